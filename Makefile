@@ -1,0 +1,35 @@
+# make demo: venv + pinned install, build the demo corpus, refresh, query with an explained answer.
+# make test: venv + pinned install, run the test suite.
+PY ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+DEMO := examples/build
+DATA := $(DEMO)/data
+export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS ?= 90
+export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
+export HF_HUB_OFFLINE ?= 1
+export TRANSFORMERS_OFFLINE ?= 1
+
+.PHONY: install demo test bench clean
+
+$(BIN)/.installed: requirements.lock pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q -r requirements.lock
+	$(BIN)/pip install -q --no-deps --no-build-isolation -e .
+	touch $@
+
+install: $(BIN)/.installed
+
+demo: install
+	$(BIN)/python examples/build_demo.py $(DEMO)
+	PREFECT_HOME=$(abspath $(DATA))/.prefect $(BIN)/trustindex refresh --sources $(DEMO)/sources.toml --data $(DATA)
+	$(BIN)/trustindex query "How do I install the Compact compiler?" --data $(DATA) --k 5 --explain
+
+test: install
+	PREFECT_HOME=$$(mktemp -d) $(BIN)/python -m pytest
+
+bench: install
+	$(BIN)/python bench/run_all.py
+
+clean:
+	rm -rf $(DEMO) data .pytest_cache

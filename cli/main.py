@@ -1,0 +1,231 @@
+"""The ``trustindex`` command.  Build commands import Prefect and the model
+lazily, so ``query`` and ``snapshots`` start fast."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+
+from schemas.errors import TrustIndexError
+
+
+def _prefect_env(data_dir: Path) -> None:
+    os.environ.setdefault("PREFECT_HOME", str((data_dir / ".prefect").resolve()))
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def _print_json(obj) -> None:
+    sys.stdout.write(json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n")
+
+
+def cmd_refresh(a) -> int:
+    from cli.build import load_build_config, run_refresh
+
+    data = Path(a.data)
+    cfg = load_build_config(a.sources, a.identities, a.policy, a.ledger)
+    data.mkdir(parents=True, exist_ok=True)
+    _prefect_env(data)
+    result = run_refresh(cfg, data, backend=a.backend)
+    if a.json:
+        _print_json(result)
+    elif not a.quiet:
+        from cli.build import describe_refresh
+        print(describe_refresh(result))
+    return 0 if not result["failures"] else 3
+
+
+def cmd_query(a) -> int:
+    from query.index import Index
+    from query.render import render_table
+
+    index = Index.open(a.snapshot, data_dir=a.data, policy=a.policy) if a.snapshot else \
+        Index.open(data_dir=a.data, policy=a.policy)
+    if a.batch:
+        return _batch(index, a)
+    if a.text is None:
+        raise TrustIndexError("query: give the query TEXT or --batch FILE")
+    r = index.search(a.text, k=a.k, targets=a.target or None, strict=a.strict, also=a.also or None)
+    if a.json:
+        _print_json(r)
+    else:
+        print(render_table(r, explain=a.explain))
+    return 0
+
+
+def _batch(index, a) -> int:
+    from schemas.errors import QueryError
+
+    path = Path(a.batch)
+    if not path.is_file():
+        raise TrustIndexError(f"{path}: batch file not found")
+    out = sys.stdout
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            req = json.loads(line)
+            if not isinstance(req, dict) or "query" not in req:
+                raise QueryError('expected an object with "query"')
+            r = index.search(req["query"], k=int(req.get("k", a.k)), targets=req.get("targets") or a.target,
+                             strict=bool(req.get("strict", a.strict)), also=req.get("also"))
+        except (json.JSONDecodeError, QueryError, ValueError, TypeError) as e:
+            raise TrustIndexError(f"{path}:{n}: {e}") from None
+        out.write(json.dumps(r, separators=(",", ":"), default=str) + "\n")
+    return 0
+
+
+def cmd_policy(a) -> int:
+    from schemas.policy import Policy
+
+    p = Policy.load(a.policy)
+    print(p.to_toml(), end="")
+    return 0
+
+
+def cmd_snapshots(a) -> int:
+    from cli import snapshots_cmd
+
+    return snapshots_cmd.run(a)
+
+
+def cmd_report(a) -> int:
+    from cli.inspect_cmd import report
+
+    return report(a)
+
+
+def cmd_inspect(a) -> int:
+    from cli.inspect_cmd import inspect
+
+    return inspect(a)
+
+
+def cmd_stats(a) -> int:
+    from cli.inspect_cmd import stats
+
+    return stats(a)
+
+
+def cmd_mcp(a) -> int:
+    from query.mcp_server import serve
+
+    serve(Path(a.data))
+    return 0
+
+
+def cmd_export(a) -> int:
+    from warehouse.export import export_snapshot
+
+    result = export_snapshot(Path(a.data), a.snapshot_id, a.to, endpoint=a.endpoint)
+    if a.json:
+        _print_json(result)
+    else:
+        print(f"exported snapshot {result['snapshot_id']} to {result['target']} ({result['files']} files verified)")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="trustindex", description="A trust-aware documentation index.")
+    p.add_argument("--verbose", action="store_true", help="show tracebacks")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("refresh", help="crawl, extract, index, publish")
+    r.add_argument("--sources", required=True)
+    r.add_argument("--identities", help="default: identities.toml beside the sources file")
+    r.add_argument("--policy")
+    r.add_argument("--ledger", help="verifications.toml (default: beside the sources file, if present)")
+    r.add_argument("--data", default="data")
+    r.add_argument("--backend", default=os.environ.get("TRUSTINDEX_EMBEDDER", "sentence-transformers"),
+                   choices=["sentence-transformers", "onnx-int8"])
+    r.add_argument("--json", action="store_true")
+    r.add_argument("--quiet", action="store_true")
+    r.set_defaults(fn=cmd_refresh)
+
+    q = sub.add_parser("query", help="ask the live snapshot")
+    q.add_argument("text", nargs="?")
+    q.add_argument("--batch")
+    q.add_argument("--data", default="data")
+    q.add_argument("--snapshot")
+    q.add_argument("--k", type=int, default=5)
+    q.add_argument("--target", action="append", metavar="COMPONENT=VERSION_OR_RANGE")
+    q.add_argument("--also", action="append", metavar="TEXT", help="another phrasing of the same question")
+    q.add_argument("--strict", action="store_true")
+    q.add_argument("--policy")
+    q.add_argument("--json", action="store_true")
+    q.add_argument("--explain", action="store_true")
+    q.set_defaults(fn=cmd_query)
+
+    po = sub.add_parser("policy", help="show the policy in force")
+    po.add_argument("--show", action="store_true", required=True)
+    po.add_argument("--policy")
+    po.set_defaults(fn=cmd_policy)
+
+    s = sub.add_parser("snapshots", help="list|show|verify|rollback|gc")
+    s.add_argument("action", choices=["list", "show", "verify", "rollback", "gc"])
+    s.add_argument("snapshot_id", nargs="?")
+    s.add_argument("--data", default="data")
+    s.add_argument("--policy")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(fn=cmd_snapshots)
+
+    rp = sub.add_parser("report", help="what the live snapshot's run ingested, skipped, failed")
+    rp.add_argument("--data", default="data")
+    rp.add_argument("--json", action="store_true")
+    rp.set_defaults(fn=cmd_report)
+
+    i = sub.add_parser("inspect", help="the evidence behind one document")
+    i.add_argument("--source", required=True)
+    i.add_argument("--path", required=True)
+    i.add_argument("--data", default="data")
+    i.add_argument("--json", action="store_true")
+    i.set_defaults(fn=cmd_inspect)
+
+    st = sub.add_parser("stats", help="per-source evidence counts")
+    st.add_argument("--data", default="data")
+    st.add_argument("--json", action="store_true")
+    st.set_defaults(fn=cmd_stats)
+    m = sub.add_parser("mcp", help="an MCP server (stdio) over the live snapshot")
+    m.add_argument("--data", default="data")
+    m.set_defaults(fn=cmd_mcp)
+
+    e = sub.add_parser("export", help="copy a snapshot to a serving tier (path or s3://bucket/prefix)")
+    e.add_argument("snapshot_id")
+    e.add_argument("--to", required=True, metavar="URI")
+    e.add_argument("--endpoint", default=os.environ.get("AWS_ENDPOINT_URL"),
+                   help="S3-compatible endpoint, e.g. http://127.0.0.1:9000")
+    e.add_argument("--data", default="data")
+    e.add_argument("--json", action="store_true")
+    e.set_defaults(fn=cmd_export)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.fn(args)
+    except TrustIndexError as e:
+        if args.verbose:
+            traceback.print_exc()
+        print(f"trustindex {args.command}: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:  # a bug: still one line, with the way to see more
+        if args.verbose:
+            traceback.print_exc()
+        else:
+            print(f"trustindex {args.command}: internal error: {type(e).__name__}: {e} (run with --verbose for "
+                  f"the traceback)", file=sys.stderr)
+        return 70
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,128 @@
+"""Bare mirrors and blob reading: the only place that talks to git.
+
+Nothing from a crawled repository runs: mirrors are bare (no checkout, so no
+smudge filters), cloned with an empty template (no hooks), never recurse into
+submodules, and git runs with system/global configuration disabled.  Files
+are read as blobs from the object database at a commit; symbolic links and
+submodules are listed, never followed.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import git
+
+from schemas.errors import TrustIndexError
+
+SAFE_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_ASKPASS": "true",
+    "GIT_LFS_SKIP_SMUDGE": "1",
+}
+SAFE_OPTS = ["-c", "core.hooksPath=" + os.devnull, "-c", "core.fsmonitor=false",
+             "-c", "protocol.ext.allow=never", "-c", "uploadpack.allowFilter=false"]
+
+
+class SourceError(TrustIndexError):
+    """A source cannot be fetched or its ref resolved; that source fails alone."""
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    path: str
+    mode: int  # git file mode: 0o100644, 0o100755, 0o120000 (symlink), 0o160000 (submodule)
+    sha: str
+    size: int
+
+    @property
+    def is_symlink(self) -> bool:
+        return self.mode == 0o120000
+
+    @property
+    def is_submodule(self) -> bool:
+        return self.mode == 0o160000
+
+
+def _git(cwd: str | None = None) -> git.Git:
+    g = git.Git(cwd)
+    g.update_environment(**SAFE_ENV)
+    return g
+
+
+def mirror_path(data_dir: Path, source_name: str) -> Path:
+    return Path(data_dir) / "mirrors" / f"{source_name}.git"
+
+
+def ensure_mirror(url: str, dest: Path) -> git.Repo:
+    """Clone a bare mirror, or fetch into the existing one (force-pushes included)."""
+    dest = Path(dest)
+    try:
+        if (dest / "HEAD").is_file():
+            g = _git(str(dest))
+            g.execute(["git", *SAFE_OPTS, "remote", "set-url", "origin", url])
+            g.execute(["git", *SAFE_OPTS, "fetch", "--prune", "--no-recurse-submodules", "--tags", "--force",
+                       "origin", "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"])
+        else:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+            try:
+                template = tmp / "template"
+                template.mkdir()
+                _git().execute(["git", *SAFE_OPTS, "clone", "--mirror", "--no-local", f"--template={template}",
+                                "--no-recurse-submodules", url, str(tmp / "repo")])
+                os.replace(tmp / "repo", dest)
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+    except git.GitCommandError as e:
+        detail = (e.stderr or str(e)).strip().splitlines()
+        raise SourceError(f"cannot fetch {url}: {detail[-1] if detail else e}") from None
+    repo = git.Repo(str(dest))
+    repo.git.update_environment(**SAFE_ENV)
+    return repo
+
+
+def resolve_ref(repo: git.Repo, ref: str, url: str = "") -> str:
+    for candidate in (ref, f"refs/heads/{ref}", f"refs/tags/{ref}"):
+        try:
+            return repo.git.rev_parse("--verify", "--quiet", f"{candidate}^{{commit}}").strip()
+        except git.GitCommandError:
+            continue
+    raise SourceError(f"{url or repo.git_dir}: no such ref {ref!r}")
+
+
+def list_tree(repo: git.Repo, commit: str) -> list[TreeEntry]:
+    """Every entry at the commit (blobs, symlinks, submodules), with blob sizes."""
+    out = repo.git.execute(["git", *SAFE_OPTS, "ls-tree", "-r", "-z", "--long", "--full-tree", commit],
+                           stdout_as_string=False, strip_newline_in_stdout=False)
+    entries = []
+    for rec in out.split(b"\0"):
+        if not rec:
+            continue
+        meta, _, path = rec.partition(b"\t")
+        mode, _typ, sha, size = meta.split(None, 3)
+        entries.append(TreeEntry(path.decode("utf-8", "surrogateescape"), int(mode, 8), sha.decode(),
+                                 int(size) if size.strip() != b"-" else 0))
+    return entries
+
+
+def read_blob(repo: git.Repo, sha: str) -> bytes:
+    """The blob's bytes straight from the object database (no filters, no checkout)."""
+    return repo.odb.stream(bytes.fromhex(sha)).read()
+
+
+def commit_time(repo: git.Repo, commit: str) -> int:
+    return int(repo.git.show("-s", "--format=%ct", commit).strip())
+
+
+def is_ancestor(repo: git.Repo, old: str, new: str) -> bool:
+    try:
+        repo.git.merge_base("--is-ancestor", old, new)
+        return True
+    except git.GitCommandError:
+        return False

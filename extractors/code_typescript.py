@@ -1,0 +1,192 @@
+"""Chunk TypeScript / TSX source by top-level symbol, with JSDoc deprecations.
+
+Grammar: tree-sitter-typescript 0.23.2; ``.tsx`` files use ``language_tsx()``, every other path
+``language_typescript()``.
+
+Symbols and their paths:
+* ``function`` / ``function*`` / ``declare function`` -> the name (``add``);
+* ``class`` / ``abstract class`` -> the name, ``default`` for an anonymous default export.  A class
+  is one chunk; when it exceeds ``ctx.max_tokens`` or holds a deprecated member it is split into
+  members: methods, accessors and signatures are ``Class.method``, fields ``Class.field`` (fields
+  are groupable), the class header and leftovers keep ``Class``;
+* ``interface`` / ``enum`` -> the name; ``type`` aliases -> the name (groupable);
+* ``const`` / ``let`` / ``var`` -> the declared names joined with ``", "``; groupable unless a value
+  is an arrow function, function expression or class (``export const f = () => ...`` is ``f``);
+* ``namespace N`` / ``module N`` / ``declare module "m"`` / ``declare global`` -> a container
+  like a class, members ``N.member``;
+* imports, re-exports and ``export default <expr>`` are groupable and unnamed.
+Other top-level statements are gap code with symbol path ``None``.
+
+A comment directly above a symbol (no blank line between) is part of its chunk, as are its
+decorators.
+A JSDoc block (``/** ... */``) with ``@deprecated`` marks every chunk of the symbol
+``Deprecation(scope="chunk", marker="jsdoc")`` with the tag's text as reason (``"deprecated"``
+when the tag has none).  Shared chunking rules: ``extractors.code_common``.
+"""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+import tree_sitter_typescript
+from tree_sitter import Language, Parser
+
+from extractors.base import Extraction, FileContext
+from extractors.code_common import (MAX_CONTAINER_DEPTH, Unit, assemble, decode_lines, first_line,
+                                    join_names, join_path, last_line, node_text, parse,
+                                    parse_warning, strip_bom, units_from_siblings)
+
+TYPESCRIPT = Language(tree_sitter_typescript.language_typescript())
+TSX = Language(tree_sitter_typescript.language_tsx())
+
+_FUNCTIONS = {"function_declaration", "generator_function_declaration", "function_signature"}
+_CLASSES = {"class_declaration", "abstract_class_declaration", "class"}
+_NAMED = {"interface_declaration", "enum_declaration"}
+_VARIABLES = {"lexical_declaration", "variable_declaration"}
+_FUNCTION_VALUES = {"arrow_function", "function_expression", "function", "generator_function",
+                    "class"}
+_MODULES = {"internal_module", "module"}
+_MEMBERS = {"method_definition", "abstract_method_signature", "method_signature"}
+_FIELDS = {"public_field_definition", "property_signature"}
+_EXPORTABLE = (_CLASSES | _FUNCTIONS | _NAMED | _VARIABLES | _MODULES
+               | {"type_alias_declaration", "function_expression", "generator_function"})
+_DEPRECATED = re.compile(r"@deprecated\b(.*?)(?=\n\s*\*?\s*@\w|\*/|$)", re.S)
+
+
+def jsdoc_deprecation(comment: str) -> Optional[str]:
+    """Reason of a ``@deprecated`` tag in a JSDoc block, or None.  The reason runs to the next
+    block tag or the end of the comment (JSDoc: https://jsdoc.app/tags-deprecated)."""
+    if not comment.startswith("/**"):
+        return None
+    match = _DEPRECATED.search(comment)
+    if match is None:
+        return None
+    reason = re.sub(r"\n\s*\*", "\n", match.group(1))
+    reason = " ".join(reason.split())
+    return reason or "deprecated"
+
+
+def _name(src: bytes, node) -> Optional[str]:
+    child = node.child_by_field_name("name")
+    if child is None:
+        return None
+    name = node_text(src, child)
+    return name.strip("\"'`") if child.type == "string" else name
+
+
+def _is_leading(node) -> bool:
+    return node.type in ("comment", "decorator")
+
+
+def _is_decorator(node) -> bool:
+    return node.type == "decorator"
+
+
+def _deprecations(src: bytes, lead: list) -> list[tuple[str, str]]:
+    out = []
+    for node in lead:
+        if node.type == "comment":
+            reason = jsdoc_deprecation(node_text(src, node))
+            if reason:
+                out.append(("jsdoc", reason))
+    return out
+
+
+class _Walker:
+    def __init__(self, src: bytes, depth_cap: int = MAX_CONTAINER_DEPTH):
+        self.src = src
+        self.depth_cap = depth_cap
+
+    def statements(self, nodes: list, prefix: Optional[str], depth: int) -> list[Unit]:
+        def classify(node, lead):
+            unit = self.statement(node, node, prefix, depth)
+            if unit is not None:
+                unit.deprecations = _deprecations(self.src, lead)
+            return unit
+        return units_from_siblings(nodes, classify, _is_leading, _is_decorator)
+
+    def statement(self, outer, node, prefix: Optional[str], depth: int) -> Optional[Unit]:
+        """Unit spanning ``outer`` for the declaration ``node`` (``outer`` may be its export)."""
+        start, end, kind = first_line(outer), last_line(outer), node.type
+        if kind == "export_statement":
+            inner = node.child_by_field_name("declaration") or node.child_by_field_name("value")
+            if inner is not None and inner.type in _EXPORTABLE:
+                unit = self.statement(outer, inner, prefix, depth)
+                if unit is not None:
+                    return unit
+            return Unit(start, end, None, groupable=True, names=[], context=prefix)
+        if kind == "expression_statement" and node.named_child_count == 1 \
+                and node.named_children[0].type in _MODULES:
+            return self.statement(outer, node.named_children[0], prefix, depth)
+        if kind == "ambient_declaration":
+            inner = node.named_children[0] if node.named_child_count else None
+            if inner is None:
+                return None
+            if inner.type == "statement_block":  # declare global { ... }
+                return self.container(start, end, join_path(prefix, "global"), inner, depth, True)
+            return self.statement(outer, inner, prefix, depth)
+        name = _name(self.src, node)
+        if kind in _FUNCTIONS or kind in ("function_expression", "generator_function"):
+            return Unit(start, end, join_path(prefix, name or "default"))
+        if kind in _CLASSES:
+            path = join_path(prefix, name or "default")
+            return self.container(start, end, path, node.child_by_field_name("body"), depth, False)
+        if kind in _MODULES:
+            path = join_path(prefix, name or "module")
+            return self.container(start, end, path, node.child_by_field_name("body"), depth, True)
+        if kind in _NAMED:
+            return Unit(start, end, join_path(prefix, name) if name else prefix)
+        if kind == "type_alias_declaration":
+            return Unit(start, end, join_path(prefix, name) if name else None, groupable=True)
+        if kind in _VARIABLES:
+            declarators = [c for c in node.named_children if c.type == "variable_declarator"]
+            names = [join_path(prefix, n) for n in (_name(self.src, d) for d in declarators) if n]
+            values = [d.child_by_field_name("value") for d in declarators]
+            callable_value = any(v is not None and v.type in _FUNCTION_VALUES for v in values)
+            return Unit(start, end, join_names(names), groupable=not callable_value, names=names)
+        if kind == "import_statement":
+            return Unit(start, end, None, groupable=True, names=[])
+        return None
+
+    def container(self, start: int, end: int, path: str, body, depth: int,
+                  is_module: bool) -> Unit:
+        unit = Unit(start, end, path)
+        if body is None or depth >= self.depth_cap:
+            return unit
+        if is_module:
+            unit.children = self.statements(body.children, path, depth + 1)
+        else:
+            unit.children = self.members(body.children, path)
+        return unit
+
+    def members(self, nodes: list, prefix: str) -> list[Unit]:
+        def classify(node, lead):
+            kind = node.type
+            if kind not in _MEMBERS and kind not in _FIELDS:
+                return None
+            name = _name(self.src, node) or kind
+            unit = Unit(first_line(node), last_line(node), join_path(prefix, name),
+                        groupable=kind in _FIELDS)
+            unit.deprecations = _deprecations(self.src, lead)
+            return unit
+        return units_from_siblings(nodes, classify, _is_leading, _is_decorator)
+
+
+def extract_typescript(data: bytes, ctx: FileContext) -> Extraction:
+    """Chunks of a ``.ts`` / ``.tsx`` file, one per top-level symbol (see the module docstring)."""
+    lines = decode_lines(data, ctx.path)
+    result = Extraction(kind="typescript")
+    language = TSX if ctx.path.lower().endswith(".tsx") else TYPESCRIPT
+    src = strip_bom(data)
+    tree = parse(Parser(language), src)
+    if tree is None:
+        result.warnings.append(f"{ctx.path}: tree-sitter-typescript parse exceeded its time "
+                               "budget; file split into line windows")
+        units: list[Unit] = []
+    else:
+        warning = parse_warning("typescript", tree.root_node)
+        if warning:
+            result.warnings.append(f"{ctx.path}: {warning}")
+        units = _Walker(src).statements(tree.root_node.children, None, 0)
+    result.chunks, result.deprecations = assemble(lines, units, ctx)
+    return result

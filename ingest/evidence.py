@@ -1,0 +1,91 @@
+"""Per-source evidence that needs the whole tree: manifests, docs versions, path rules.
+
+Built once per source from the config files (package.json, Cargo.toml,
+versions.json, docusaurus.config.*) and the list of paths; then asked, file by
+file, for that file's version targets and deprecations.  A malformed manifest
+is a failed row for the manifest alone, never for the files beneath it.
+"""
+from __future__ import annotations
+
+import posixpath
+
+from extractors.base import Deprecation, ExtractionError, Extraction, VersionTarget
+from extractors.docs_versions import docs_version_deprecations, docs_version_targets, load_docs_versions
+from extractors.manifests import (manifest_deprecation, nearest_manifest, parse_cargo_toml, parse_package_json,
+                                  resolve_cargo_workspace, resolve_workspaces)
+from schemas.policy import Policy
+
+CODE_KINDS = ("typescript", "rust", "compact", "text")
+
+
+class SourceEvidence:
+    def __init__(self, policy: Policy, config_files: dict[str, bytes], paths: list[str]):
+        self.policy = policy
+        self.failures: list[tuple[str, str, str]] = []
+        v = policy["version"]
+        npm, cargo = {}, {}
+        for path, data in sorted(config_files.items()):
+            name = posixpath.basename(path)
+            try:
+                if name == "package.json":
+                    npm[path] = parse_package_json(data, path, v["npm_allowlist"])
+                elif name == "Cargo.toml":
+                    cargo[path] = parse_cargo_toml(data, path, v["cargo_allowlist"])
+            except ExtractionError as e:
+                self.failures.append((path, "manifest", str(e)))
+            except Exception as e:  # a parser bug fails the manifest alone
+                self.failures.append((path, "manifest", f"{type(e).__name__}: {e}"))
+        self.npm = resolve_workspaces(npm) if npm else {}
+        self.cargo = resolve_cargo_workspace(cargo, v["cargo_allowlist"]) if cargo else {}
+        self.docs = load_docs_versions(paths, config_files)
+
+    def _manifest_for(self, path: str, kind: str):
+        if kind not in CODE_KINDS:
+            return None
+        table = self.cargo if kind == "rust" else self.npm
+        hit = nearest_manifest(path, table.keys())
+        return table.get(hit) if hit else None
+
+    def version_targets(self, path: str, kind: str, text: str, ex: Extraction | None) -> list[VersionTarget]:
+        from extractors.version_stamps import apply_precedence, extract_stamps, front_matter_targets
+
+        out: list[VersionTarget] = []
+        if ex is not None:
+            out.extend(ex.version_targets)
+            if kind == "compact":
+                from extractors.pragma import extract_pragmas
+
+                pragmas, warnings = extract_pragmas(text)
+                out.extend(pragmas)
+                ex.warnings.extend(warnings)
+            if kind == "markdown":
+                out.extend(front_matter_targets(ex.front_matter, self.policy["version"]["front_matter_fields"]))
+                out.extend(extract_stamps(text, ex.chunks))
+        m = self._manifest_for(path, kind)
+        if m is not None:
+            out.extend(m.targets)
+        if kind == "markdown":
+            out.extend(docs_version_targets(path, self.docs))
+        return apply_precedence(out)
+
+    def deprecations(self, path: str, kind: str, text: str, ex: Extraction | None) -> list[Deprecation]:
+        from extractors.deprecation import markdown_deprecations, path_deprecations
+
+        out: list[Deprecation] = list(ex.deprecations) if ex is not None else []
+        if ex is not None and kind == "markdown":
+            out.extend(markdown_deprecations(ex.front_matter, text, ex.chunks))
+        out.extend(path_deprecations(path, self.policy["deprecation"]["path_patterns"]))
+        if kind == "markdown":
+            out.extend(docs_version_deprecations(path, self.docs))
+        m = self._manifest_for(path, kind)
+        if m is not None and hasattr(m, "deprecated"):
+            d = manifest_deprecation(m)
+            if d is not None:
+                out.append(d)
+        seen, unique = set(), []
+        for d in out:
+            key = (d.scope, d.marker, d.chunk_ordinal, d.reason)
+            if key not in seen:
+                seen.add(key)
+                unique.append(d)
+        return unique

@@ -1,0 +1,25 @@
+"""What a source's extracted tables depend on, as one key.
+
+If none of these changed, the tables of the last run are reused as they are.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+
+from schemas.config import Identities, LedgerEntry, Source
+from schemas.policy import Policy
+
+EXTRACTOR_VERSION = "1"  # bump when an extractor's output changes for the same bytes
+
+
+def source_key(source: Source, commit: str, ids: Identities, ledger: list[LedgerEntry], policy: Policy) -> str:
+    relevant = {
+        "extractor": EXTRACTOR_VERSION, "commit": commit, "source": source.config_sha256,
+        "publishers": sorted((p.id, p.tier, p.name) for p in ids.publishers.values()),
+        "people": sorted((p.name, p.publisher, sorted(p.emails)) for p in ids.people),
+        "ledger": sorted((e.path, e.commit, e.verifier, e.method, e.note) for e in ledger if e.source == source.name),
+        "policy": {k: policy[k] for k in ("ingest", "freshness", "version")} | {
+            "deprecation_paths": policy["deprecation"]["path_patterns"]},
+    }
+    return hashlib.sha256(json.dumps(relevant, sort_keys=True, default=str).encode()).hexdigest()[:20]

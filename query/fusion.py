@@ -1,0 +1,32 @@
+"""Weighted reciprocal rank fusion (Cormack, Clarke & Büttcher, SIGIR 2009).
+
+score(d) = Σ_rankings w_r / (k + rank_r(d)), rank 1-based.  Used to order and
+to choose the candidate pool only; at k = 60 the scores sit near 0.03, so they
+never enter confidence.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def top_ranking(scores: np.ndarray, depth: int, positive_only: bool = False) -> np.ndarray:
+    """Indices of the ``depth`` best scores, best first (ties broken by index for determinism)."""
+    n = scores.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    idx = np.arange(n)
+    if positive_only:
+        idx = idx[scores > 0]
+    if idx.size > depth:
+        part = np.argpartition(-scores[idx], depth - 1)[:depth]
+        idx = idx[part]
+    order = np.lexsort((idx, -scores[idx]))
+    return idx[order]
+
+
+def rrf(rankings: list[tuple[np.ndarray, float]], k: int) -> dict[int, float]:
+    out: dict[int, float] = {}
+    for ranking, weight in rankings:
+        for rank, i in enumerate(ranking.tolist(), start=1):
+            out[i] = out.get(i, 0.0) + weight / (k + rank)
+    return out

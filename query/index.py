@@ -1,0 +1,201 @@
+"""The query module's entry point: ``Index.open(path).search(...)``.
+
+Channels (dense, lexical) give candidates; RRF orders the pool; relevance is
+absolute (raw cosine, saturated BM25); trust multiplies the five factors;
+confidence = trust^w_t × relevance^w_r orders the hits; identical passages
+collapse into one hit; the match tier comes from the best raw cosine between
+the user's own query and the whole library; display_confidence is the tier's
+ceiling scaled by the hit's confidence over the best of the whole candidate
+pool, so it does not change with k.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from query import response as R
+from query.encoders import open_encoder
+from query.fusion import rrf, top_ranking
+from query.reader import SnapshotData
+from query.relevance import relevance as relevance_of
+from query.trust import (attribution_factor, combine, deprecation_factor, freshness_factor, reference_day,
+                         verification_factor)
+from query.versionmatch import Target, parse_target_args, version_factor
+from schemas.errors import QueryError
+from schemas.policy import Policy
+from schemas.snapshot import resolve_current
+
+MAX_QUERY_CHARS = 10_000
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def clean_query(text: str) -> str:
+    if not isinstance(text, str):
+        raise QueryError("query must be text")
+    if len(text) > MAX_QUERY_CHARS:
+        raise QueryError(f"query is {len(text)} characters; the limit is {MAX_QUERY_CHARS}")
+    text = _CONTROL.sub(" ", text).strip()
+    if not text:
+        raise QueryError("query is empty")
+    return text
+
+
+class Index:
+    def __init__(self, data: SnapshotData, policy: Policy):
+        self.data = data
+        self.policy = policy
+        self.snapshot_id = data.manifest.snapshot_id
+        self.encoder = open_encoder(data.dir, data.manifest)
+        self._lock = threading.Lock()
+        self._reranker = None
+
+    @classmethod
+    def open(cls, path: str | Path | None = None, *, data_dir: str | Path | None = None,
+             policy: Policy | str | Path | None = None, verify: bool = True) -> "Index":
+        """Open a snapshot directory, or the live snapshot of a data directory."""
+        if path is None:
+            path = resolve_current(data_dir or "data")
+        elif (Path(path) / "CURRENT").is_file():
+            path = resolve_current(path)
+        pol = policy if isinstance(policy, Policy) else Policy.load(policy)
+        return cls(SnapshotData(Path(path), verify=verify), pol)
+
+    def reload_policy(self, policy: Policy | str | Path | None) -> None:
+        self.policy = policy if isinstance(policy, Policy) else Policy.load(policy)
+
+    # -- search -------------------------------------------------------------------------------
+    def search(self, query: str, k: int = 10, targets=None, strict: bool = False,
+               also: list[str] | None = None) -> dict:
+        policy = self.policy
+        query = clean_query(query)
+        phrasings = [clean_query(a) for a in (also or [])]
+        if not isinstance(k, int) or k < 1 or k > 1000:
+            raise QueryError(f"k must be an integer from 1 to 1000, got {k!r}")
+        tlist = targets if isinstance(targets, list) and targets and isinstance(targets[0], Target) \
+            else parse_target_args(targets)
+        target_report = self._target_report(tlist)
+        d = self.data
+        vecs = self.encoder.encode([query] + phrasings)
+        fz, depth = policy["fusion"], policy["fusion"]["candidate_depth"]
+        cos_all, rankings, lex_ran, lex_user = None, [], False, None
+        for j, text in enumerate([query] + phrasings):
+            cos = np.asarray(d.embeddings @ vecs[j].astype(d.embeddings.dtype), dtype=np.float32) if d.n else \
+                np.zeros(0, np.float32)
+            bm, nterms = d.lexical.scores(text)
+            if j == 0:
+                cos_all, lex_user, lex_ran = cos, bm, nterms > 0
+            rankings.append((top_ranking(cos, depth), fz["dense_weight"]))
+            if nterms:
+                rankings.append((top_ranking(bm, depth, positive_only=True), fz["lexical_weight"]))
+        best_cosine = float(cos_all.max()) if d.n else 0.0
+        tier, ceiling = self._match_tier(best_cosine)
+        fused = rrf(rankings, fz["rrf_k"])
+        dense_rank = {int(i): r for r, i in enumerate(top_ranking(cos_all, depth).tolist(), 1)}
+        lex_rank = {int(i): r for r, i in enumerate(top_ranking(lex_user, depth, True).tolist(), 1)} \
+            if lex_ran else {}
+        pool = sorted(fused)
+        rel = relevance_of(cos_all[pool], lex_user[pool], policy, lex_ran) if pool else np.zeros(0)
+        today = reference_day()
+        cands, any_version_pass = [], False
+        for pos, i in enumerate(pool):
+            vf, excluded = version_factor(d.version_rows(i), tlist, policy, strict)
+            if excluded:
+                continue
+            any_version_pass = True
+            doc = d.docs[d.chunk_doc[i]]
+            factors = {
+                "attribution": attribution_factor(d.attribution.get(doc["doc_id"]), policy),
+                "verification": verification_factor(d.verifications.get(doc["doc_id"], []), policy),
+                "freshness": freshness_factor(doc, policy, today),
+                "deprecation": deprecation_factor(d.deprecation_rows(i), policy),
+                "version_match": vf,
+            }
+            trust = combine(factors)
+            c = policy["confidence"]
+            relv = float(rel[pos])
+            conf = (trust ** c["trust_weight"]) * (relv ** c["relevance_weight"])
+            cands.append({"i": i, "trust": trust, "relevance": relv, "confidence": conf,
+                          "ranking": fused[i], "factors": factors})
+        channels = self._channels(lex_ran, len(pool))
+        order_key = self._rerank(query, cands, channels)
+        cands.sort(key=lambda c: (-order_key(c), -c["ranking"], d.chunk_ids[c["i"]]))
+        hits = self._collapse(cands)
+        pool_best = max((c["confidence"] for c in cands), default=0.0)
+        abstained, reason = False, None
+        if not pool:
+            abstained, reason = True, "no_candidates"
+        elif not cands:
+            abstained, reason = True, "version_unavailable" if tlist and not any_version_pass else "no_candidates"
+        elif pool_best < policy["match"]["evidence_floor"]:
+            abstained, reason = True, "evidence_floor"
+        out_hits = [R.hit(d, h, rank, ceiling, pool_best, dense_rank, lex_rank, cos_all, lex_user)
+                    for rank, h in enumerate(hits[:k], 1)] if reason not in ("no_candidates", "version_unavailable") \
+            else []
+        return R.response(query=query, snapshot_id=self.snapshot_id, policy=policy, targets=target_report,
+                          strict=strict, match_tier=tier, best_cosine=best_cosine, abstained=abstained,
+                          reason=reason, channels=channels, hits=out_hits, also=phrasings)
+
+    # -- pieces ---------------------------------------------------------------------------------
+    def _match_tier(self, best_cosine: float) -> tuple[str, float]:
+        m = self.policy["match"]
+        if best_cosine >= m["high_threshold"]:
+            return "high", m["high_ceiling"]
+        if best_cosine >= m["mid_threshold"]:
+            return "mid", m["mid_ceiling"]
+        return "low", m["low_ceiling"]
+
+    def _target_report(self, targets: list[Target]) -> list[dict]:
+        out = []
+        for t in targets:
+            seen = sorted(self.data.components.get(t.component, set()))
+            if t.component not in self.data.components:
+                known = ", ".join(sorted(self.data.components)) or "none"
+                raise QueryError(f"target {t.component}={t.requested}: this snapshot has no content for component "
+                                 f"{t.component!r} (known: {known})")
+            out.append({"component": t.component, "requested": t.requested, "known_component": True,
+                        "constraints_seen": seen[:50]})
+        return out
+
+    def _channels(self, lex_ran: bool, pool: int) -> dict:
+        rr = self.policy["rerank"]
+        rerank = {"ran": False, "reason": "no reranking model configured (policy rerank.model_path)"}
+        if rr["model_path"]:
+            rerank = {"ran": True, "reason": None, "model": rr["model_path"]} if Path(rr["model_path"]).is_dir() \
+                else {"ran": False, "reason": f"reranking model not found at {rr['model_path']}"}
+        return {"dense": {"ran": self.data.n > 0, "reason": None if self.data.n else "empty snapshot"},
+                "lexical": {"ran": lex_ran, "reason": None if lex_ran else "no query term is in the vocabulary"},
+                "rerank": rerank, "pool_size": pool}
+
+    def _rerank(self, query: str, cands: list[dict], channels: dict):
+        """Order key: confidence, or a cross-encoder's probability × trust when one is configured."""
+        if not channels["rerank"]["ran"] or not cands:
+            return lambda c: c["confidence"]
+        with self._lock:
+            if self._reranker is None:
+                from sentence_transformers import CrossEncoder  # only when the policy names a model
+                self._reranker = CrossEncoder(self.policy["rerank"]["model_path"], device="cpu")
+        top = sorted(cands, key=lambda c: -c["confidence"])[: self.policy["rerank"]["depth"]]
+        scores = self._reranker.predict([(query, self.data.chunks["text"][c["i"]]) for c in top])
+        for c, s in zip(top, scores):
+            c["rerank"] = 1.0 / (1.0 + math.exp(-float(s)))
+        return lambda c: c.get("rerank", -1.0) * c["trust"] if "rerank" in c else -1.0 + c["confidence"]
+
+    def _collapse(self, cands: list[dict]) -> list[dict]:
+        """Identical passages become one hit (the first in order) with the others in also_in."""
+        texts = self.data.chunks["text"]
+        first: dict[str, dict] = {}
+        hits = []
+        for c in cands:
+            key = hashlib.sha256(texts[c["i"]].encode()).hexdigest()
+            if key in first:
+                first[key]["also"].append(c["i"])
+                continue
+            c["also"] = []
+            first[key] = c
+            hits.append(c)
+        return hits

@@ -1,0 +1,43 @@
+"""The lexical channel: BM25 scores from the statistics saved at build time.
+
+bm25s precomputes every (token, document) BM25 contribution into a CSC matrix
+(one column per vocabulary token), so a query's score for a document is the sum
+of its tokens' columns: Lucene's BM25 variant, idf = ln(1 + (N - df + 0.5) /
+(df + 0.5)) (Kamphuis et al., 2020, "Which BM25 do you mean?").  Reading the
+arrays with numpy avoids importing bm25s/scipy on the serving path; a parity
+test checks the scores equal bm25s's own.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from schemas.errors import SnapshotError
+from schemas.lexical import TOKENIZER_ID, tokenize
+
+
+class LexicalIndex:
+    def __init__(self, directory: Path):
+        meta = json.loads((directory / "tokenizer.json").read_text())
+        if meta.get("tokenizer") != TOKENIZER_ID:
+            raise SnapshotError(f"{directory}: BM25 index was built with tokenizer {meta.get('tokenizer')!r}, "
+                                f"this reader uses {TOKENIZER_ID!r}")
+        self.n_docs = int(meta["documents"])
+        self.data = np.load(directory / "data.csc.index.npy", mmap_mode="r")
+        self.indices = np.load(directory / "indices.csc.index.npy", mmap_mode="r")
+        self.indptr = np.load(directory / "indptr.csc.index.npy", mmap_mode="r")
+        self.vocab: dict[str, int] = json.loads((directory / "vocab.index.json").read_text())
+
+    def query_ids(self, text: str) -> list[int]:
+        return [self.vocab[t] for t in tokenize(text) if t in self.vocab]
+
+    def scores(self, text: str) -> tuple[np.ndarray, int]:
+        """BM25 score of every document, and how many query terms the corpus knows."""
+        ids = self.query_ids(text)
+        out = np.zeros(self.n_docs, dtype=np.float32)
+        for t in ids:
+            lo, hi = self.indptr[t], self.indptr[t + 1]
+            np.add.at(out, self.indices[lo:hi], self.data[lo:hi])
+        return out, len(ids)

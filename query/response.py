@@ -1,0 +1,79 @@
+"""Build the response JSON of the contract (schemas/response.schema.json)."""
+from __future__ import annotations
+
+import math
+
+SCORE_CONTRACT_VERSION = "2"
+
+
+def provenance(d, i: int) -> dict:
+    doc = d.docs[d.chunk_doc[i]]
+    ch = d.chunks
+    return {"source": doc["source"], "repo": doc["repo"], "commit": doc["commit"], "path": doc["path"],
+            "start_line": ch["start_line"][i], "end_line": ch["end_line"][i],
+            "heading_path": list(ch["heading_path"][i] or []), "symbol_path": ch["symbol_path"][i],
+            "url": (f"{doc['url']}#L{ch['start_line'][i]}-L{ch['end_line'][i]}" if doc["url"] else None)}
+
+
+def _round(x: float) -> float:
+    return float(round(x, 6))
+
+
+def hit(d, c: dict, rank: int, ceiling: float, pool_best: float, dense_rank: dict, lex_rank: dict,
+        cos, bm25) -> dict:
+    i = c["i"]
+    display = ceiling * (c["confidence"] / pool_best) if pool_best > 0 else 0.0
+    return {
+        "rank_position": rank,
+        "chunk_id": d.chunk_ids[i],
+        "relevance_score": _round(c["relevance"]),
+        "ranking_score": _round(c["ranking"]),
+        "trust_score": _round(c["trust"]),
+        "confidence": _round(c["confidence"]),
+        "display_confidence": _round(display),
+        "text": d.chunks["text"][i],
+        "provenance": provenance(d, i),
+        "factors": _clean(c["factors"]),
+        "channels": {"dense": {"rank": dense_rank.get(i), "score": _round(float(cos[i]))},
+                     "lexical": {"rank": lex_rank.get(i), "score": _round(float(bm25[i]))},
+                     **({"rerank": {"score": _round(c["rerank"])}} if "rerank" in c else {})},
+        "also_in": [provenance(d, j) for j in c.get("also", [])],
+    }
+
+
+def _clean(obj):
+    if isinstance(obj, float):
+        return _round(obj) if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _clean(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_clean(v) for v in obj]
+    return obj
+
+
+def response(*, query: str, snapshot_id: str, policy, targets: list[dict], strict: bool, match_tier: str,
+             best_cosine: float, abstained: bool, reason: str | None, channels: dict, hits: list[dict],
+             also: list[str]) -> dict:
+    m = policy["match"]
+    calibrated = bool(m["calibration_id"])
+    answer = None
+    if calibrated:
+        answer = _round(1.0 / (1.0 + math.exp(-(m["calibration_slope"] * best_cosine + m["calibration_intercept"]))))
+    return {
+        "score_contract_version": SCORE_CONTRACT_VERSION,
+        "query": query,
+        "also": also,
+        "snapshot_id": snapshot_id,
+        "policy_id": policy.policy_id,
+        "targets": targets,
+        "strict": strict,
+        "match_tier": match_tier,
+        "best_cosine": _round(best_cosine),
+        "calibration_status": "calibrated" if calibrated else "uncalibrated",
+        "calibration_id": m["calibration_id"] or None,
+        "answer_confidence": answer,
+        "abstained": abstained,
+        "abstention_reason": reason,
+        "channels": channels,
+        "hits": hits,
+    }

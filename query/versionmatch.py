@@ -1,0 +1,104 @@
+"""Version match: a chunk's stored constraints against the query's targets.
+
+Per target: satisfies, near_miss (with level and distance), breaking, unknown,
+or version_silent when the chunk states nothing for that component.  Permissive
+mode drops breaking content, penalises near misses by max(floor, 1 - step ×
+distance), leaves silent content neutral and boosts satisfying content; strict
+mode keeps only satisfying content.  With several targets the smallest
+multiplier wins.  The semantics of constraints live in ``schemas.versions``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from schemas.errors import QueryError
+from schemas.policy import Policy
+from schemas import versions as V
+
+
+@dataclass(frozen=True)
+class Target:
+    component: str
+    requested: str
+    constraint: object  # schemas.versions.ConstraintSet
+
+
+def parse_target(component: str, text: str) -> Target:
+    component, text = component.strip(), str(text).strip()
+    if not component or not text:
+        raise QueryError(f"target {component}={text}: expected COMPONENT=VERSION_OR_RANGE")
+    if component == "docs":  # docs versions are names (a folder's "0.0.0", a label's "v1"): matched exactly
+        return Target(component, text, V.ConstraintSet.label(text))
+    try:
+        cs = V.parse_target(text)
+    except V.VersionSyntaxError as e:
+        raise QueryError(f"target {component}={text}: not a version or npm range ({e})") from None
+    return Target(component, text, cs)
+
+
+def parse_target_args(items: list[str] | dict[str, str] | None) -> list[Target]:
+    if not items:
+        return []
+    pairs = items.items() if isinstance(items, dict) else []
+    if not isinstance(items, dict):
+        pairs = []
+        for item in items:
+            if "=" not in item:
+                raise QueryError(f"target {item!r}: expected COMPONENT=VERSION_OR_RANGE")
+            c, _, v = item.partition("=")
+            pairs.append((c, v))
+    return [parse_target(c, v) for c, v in pairs]
+
+
+def _classify_rows(rows: list[dict], target: Target):
+    best = None
+    order = {"satisfies": 0, "near_miss": 1, "unknown": 2, "breaking": 3}
+    for r in rows:
+        if r["status"] != "parsed" or not r["intervals"]:
+            m = V.Match("unknown", None, None, f"constraint {r['constraint']!r} could not be parsed")
+        else:
+            try:
+                m = V.classify(V.ConstraintSet.from_json(r["intervals"]), target.constraint)
+            except Exception as e:  # a constraint stored by an older build: unknown, never guessed
+                m = V.Match("unknown", None, None, str(e))
+        cand = (order.get(m.status, 2), m.distance or 0, m, r)
+        if best is None or cand[:2] < best[:2]:
+            best = cand
+    return best[2], best[3]
+
+
+def version_factor(rows_by_component: dict[str, list[dict]], targets: list[Target], policy: Policy,
+                   strict: bool) -> tuple[dict, bool]:
+    """The factor for one chunk, and whether the chunk is excluded."""
+    p = policy["version"]
+    if not targets:
+        comps = {c: [r["constraint"] for r in rs] for c, rs in rows_by_component.items()}
+        return {"multiplier": 1.0, "status": "no_target", "evidence": {"constraints": comps}}, False
+    results, mult, excluded = [], None, False
+    worst_status = "satisfies"
+    rank = {"satisfies": 0, "version_silent": 1, "unknown": 2, "near_miss": 3, "breaking": 4}
+    for t in targets:
+        rows = rows_by_component.get(t.component, [])
+        if not rows:
+            status, m_val, detail, row, level, dist = "version_silent", p["silent"], "states no version", None, None, None
+        else:
+            m, row = _classify_rows(rows, t)
+            status, level, dist, detail = m.status, m.level, m.distance, m.detail
+            if status == "satisfies":
+                m_val = p["satisfies"]
+            elif status == "near_miss":
+                step = p["minor_step"] if level == "minor" else p["patch_step"]
+                m_val = max(p["near_miss_floor"], 1.0 - step * (dist or 0))
+            elif status == "breaking":
+                m_val = 0.0
+            else:
+                m_val = p["unknown"]
+        if status == "breaking" or (strict and status != "satisfies"):
+            excluded = True
+        mult = m_val if mult is None else min(mult, m_val)
+        if rank[status] > rank[worst_status]:
+            worst_status = status
+        results.append({"component": t.component, "target": t.requested, "status": status, "level": level,
+                        "distance": dist, "detail": detail,
+                        "constraint": row["constraint"] if row else None, "origin": row["origin"] if row else None})
+    return {"multiplier": float(mult), "status": worst_status, "evidence": {"targets": results}}, excluded

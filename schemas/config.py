@@ -1,0 +1,221 @@
+"""Operator configuration: sources.toml, identities.toml, verifications.toml.
+
+Attribution and verification authority come only from these files; nothing
+inside a crawled repository can add to them.  Loading validates everything and
+raises ConfigError naming the file, the key and the problem.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import tomllib
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from schemas.errors import ConfigError
+from schemas.policy import TIERS, Policy
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+
+@dataclass(frozen=True)
+class PublisherOverride:
+    path: str
+    publisher: str
+
+
+@dataclass(frozen=True)
+class Source:
+    name: str
+    url: str  # git URL, or a local path resolved against the sources file's directory
+    ref: str
+    publisher: str
+    include: tuple[str, ...] = ("**/*.md", "**/*.mdx")
+    exclude: tuple[str, ...] = ()
+    publisher_overrides: tuple[PublisherOverride, ...] = ()
+
+    @property
+    def config_sha256(self) -> str:
+        """Changes when the source's configuration changes (the publish gate keys on it)."""
+        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Publisher:
+    id: str
+    name: str
+    tier: str
+
+
+@dataclass(frozen=True)
+class Person:
+    name: str
+    emails: tuple[str, ...]
+    publisher: str
+    signing_keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    source: str
+    path: str
+    commit: str  # full SHA or tag name
+    verifier: str  # e-mail (or name) of a person in identities.toml
+    method: str = "ledger"
+    note: str = ""
+
+
+@dataclass
+class Identities:
+    publishers: dict[str, Publisher] = field(default_factory=dict)
+    people: list[Person] = field(default_factory=list)
+    _by_email: dict[str, Person] = field(default_factory=dict, repr=False)
+
+    def person_by_email(self, email: str) -> Person | None:
+        """Identity is the e-mail address: a known name with an unknown address is unknown."""
+        return self._by_email.get((email or "").strip().lower())
+
+    def tier_of(self, publisher_id: str) -> str:
+        p = self.publishers.get(publisher_id)
+        return p.tier if p else "unknown"
+
+
+def _read_toml(path: Path, what: str) -> dict:
+    if not path.is_file():
+        raise ConfigError(str(path), None, f"{what} file not found")
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise ConfigError(str(path), None, f"not valid TOML: {e}") from None
+
+
+def _req(file: Path, key: str, table: dict, name: str, typ: type = str) -> Any:
+    if name not in table:
+        raise ConfigError(str(file), f"{key}.{name}", "missing required key")
+    v = table[name]
+    if not isinstance(v, typ) or (typ is str and not v.strip()):
+        raise ConfigError(str(file), f"{key}.{name}", f"expected a non-empty {typ.__name__}, got {v!r}")
+    return v
+
+
+def _str_list(file: Path, key: str, table: dict, name: str, default: tuple) -> tuple[str, ...]:
+    v = table.get(name, list(default))
+    if not isinstance(v, list) or not all(isinstance(x, str) and x for x in v):
+        raise ConfigError(str(file), f"{key}.{name}", f"expected a list of strings, got {v!r}")
+    return tuple(v)
+
+
+def _no_unknown(file: Path, key: str, table: dict, known: set[str]) -> None:
+    for k in table:
+        if k not in known:
+            raise ConfigError(str(file), f"{key}.{k}", f"unknown key (known: {', '.join(sorted(known))})")
+
+
+def load_sources(path: str | Path) -> list[Source]:
+    file = Path(path)
+    data = _read_toml(file, "sources")
+    _no_unknown(file, "", data, {"source"})
+    raw = data.get("source")
+    if not isinstance(raw, list) or not raw:
+        raise ConfigError(str(file), "source", "expected at least one [[source]] table")
+    out: list[Source] = []
+    for i, t in enumerate(raw):
+        key = f"source[{i}]"
+        _no_unknown(file, key, t, {"name", "url", "ref", "publisher", "include", "exclude", "publisher_override"})
+        name = _req(file, key, t, "name")
+        if not _NAME.match(name):
+            raise ConfigError(str(file), f"{key}.name", f"{name!r} must be letters, digits, '.', '_' or '-'")
+        key = f"source[{name}]"
+        url = _req(file, key, t, "url")
+        if "://" not in url and not url.startswith("git@") and not Path(url).is_absolute():
+            url = str((file.parent / url).resolve())
+        overrides = []
+        for j, o in enumerate(t.get("publisher_override", [])):
+            okey = f"{key}.publisher_override[{j}]"
+            _no_unknown(file, okey, o, {"path", "publisher"})
+            overrides.append(PublisherOverride(_req(file, okey, o, "path"), _req(file, okey, o, "publisher")))
+        out.append(Source(
+            name=name, url=url, ref=t.get("ref", "main") if isinstance(t.get("ref", "main"), str) else
+            _req(file, key, t, "ref"), publisher=_req(file, key, t, "publisher"),
+            include=_str_list(file, key, t, "include", Source.include),
+            exclude=_str_list(file, key, t, "exclude", ()), publisher_overrides=tuple(overrides)))
+    names = [s.name for s in out]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise ConfigError(str(file), f"source[{sorted(dup)[0]}]", "source names must be unique")
+    return out
+
+
+def load_identities(path: str | Path) -> Identities:
+    file = Path(path)
+    data = _read_toml(file, "identities")
+    _no_unknown(file, "", data, {"publisher", "person"})
+    ids = Identities()
+    for i, t in enumerate(data.get("publisher", [])):
+        key = f"publisher[{i}]"
+        _no_unknown(file, key, t, {"id", "name", "tier"})
+        pid = _req(file, key, t, "id")
+        tier = _req(file, f"publisher[{pid}]", t, "tier")
+        if tier not in TIERS:
+            raise ConfigError(str(file), f"publisher[{pid}].tier", f"{tier!r} is not one of {', '.join(TIERS)}")
+        ids.publishers[pid] = Publisher(pid, t.get("name", pid), tier)
+    for i, t in enumerate(data.get("person", [])):
+        key = f"person[{i}]"
+        _no_unknown(file, key, t, {"name", "emails", "publisher", "signing_keys"})
+        person = Person(_req(file, key, t, "name"), _str_list(file, key, t, "emails", ()),
+                        _req(file, key, t, "publisher"), _str_list(file, key, t, "signing_keys", ()))
+        if person.publisher not in ids.publishers:
+            raise ConfigError(str(file), f"{key}.publisher", f"unknown publisher {person.publisher!r}")
+        ids.people.append(person)
+        for e in person.emails:
+            ids._by_email[e.strip().lower()] = person
+    return ids
+
+
+def check_sources_against(sources: list[Source], ids: Identities, sources_file: str) -> None:
+    for s in sources:
+        for pub, key in [(s.publisher, f"source[{s.name}].publisher")] + [
+                (o.publisher, f"source[{s.name}].publisher_override") for o in s.publisher_overrides]:
+            if pub not in ids.publishers:
+                raise ConfigError(sources_file, key, f"publisher {pub!r} is not in identities.toml")
+
+
+def load_ledger(path: str | Path | None) -> list[LedgerEntry]:
+    if path is None or not Path(path).exists():
+        return []
+    file = Path(path)
+    data = _read_toml(file, "verifications")
+    _no_unknown(file, "", data, {"verification"})
+    out = []
+    for i, t in enumerate(data.get("verification", [])):
+        key = f"verification[{i}]"
+        _no_unknown(file, key, t, {"source", "path", "commit", "verifier", "method", "note"})
+        out.append(LedgerEntry(_req(file, key, t, "source"), _req(file, key, t, "path"),
+                               _req(file, key, t, "commit"), _req(file, key, t, "verifier"),
+                               t.get("method", "ledger"), t.get("note", "")))
+    return out
+
+
+@dataclass
+class BuildConfig:
+    sources: list[Source]
+    ids: Identities
+    ledger: list[LedgerEntry]
+    policy: Policy
+    sources_file: Path
+
+
+def load_build_config(sources: str, identities: str | None = None, policy: str | None = None,
+                      ledger: str | None = None) -> BuildConfig:
+    """Load and validate everything before any work starts."""
+    sfile = Path(sources)
+    srcs = load_sources(sfile)
+    ids = load_identities(identities or sfile.parent / "identities.toml")
+    check_sources_against(srcs, ids, str(sfile))
+    if policy is None and (sfile.parent / "policy.toml").is_file():
+        policy = str(sfile.parent / "policy.toml")
+    pol = Policy.load(policy)
+    led = load_ledger(ledger if ledger else sfile.parent / "verifications.toml")
+    return BuildConfig(srcs, ids, led, pol, sfile)

@@ -1,0 +1,220 @@
+"""The scoring policy: every number of the trust formula, validated on load.
+
+The policy is read at query time, so editing ``policy.toml`` changes scores with
+no rebuild.  A response names the policy by ``policy_id``: the sha256 of the
+canonical JSON of the merged policy (defaults overlaid with the file).
+Build-time keys (ingest limits, allowlists, publish safety) live here too so
+that one file holds every number.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from schemas.errors import ConfigError
+
+TIERS = ("foundation", "partner", "third_party", "community", "unknown")
+
+# (default, type, min, max); nested dicts are sections.  Lists are typed by element.
+_NUM = (int, float)
+SPEC: dict[str, Any] = {
+    "attribution": {
+        "tiers": {t: (d, _NUM, 0.0, 2.0) for t, d in zip(TIERS, (1.0, 0.9, 0.75, 0.65, 0.45))},
+    },
+    "verification": {
+        "unverified": (0.85, _NUM, 0.0, 2.0),
+        "stale": (0.85, _NUM, 0.0, 2.0),
+        "tiers": {t: (d, _NUM, 0.0, 2.0) for t, d in zip(TIERS, (1.0, 0.97, 0.92, 0.9, 0.85))},
+        "methods": (["trailer", "merge", "signature", "ledger"], [str], None, None),
+    },
+    "freshness": {
+        "half_life_days": (365.0, _NUM, 1.0, 36500.0),
+        "floor": (0.6, _NUM, 0.0, 1.0),
+        "bulk_min_files": (10, int, 1, 1_000_000),
+        "bulk_share": (0.3, _NUM, 0.0, 1.0),
+    },
+    "deprecation": {
+        "multiplier": (0.35, _NUM, 0.0, 1.0),
+        "path_patterns": (["**/*-deprecated/**", "**/deprecated/**"], [str], None, None),
+    },
+    "version": {
+        "satisfies": (1.1, _NUM, 0.0, 2.0),
+        "unknown": (1.0, _NUM, 0.0, 2.0),
+        "silent": (1.0, _NUM, 0.0, 2.0),
+        "patch_step": (0.05, _NUM, 0.0, 1.0),
+        "minor_step": (0.2, _NUM, 0.0, 1.0),
+        "near_miss_floor": (0.5, _NUM, 0.0, 1.0),
+        "npm_allowlist": (["@midnight-ntwrk/*", "@midnightntwrk/*"], [str], None, None),
+        "cargo_allowlist": (["midnight-*"], [str], None, None),
+        "front_matter_fields": ({"language_version": "compact-language",
+                                 "compiler_version": "compact-compiler"}, {str: str}, None, None),
+    },
+    "confidence": {
+        "trust_weight": (1.0, _NUM, 0.0, 10.0),
+        "relevance_weight": (1.0, _NUM, 0.0, 10.0),
+    },
+    "relevance": {
+        # Raw cosine maps linearly from cosine_floor (0) to cosine_ceiling (1).
+        "cosine_floor": (0.1, _NUM, -1.0, 1.0),
+        "cosine_ceiling": (0.8, _NUM, -1.0, 1.0),
+        # BM25 saturates as s / (s + bm25_half): a score of bm25_half gives 0.5.
+        "bm25_half": (8.0, _NUM, 0.001, 1000.0),
+        "dense_weight": (0.7, _NUM, 0.0, 1.0),
+        "lexical_weight": (0.3, _NUM, 0.0, 1.0),
+    },
+    "fusion": {
+        "rrf_k": (60, int, 1, 10_000),
+        "dense_weight": (1.0, _NUM, 0.0, 10.0),
+        "lexical_weight": (1.0, _NUM, 0.0, 10.0),
+        "candidate_depth": (100, int, 1, 100_000),
+    },
+    "match": {
+        "high_threshold": (0.55, _NUM, -1.0, 1.0),
+        "mid_threshold": (0.4, _NUM, -1.0, 1.0),
+        "high_ceiling": (0.95, _NUM, 0.0, 1.0),
+        "mid_ceiling": (0.75, _NUM, 0.0, 1.0),
+        "low_ceiling": (0.35, _NUM, 0.0, 1.0),
+        "evidence_floor": (0.12, _NUM, 0.0, 1.0),
+        "calibration_id": ("", str, None, None),
+        # answer_confidence = sigmoid(slope × best_cosine + intercept), fitted by `trustindex calibrate`.
+        "calibration_slope": (0.0, _NUM, -1000.0, 1000.0),
+        "calibration_intercept": (0.0, _NUM, -1000.0, 1000.0),
+    },
+    "rerank": {
+        "model_path": ("", str, None, None),
+        "depth": (30, int, 1, 1000),
+    },
+    "ingest": {
+        "max_file_bytes": (2_000_000, int, 1, 1 << 34),
+        "target_tokens": (200, int, 16, 512),
+        "max_tokens": (256, int, 16, 512),
+    },
+    "publish": {
+        "max_chunk_loss": (0.5, _NUM, 0.0, 1.0),
+        "max_document_loss": (0.5, _NUM, 0.0, 1.0),
+        "retention": (5, int, 1, 10_000),
+    },
+    "dense": {
+        "exact_below": (200_000, int, 0, 1 << 40),
+    },
+}
+
+
+def _defaults(spec: dict) -> dict:
+    return {k: _defaults(v) if isinstance(v, dict) else copy.deepcopy(v[0]) for k, v in spec.items()}
+
+
+def _check(file: str, key: str, value: Any, rule: tuple) -> Any:
+    _default, typ, lo, hi = rule
+    if isinstance(typ, list):
+        if not isinstance(value, list) or not all(isinstance(v, typ[0]) for v in value):
+            raise ConfigError(file, key, f"expected a list of {typ[0].__name__}, got {value!r}")
+        return value
+    if isinstance(typ, dict):
+        (kt, vt), = typ.items()
+        if not isinstance(value, dict) or not all(isinstance(k, kt) and isinstance(v, vt) for k, v in value.items()):
+            raise ConfigError(file, key, f"expected a table of {vt.__name__} values, got {value!r}")
+        return value
+    if isinstance(value, bool) or not isinstance(value, typ):
+        names = " or ".join(t.__name__ for t in (typ if isinstance(typ, tuple) else (typ,)))
+        raise ConfigError(file, key, f"expected {names}, got {type(value).__name__} {value!r}")
+    if lo is not None and not (lo <= value <= hi):
+        raise ConfigError(file, key, f"{value!r} is out of range [{lo}, {hi}]")
+    return float(value) if typ is _NUM else value
+
+
+def _merge(file: str, prefix: str, spec: dict, into: dict, given: dict) -> None:
+    for k, v in given.items():
+        key = f"{prefix}{k}"
+        if k not in spec:
+            raise ConfigError(file, key, f"unknown key (known: {', '.join(sorted(spec))})")
+        if isinstance(spec[k], dict):
+            if not isinstance(v, dict):
+                raise ConfigError(file, key, f"expected a table, got {type(v).__name__}")
+            _merge(file, key + ".", spec[k], into[k], v)
+        else:
+            into[k] = _check(file, key, v, spec[k])
+
+
+class Policy:
+    """A validated policy; ``policy[section][key]`` reads a value."""
+
+    def __init__(self, values: dict, source: str = "<built-in default>"):
+        self.values = values
+        self.source = source
+        canonical = json.dumps(values, sort_keys=True, separators=(",", ":"))
+        self.policy_id = "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
+
+    def __getitem__(self, section: str) -> dict:
+        return self.values[section]
+
+    @classmethod
+    def default(cls) -> "Policy":
+        return cls(_defaults(SPEC))
+
+    @classmethod
+    def from_dict(cls, given: dict, source: str = "<dict>") -> "Policy":
+        values = _defaults(SPEC)
+        _merge(source, "", SPEC, values, given)
+        m = values["match"]
+        if not m["mid_threshold"] <= m["high_threshold"]:
+            raise ConfigError(source, "match.mid_threshold", "must not exceed match.high_threshold")
+        if not m["low_ceiling"] <= m["mid_ceiling"] <= m["high_ceiling"]:
+            raise ConfigError(source, "match", "ceilings must rise: low_ceiling <= mid_ceiling <= high_ceiling")
+        r = values["relevance"]
+        if r["cosine_ceiling"] <= r["cosine_floor"]:
+            raise ConfigError(source, "relevance.cosine_ceiling", "must exceed relevance.cosine_floor")
+        if values["ingest"]["target_tokens"] > values["ingest"]["max_tokens"]:
+            raise ConfigError(source, "ingest.target_tokens", "must not exceed ingest.max_tokens")
+        return cls(values, source)
+
+    @classmethod
+    def load(cls, path: str | Path | None) -> "Policy":
+        if path is None:
+            return cls.default()
+        p = Path(path)
+        if not p.is_file():
+            raise ConfigError(str(p), None, "policy file not found")
+        try:
+            given = tomllib.loads(p.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+            raise ConfigError(str(p), None, f"not valid TOML: {e}") from None
+        return cls.from_dict(given, str(p))
+
+    def to_toml(self) -> str:
+        """The policy as TOML (what ``trustindex policy --show`` prints)."""
+        lines: list[str] = [f"# policy_id = {self.policy_id}"]
+
+        def emit(prefix: str, table: dict) -> None:
+            scalars = {k: v for k, v in table.items() if not isinstance(v, dict) or _is_leaf_map(prefix, k)}
+            if prefix:
+                lines.append(f"\n[{prefix}]")
+            for k, v in scalars.items():
+                lines.append(f"{k} = {_toml_value(v)}")
+            for k, v in table.items():
+                if isinstance(v, dict) and k not in scalars:
+                    emit(f"{prefix}.{k}" if prefix else k, v)
+
+        emit("", self.values)
+        return "\n".join(lines) + "\n"
+
+
+def _is_leaf_map(prefix: str, key: str) -> bool:
+    section = SPEC
+    for part in filter(None, prefix.split(".")):
+        section = section[part]
+    return not isinstance(section.get(key), dict)
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{json.dumps(k)} = {_toml_value(x)}" for k, x in v.items()) + " }"
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if isinstance(v, str):
+        return json.dumps(v)
+    return repr(v)

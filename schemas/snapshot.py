@@ -1,0 +1,139 @@
+"""The snapshot format (contract): file names, manifest, id and verification.
+
+``warehouse/`` writes snapshots, ``query/`` reads them; both use this module so
+neither reaches into the other.  A snapshot directory holds the table files,
+the dense and lexical index files, and ``manifest.json`` listing the sha256 and
+size of every other file.  The snapshot id is derived from those checksums, so
+the same content always gets the same id.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from schemas.errors import SnapshotError
+from schemas.tables import SCHEMA_VERSION, TABLES
+
+MANIFEST = "manifest.json"
+CURRENT = "CURRENT"
+SNAPSHOTS_DIR = "snapshots"
+EMBEDDINGS = "embeddings.npy"  # float32 [n_chunks, dims], row i = chunks.parquet row i
+BM25_DIR = "bm25"  # bm25s index files + our tokenizer config
+ENCODER_DIR = "encoder"  # query encoder files when the backend is ONNX
+TABLE_FILES = {name: f"{name}.parquet" for name in TABLES}
+
+
+def file_sha256(path: Path, bufsize: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(bufsize):
+            h.update(block)
+    return h.hexdigest()
+
+
+def snapshot_id_from_files(files: dict[str, dict]) -> str:
+    """Content-derived id: the schema version and every file's (name, sha256)."""
+    h = hashlib.sha256(SCHEMA_VERSION.encode())
+    for name in sorted(files):
+        h.update(f"\0{name}\0{files[name]['sha256']}".encode())
+    return h.hexdigest()[:16]
+
+
+@dataclass
+class Manifest:
+    snapshot_id: str
+    created_at: str
+    sources: list[dict]
+    embedding_model: dict
+    row_counts: dict[str, int]
+    files: dict[str, dict]
+    parent: str | None = None
+    build_policy_id: str = ""
+    schema_version: str = SCHEMA_VERSION
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        d = {"schema_version": self.schema_version, "snapshot_id": self.snapshot_id, "parent": self.parent,
+             "created_at": self.created_at, "build_policy_id": self.build_policy_id, "sources": self.sources,
+             "embedding_model": self.embedding_model, "row_counts": self.row_counts, "files": self.files}
+        d.update(self.extra)
+        return json.dumps(d, indent=2, sort_keys=True) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str, where: str) -> "Manifest":
+        try:
+            d = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise SnapshotError(f"{where}: manifest is not valid JSON ({e})") from None
+        known = {"schema_version", "snapshot_id", "parent", "created_at", "build_policy_id", "sources",
+                 "embedding_model", "row_counts", "files"}
+        missing = sorted(k for k in known - {"parent", "build_policy_id"} if k not in d)
+        if missing:
+            raise SnapshotError(f"{where}: manifest lacks {', '.join(missing)}")
+        if d["schema_version"] != SCHEMA_VERSION:
+            raise SnapshotError(f"{where}: schema version {d['schema_version']!r}, this build reads {SCHEMA_VERSION!r}")
+        return cls(snapshot_id=d["snapshot_id"], created_at=d["created_at"], sources=d["sources"],
+                   embedding_model=d["embedding_model"], row_counts=d["row_counts"], files=d["files"],
+                   parent=d.get("parent"), build_policy_id=d.get("build_policy_id", ""),
+                   extra={k: v for k, v in d.items() if k not in known})
+
+
+def list_files(directory: Path) -> dict[str, dict]:
+    """sha256 and size of every file under ``directory`` except the manifest."""
+    out = {}
+    for p in sorted(directory.rglob("*")):
+        if p.is_file() and p.name != MANIFEST:
+            rel = p.relative_to(directory).as_posix()
+            out[rel] = {"sha256": file_sha256(p), "size": p.stat().st_size}
+    return out
+
+
+def read_manifest(directory: Path) -> Manifest:
+    path = Path(directory) / MANIFEST
+    if not path.is_file():
+        raise SnapshotError(f"{directory}: not a snapshot (no {MANIFEST})")
+    return Manifest.from_json(path.read_text(encoding="utf-8"), str(path))
+
+
+def verify_snapshot(directory: str | Path, checksums: bool = True) -> Manifest:
+    """Check every listed file exists with its size (and sha256), and nothing was added.
+
+    Raises SnapshotError naming the snapshot and the first file that disagrees.
+    """
+    directory = Path(directory)
+    m = read_manifest(directory)
+    if m.snapshot_id != directory.name and directory.parent.name == SNAPSHOTS_DIR:
+        raise SnapshotError(f"{directory}: directory name does not match snapshot id {m.snapshot_id}")
+    if snapshot_id_from_files(m.files) != m.snapshot_id:
+        raise SnapshotError(f"{directory}: snapshot id does not match the manifest's checksums")
+    present = {p.relative_to(directory).as_posix() for p in directory.rglob("*") if p.is_file()} - {MANIFEST}
+    extra = sorted(present - set(m.files))
+    if extra:
+        raise SnapshotError(f"snapshot {m.snapshot_id}: unexpected file {extra[0]} (not in the manifest)")
+    for name, meta in sorted(m.files.items()):
+        p = directory / name
+        if not p.is_file():
+            raise SnapshotError(f"snapshot {m.snapshot_id}: file {name} is missing")
+        if p.stat().st_size != meta["size"]:
+            raise SnapshotError(f"snapshot {m.snapshot_id}: file {name} has size {p.stat().st_size}, "
+                                f"manifest says {meta['size']} (corrupt; run `trustindex snapshots verify`)")
+        if checksums and file_sha256(p) != meta["sha256"]:
+            raise SnapshotError(f"snapshot {m.snapshot_id}: file {name} fails its sha256 check (corrupt; "
+                                f"roll back with `trustindex snapshots rollback`)")
+    return m
+
+
+def resolve_current(data_dir: str | Path) -> Path:
+    """The live snapshot's directory, named by the data directory's CURRENT file."""
+    data_dir = Path(data_dir)
+    cur = data_dir / CURRENT
+    if not cur.is_file():
+        raise SnapshotError(f"{data_dir}: no live snapshot ({CURRENT} is missing); run `trustindex refresh` first")
+    sid = cur.read_text(encoding="utf-8").strip()
+    path = data_dir / SNAPSHOTS_DIR / sid
+    if not sid or not path.is_dir():
+        raise SnapshotError(f"{cur}: names snapshot {sid!r}, which does not exist")
+    return path

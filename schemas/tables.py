@@ -1,0 +1,101 @@
+"""Arrow schemas of every table: the one place their columns are defined.
+
+Warehouse writes these as Parquet; the snapshot carries them; query reads them;
+the DuckDB catalog exposes them as views.  ``doc_id`` and ``chunk_id`` are
+content-derived (see ``doc_id_of`` / ``chunk_id_of``) so the same input gives
+the same ids.
+"""
+from __future__ import annotations
+
+import hashlib
+
+import pyarrow as pa
+
+SCHEMA_VERSION = "1"
+
+_ts = pa.timestamp("s", tz="UTC")
+
+
+def doc_id_of(source: str, path: str) -> str:
+    return hashlib.sha256(f"{source}\0{path}".encode()).hexdigest()[:20]
+
+
+def chunk_id_of(source: str, path: str, start_line: int, end_line: int, content_sha256: str, ordinal: int) -> str:
+    """Hash of source + path + content span (DESIGN.md: Tables).
+
+    The ordinal keeps ids unique where a single over-long line is cut into
+    several windows with the same line span (and possibly the same text).
+    """
+    key = f"{source}\0{path}\0{start_line}-{end_line}\0{content_sha256}\0{ordinal}"
+    return hashlib.sha256(key.encode()).hexdigest()[:24]
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+DOCUMENTS = pa.schema([
+    ("doc_id", pa.string()), ("source", pa.string()), ("repo", pa.string()), ("commit", pa.string()),
+    ("path", pa.string()), ("kind", pa.string()), ("content_sha256", pa.string()), ("size", pa.int64()),
+    ("last_modified", _ts), ("last_modified_commit", pa.string()),
+    ("last_substantive_change", _ts), ("last_substantive_commit", pa.string()),
+    ("front_matter", pa.string()),  # JSON, as written: evidence only, never authority
+    ("url", pa.string()), ("warnings", pa.list_(pa.string())),
+])
+
+CHUNKS = pa.schema([
+    ("chunk_id", pa.string()), ("doc_id", pa.string()), ("source", pa.string()), ("path", pa.string()),
+    ("ordinal", pa.int32()), ("heading_path", pa.list_(pa.string())), ("symbol_path", pa.string()),
+    ("start_line", pa.int32()), ("end_line", pa.int32()), ("text", pa.string()),
+    ("content_sha256", pa.string()),  # of the embedded text: the embedding cache key
+    ("token_count", pa.int32()),
+])
+
+ATTRIBUTION = pa.schema([
+    ("doc_id", pa.string()), ("publisher", pa.string()), ("publisher_name", pa.string()), ("tier", pa.string()),
+    ("origin", pa.string()),  # "source" | "publisher_override:<glob>"
+    ("author_name", pa.string()), ("author_email", pa.string()), ("author_publisher", pa.string()),
+])
+
+VERIFICATIONS = pa.schema([
+    ("doc_id", pa.string()), ("verifier", pa.string()), ("verifier_email", pa.string()),
+    ("publisher", pa.string()), ("tier", pa.string()), ("method", pa.string()), ("commit", pa.string()),
+    ("date", _ts), ("stale", pa.bool_()), ("detail", pa.string()),
+])
+
+VERSION_TARGETS = pa.schema([
+    ("doc_id", pa.string()), ("chunk_id", pa.string()),  # null chunk_id: the whole document
+    ("component", pa.string()), ("constraint", pa.string()), ("intervals", pa.string()),
+    ("origin", pa.string()), ("status", pa.string()), ("detail", pa.string()),
+])
+
+DEPRECATIONS = pa.schema([
+    ("doc_id", pa.string()), ("chunk_id", pa.string()), ("scope", pa.string()),
+    ("reason", pa.string()), ("marker", pa.string()),
+])
+
+INGEST_REPORT = pa.schema([
+    ("source", pa.string()), ("commit", pa.string()), ("path", pa.string()),
+    ("status", pa.string()),  # ingested | skipped | failed
+    ("rule", pa.string()), ("stage", pa.string()), ("reason", pa.string()),
+])
+
+SOURCES = pa.schema([
+    ("source", pa.string()), ("repo", pa.string()), ("ref", pa.string()), ("commit", pa.string()),
+    ("publisher", pa.string()), ("tier", pa.string()), ("config_sha256", pa.string()),
+    ("status", pa.string()), ("error", pa.string()),
+])
+
+TABLES: dict[str, pa.Schema] = {
+    "documents": DOCUMENTS, "chunks": CHUNKS, "attribution": ATTRIBUTION, "verifications": VERIFICATIONS,
+    "version_targets": VERSION_TARGETS, "deprecations": DEPRECATIONS, "ingest_report": INGEST_REPORT,
+    "sources": SOURCES,
+}
+
+
+def empty_table(name: str) -> pa.Table:
+    return TABLES[name].empty_table()
+
+
+def table_from_rows(name: str, rows: list[dict]) -> pa.Table:
+    return pa.Table.from_pylist(rows, schema=TABLES[name])

@@ -1,0 +1,179 @@
+"""extractors.docs_versions: Docusaurus versioned docs, labels, banners, legacy rule."""
+import pathlib
+
+import pytest
+
+from extractors.docs_versions import (docs_config_files, docs_version_deprecations, docs_version_targets,
+                                      load_docs_versions)
+from schemas.versions import ConstraintSet
+
+CORPUS = pathlib.Path("/work/shared/corpus/midnight-docs")
+
+# The shape of midnight-docs' docusaurus.config.js (plugin "main", lastVersion "current", labels v1 and
+# "v0 (Legacy)"), with the traps a regex reader meets: comments, URLs holding "//", a method whose body has
+# braces and commas, a commented-out plugin, an unversioned plugin, `docs:` under themeConfig.
+MIDNIGHT_LIKE = b'''// @ts-check
+require("dotenv").config();
+/** @type {import('@docusaurus/types').Config} */
+const config = {
+  url: "https://docs.example.org",
+  plugins: [
+    // MAIN DOCS
+    [
+      "@docusaurus/plugin-content-docs",
+      {
+        id: "main",
+        path: "docs",
+        routeBasePath: "/",
+        lastVersion: "current",
+        versions: {
+          current: {
+            label: "v1",
+          },
+          "0.0.0": {
+            label: "v0 (Legacy)",
+          },
+        },
+        editUrl: "https://github.com/org/docs/edit/main/",
+        async sidebarItemsGenerator({defaultSidebarItemsGenerator, ...args}) {
+          const items = await defaultSidebarItemsGenerator(args);
+          return items.map((item) => ({ ...item, label: "x" }));
+        },
+      },
+    ],
+    // [
+    //   "@docusaurus/plugin-content-docs",
+    //   { id: "compact", path: "compact", versions: { current: { label: "nope" } } },
+    // ],
+    [
+      "@docusaurus/plugin-content-docs",
+      { id: "apis", path: "api-reference", routeBasePath: "api-reference" },
+    ],
+  ],
+  presets: [["classic", { docs: false, blog: false }]],
+  themeConfig: { docs: { sidebar: { hideable: true } } },
+};
+module.exports = config;
+'''
+MIDNIGHT_PATHS = ["docusaurus.config.js", "main_versions.json", "docs/index.mdx", "docs/_develop/x.md",
+                  "main_versioned_docs/version-0.0.0/getting-started/create-mn-app.mdx",
+                  "api-reference/ledger/README.md", "blog/2025-07-11-post.mdx", "README.md"]
+MIDNIGHT_FILES = {"docusaurus.config.js": MIDNIGHT_LIKE, "main_versions.json": b'[\n  "0.0.0"\n]\n'}
+
+
+@pytest.mark.parametrize("path, label, version, legacy", [
+    ("docs/index.mdx", "v1", "current", False),
+    ("docs/_develop/x.md", "v1", "current", False),
+    ("main_versioned_docs/version-0.0.0/getting-started/create-mn-app.mdx", "v0 (Legacy)", "0.0.0", True),
+    ("api-reference/ledger/README.md", None, None, None),
+    ("blog/2025-07-11-post.mdx", None, None, None),
+    ("README.md", None, None, None),
+])
+def test_midnight_layout(path, label, version, legacy):
+    dv = load_docs_versions(MIDNIGHT_PATHS, MIDNIGHT_FILES)
+    assert dv.warnings == []
+    got = dv.version_of(path)
+    assert (got and (got.label, got.version, got.legacy)) == (label and (label, version, legacy))
+
+
+def test_targets_and_deprecations():
+    dv = load_docs_versions(MIDNIGHT_PATHS, MIDNIGHT_FILES)
+    [cur] = docs_version_targets("docs/index.mdx", dv)
+    assert (cur.component, cur.constraint, cur.origin) == ("docs", "v1", "docs_folder")
+    assert ConstraintSet.from_json(cur.intervals) == ConstraintSet.label("v1")
+    [old] = docs_version_targets("main_versioned_docs/version-0.0.0/a.md", dv)
+    assert old.constraint == "0.0.0" and "v0 (Legacy)" in old.detail
+    assert docs_version_deprecations("docs/index.mdx", dv) == []
+    [dep] = docs_version_deprecations("main_versioned_docs/version-0.0.0/a.md", dv)
+    assert (dep.scope, dep.marker) == ("document", "docs_version") and "Legacy" in dep.reason
+    assert docs_version_targets("blog/x.md", dv) == []
+
+
+DEFAULT_TS = b'''import type {Config} from '@docusaurus/types';
+const config: Config = {
+  presets: [
+    [
+      'classic',
+      {
+        docs: {
+          lastVersion: '2.1',
+          versions: {
+            '3.0': {label: 'Next', banner: 'unreleased'},
+            '1.0': {label: `Old ${x}`},
+            '0.9': {banner: 'none'},
+          },
+        },
+      } satisfies Preset.Options,
+    ],
+  ],
+};
+export default config;
+'''
+DEFAULT_PATHS = ["website/docusaurus.config.ts", "website/versions.json", "website/docs/a.md",
+                 "website/versioned_docs/version-3.0/a.md", "website/versioned_docs/version-2.1/a.md",
+                 "website/versioned_docs/version-1.0/a.md", "website/versioned_docs/version-0.9/a.md",
+                 "website/versioned_docs/version-0.1/a.md"]
+DEFAULT_FILES = {"website/docusaurus.config.ts": DEFAULT_TS,
+                 "website/versions.json": b'["3.0", "2.1", "1.0", "0.9"]'}
+
+
+@pytest.mark.parametrize("path, label, legacy, reason", [
+    ("website/docs/a.md", "current", False, "no label configured"),
+    ("website/versioned_docs/version-3.0/a.md", "Next", False, "banner 'unreleased'"),
+    ("website/versioned_docs/version-2.1/a.md", "2.1", False, "not older than lastVersion"),
+    ("website/versioned_docs/version-1.0/a.md", "1.0", True, "older than lastVersion '2.1'"),
+    ("website/versioned_docs/version-0.9/a.md", "0.9", False, "banner 'none'"),
+    ("website/versioned_docs/version-0.1/a.md", "0.1", False, "not listed in versions.json"),
+])
+def test_default_plugin_ts_config(path, label, legacy, reason):
+    dv = load_docs_versions(DEFAULT_PATHS, DEFAULT_FILES)
+    got = dv.version_of(path)
+    assert (got.label, got.legacy) == (label, legacy) and reason in got.reason
+
+
+def test_non_literal_label_is_reported_not_guessed():
+    dv = load_docs_versions(DEFAULT_PATHS, DEFAULT_FILES)
+    assert any("'1.0'" in w and "not a string literal" in w for w in dv.warnings)
+
+
+def test_no_config_uses_docusaurus_defaults_and_says_so():
+    paths = ["versions.json", "docs/a.md", "versioned_docs/version-2.0/a.md", "versioned_docs/version-1.0/a.md"]
+    dv = load_docs_versions(paths, {"versions.json": b'["2.0", "1.0"]'})
+    assert dv.version_of("docs/a.md").label == "current"
+    old = dv.version_of("versioned_docs/version-1.0/a.md")
+    assert old.legacy and "defaults assumed" in old.reason
+    assert not dv.version_of("versioned_docs/version-2.0/a.md").legacy
+    assert any("no docusaurus config" in w for w in dv.warnings)
+
+
+@pytest.mark.parametrize("data", [b"{not json", b'{"a": 1}', b"[1, 2]"])
+def test_bad_versions_json_warns(data):
+    dv = load_docs_versions(["versions.json", "versioned_docs/version-1.0/a.md"], {"versions.json": data})
+    assert any("versions.json" in w and "ignored" in w for w in dv.warnings)
+    assert "unknown" in dv.version_of("versioned_docs/version-1.0/a.md").reason
+
+
+def test_unversioned_site_has_no_docs_versions():
+    dv = load_docs_versions(["docusaurus.config.js", "docs/a.md"],
+                            {"docusaurus.config.js": b'module.exports = {presets: [["classic", {docs: {}}]]};'})
+    assert dv.version_of("docs/a.md") is None
+
+
+def test_missing_config_bytes_warn():
+    dv = load_docs_versions(["docusaurus.config.js"], {})
+    assert dv.warnings == ["docusaurus.config.js: not read"]
+
+
+def test_docs_config_files():
+    assert docs_config_files(MIDNIGHT_PATHS + DEFAULT_PATHS) == [
+        "docusaurus.config.js", "main_versions.json", "website/docusaurus.config.ts", "website/versions.json"]
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="real corpus not present")
+def test_real_corpus_layout():
+    paths = [p.relative_to(CORPUS).as_posix() for p in CORPUS.rglob("*") if p.is_file()]
+    dv = load_docs_versions(paths + ["docusaurus.config.js", "main_versions.json"], MIDNIGHT_FILES)
+    legacy = [p for p in paths if (v := dv.version_of(p)) and v.legacy]
+    current = [p for p in paths if (v := dv.version_of(p)) and v.label == "v1"]
+    assert legacy and all(p.startswith("main_versioned_docs/version-0.0.0/") for p in legacy)
+    assert current and all(p.startswith("docs/") for p in current)

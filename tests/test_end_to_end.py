@@ -1,0 +1,92 @@
+"""The walking skeleton end to end: demo repositories -> Prefect refresh -> explained, trust-scored answers."""
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from schemas.response import validate_response
+
+ROOT = Path(__file__).resolve().parents[1]
+EXPECTED = [json.loads(line) for line in (ROOT / "examples/queries/expected.jsonl").read_text().splitlines()
+            if line.strip()]
+
+
+def test_refresh_publishes_every_source(refreshed):
+    r = refreshed["result"]
+    assert r["published"] and not r["failures"]
+    assert {s["source"]: s["status"] for s in r["sources"]} == {
+        "midnight-docs": "ok", "partner-sdk": "ok", "community-contracts": "ok"}
+    assert r["row_counts"]["chunks"] > 50
+    assert (refreshed["data"] / "CURRENT").read_text().strip() == r["snapshot_id"]
+    assert (refreshed["data"] / "catalog.duckdb").is_file()
+
+
+@pytest.mark.parametrize("case", EXPECTED, ids=[c["path"] for c in EXPECTED])
+def test_expected_document_ranks_first(index, case):
+    r = index.search(case["query"], k=5)
+    top = r["hits"][0]["provenance"]
+    assert (top["source"], top["path"]) == (case["source"], case["path"]), \
+        [(h["provenance"]["path"], h["confidence"]) for h in r["hits"]]
+
+
+def test_confidence_is_the_contract_product(index):
+    for case in EXPECTED[:8]:
+        r = index.search(case["query"], k=10)
+        for h in r["hits"]:
+            product = 1.0
+            for f in h["factors"].values():
+                product *= f["multiplier"]
+            assert h["trust_score"] == pytest.approx(min(1.0, max(0.0, product)), abs=2e-6)
+            assert h["confidence"] == pytest.approx(h["trust_score"] * h["relevance_score"], abs=2e-6)
+            assert 0.0 <= h["display_confidence"] <= r_ceiling(index, r["match_tier"]) + 1e-9
+
+
+def r_ceiling(index, tier):
+    return index.policy["match"][f"{tier}_ceiling"]
+
+
+def test_response_has_every_contract_field(index):
+    r = index.search("How do I install the Compact compiler?", k=3)
+    validate_response(r)
+    for key in ("score_contract_version", "query", "snapshot_id", "policy_id", "targets", "strict", "match_tier",
+                "best_cosine", "calibration_status", "calibration_id", "answer_confidence", "abstained",
+                "abstention_reason", "channels", "hits"):
+        assert key in r
+    h = r["hits"][0]
+    assert set(h["factors"]) == {"attribution", "verification", "freshness", "deprecation", "version_match"}
+    assert h["factors"]["attribution"]["evidence"]["tier"] == "foundation"
+    assert h["provenance"]["commit"] and h["provenance"]["start_line"] >= 1
+
+
+def test_cli_query_prints_one_json_document(refreshed):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-m", "cli.main", "query", "proof server memory", "--data",
+                          str(refreshed["data"]), "--json", "--k", "2"], capture_output=True, text=True, env=env,
+                         cwd=ROOT, timeout=300)
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)
+    validate_response(r)
+    assert len(r["hits"]) == 2
+
+
+def test_cli_table_is_readable(refreshed):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-m", "cli.main", "query", "zswap nullifiers", "--data",
+                          str(refreshed["data"]), "--explain"], capture_output=True, text=True, env=env,
+                         cwd=ROOT, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "match tier" in out.stdout and "attribution ×" in out.stdout and "midnight-docs/" in out.stdout
+
+
+def test_second_refresh_is_identical_and_embeds_nothing(refreshed):
+    from cli.build import run_refresh
+
+    again = run_refresh(refreshed["config"], refreshed["data"])
+    first = refreshed["result"]
+    assert again["snapshot_id"] == first["snapshot_id"]
+    e = again["embeddings"]
+    assert e["encoded"] == 0 and e["cache_hits"] == e["distinct"] > 0

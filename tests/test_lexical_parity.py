@@ -1,0 +1,75 @@
+"""The serving-side BM25 reader against bm25s itself (reference implementation)."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import bm25s
+import numpy as np
+import pytest
+
+from query.lexical import LexicalIndex
+from schemas.lexical import tokenize
+from warehouse.bm25 import build_bm25
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "midnight-docs"
+
+
+def passages(n=300):
+    files = sorted(CORPUS.rglob("*.md"))[:120]
+    out = []
+    for f in files:
+        words = f.read_text(errors="replace").split()
+        for i in range(0, len(words), 120):
+            out.append(" ".join(words[i:i + 120]))
+    return out[:n]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    texts = passages()
+    d = tmp_path_factory.mktemp("bm25")
+    build_bm25(texts, d)
+    return texts, d
+
+
+QUERIES = ["how do I install the compact compiler", "ledger state witness", "proof server docker",
+           "zswap token transfer", "DApp connector wallet API", "pragma language_version", "circuit circuit circuit"]
+
+
+def test_scores_equal_bm25s(built):
+    texts, d = built
+    ours = LexicalIndex(d)
+    ref = bm25s.BM25.load(str(d))
+    for q in QUERIES:
+        mine, n = ours.scores(q)
+        assert n > 0
+        theirs = ref.get_scores([t for t in tokenize(q) if t in ref.vocab_dict])
+        np.testing.assert_allclose(mine, theirs, rtol=1e-5, atol=1e-6)
+
+
+def test_build_is_byte_identical_across_processes(built, tmp_path):
+    """bm25s orders its vocabulary by set iteration; ours must not depend on PYTHONHASHSEED."""
+    texts, d = built
+    (tmp_path / "texts.json").write_text(json.dumps(texts))
+    root = Path(__file__).resolve().parents[1]
+    for seed in ("1", "2"):
+        code = ("import json,sys; from pathlib import Path; from warehouse.bm25 import build_bm25; "
+                f"build_bm25(json.loads(Path({str(tmp_path / 'texts.json')!r}).read_text()), Path(sys.argv[1]))")
+        subprocess.run([sys.executable, "-c", code, str(tmp_path / seed)], check=True, cwd=root,
+                       env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(root)})
+    for f in sorted(d.iterdir()):
+        assert f.read_bytes() == (tmp_path / "1" / f.name).read_bytes() == (tmp_path / "2" / f.name).read_bytes()
+
+
+def test_unknown_terms_score_nothing(built):
+    _, d = built
+    scores, n = LexicalIndex(d).scores("zzzqqq xylophone")
+    assert n == 0 and not scores.any()
+
+
+def test_tokenizer_splits_identifiers():
+    toks = tokenize("useContractState and compact_runtime.setLedger")
+    assert "contract" in toks and "ledger" in toks and "runtim" in toks
+    assert "and" not in toks

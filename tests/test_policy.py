@@ -1,0 +1,47 @@
+import pytest
+
+from schemas.errors import ConfigError
+from schemas.policy import Policy
+
+
+def test_default_policy_has_stable_id():
+    assert Policy.default().policy_id == Policy.default().policy_id
+    assert Policy.default().policy_id.startswith("sha256:")
+
+
+def test_editing_a_value_changes_the_id():
+    a = Policy.default()
+    b = Policy.from_dict({"deprecation": {"multiplier": 0.2}})
+    assert a.policy_id != b.policy_id
+    assert b["deprecation"]["multiplier"] == 0.2
+    assert b["attribution"]["tiers"]["foundation"] == a["attribution"]["tiers"]["foundation"]
+
+
+@pytest.mark.parametrize("given, key, words", [
+    ({"deprecation": {"multiplyer": 0.2}}, "deprecation.multiplyer", "unknown key"),
+    ({"freshness": {"half_life_days": "long"}}, "freshness.half_life_days", "expected"),
+    ({"match": {"high_ceiling": 1.5}}, "match.high_ceiling", "out of range"),
+    ({"attribution": {"tiers": {"foundation": True}}}, "attribution.tiers.foundation", "expected"),
+    ({"fusion": 3}, "fusion", "expected a table"),
+    ({"match": {"low_ceiling": 0.9}}, "match", "ceilings must rise"),
+])
+def test_invalid_policy_names_the_key(given, key, words):
+    with pytest.raises(ConfigError) as e:
+        Policy.from_dict(given, "policy.toml")
+    assert e.value.key == key
+    assert words in str(e.value)
+    assert str(e.value).startswith("policy.toml: ")
+
+
+def test_policy_round_trips_through_toml(tmp_path):
+    p = Policy.from_dict({"freshness": {"half_life_days": 200}})
+    f = tmp_path / "policy.toml"
+    f.write_text(p.to_toml())
+    assert Policy.load(f).policy_id == p.policy_id
+
+
+def test_malformed_toml_is_a_clear_error(tmp_path):
+    f = tmp_path / "policy.toml"
+    f.write_text("[freshness\nhalf_life_days = 3")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        Policy.load(f)

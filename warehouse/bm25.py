@@ -1,0 +1,31 @@
+"""BM25 statistics computed at build time with bm25s and saved in the snapshot.
+
+The vocabulary is sorted so the saved files are byte-identical for the same
+corpus (bm25s builds its vocabulary from a set, whose order varies between
+processes).  The query side loads the matrix and never re-tokenizes the corpus.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import bm25s
+from bm25s.tokenization import Tokenized
+
+from schemas.lexical import TOKENIZER_ID, tokenize
+
+K1, B, METHOD = 1.5, 0.75, "lucene"
+
+
+def build_bm25(texts: list[str], out_dir: Path) -> dict:
+    tokens = [tokenize(t) for t in texts]
+    vocab = {tok: i for i, tok in enumerate(sorted({t for doc in tokens for t in doc} | {""}))}
+    ids = [[vocab[t] for t in doc] for doc in tokens]
+    retriever = bm25s.BM25(k1=K1, b=B, method=METHOD)
+    retriever.index(Tokenized(ids=ids, vocab=vocab), show_progress=False)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    retriever.save(str(out_dir), show_progress=False)
+    meta = {"tokenizer": TOKENIZER_ID, "k1": K1, "b": B, "method": METHOD, "documents": len(texts),
+            "vocabulary": len(vocab)}
+    (out_dir / "tokenizer.json").write_text(json.dumps(meta, sort_keys=True, indent=2) + "\n")
+    return meta

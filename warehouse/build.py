@@ -1,0 +1,61 @@
+"""Assemble a snapshot's files from per-source tables: tables, embeddings, BM25.
+
+Rows are sorted by content-derived keys so the same inputs write the same
+bytes, and therefore get the same snapshot id.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from schemas.snapshot import BM25_DIR, EMBEDDINGS, TABLE_FILES
+from schemas.tables import table_from_rows
+from warehouse.bm25 import build_bm25
+from warehouse.embeddings import EmbeddingCache, Embedder, EmbedStats, embed_texts
+from warehouse.tables import SOURCE_TABLES, concat, write_table
+
+SORT_KEYS = {
+    "documents": [("source", "ascending"), ("path", "ascending")],
+    "chunks": [("source", "ascending"), ("path", "ascending"), ("ordinal", "ascending")],
+    "attribution": [("doc_id", "ascending")],
+    "verifications": [("doc_id", "ascending"), ("date", "descending"), ("method", "ascending"),
+                      ("verifier_email", "ascending"), ("commit", "ascending")],
+    "version_targets": [("doc_id", "ascending"), ("chunk_id", "ascending"), ("component", "ascending"),
+                        ("origin", "ascending"), ("constraint", "ascending")],
+    "deprecations": [("doc_id", "ascending"), ("chunk_id", "ascending"), ("marker", "ascending")],
+    "ingest_report": [("source", "ascending"), ("path", "ascending")],
+}
+
+
+def embedding_input(chunks: pa.Table) -> list[str]:
+    """Rebuild the text the model sees (see ingest.source.embed_text) from chunk columns."""
+    from ingest.source import embed_text
+
+    out = []
+    for hp, sp, path, text in zip(chunks.column("heading_path").to_pylist(), chunks.column("symbol_path").to_pylist(),
+                                  chunks.column("path").to_pylist(), chunks.column("text").to_pylist()):
+        out.append(embed_text(hp or [], sp, path, text))
+    return out
+
+
+def write_snapshot_files(build_dir: Path, per_source: dict[str, dict[str, pa.Table]], source_rows: list[dict],
+                         embedder: Embedder, cache: EmbeddingCache) -> tuple[dict[str, int], EmbedStats]:
+    build_dir = Path(build_dir)
+    counts: dict[str, int] = {}
+    tables = {}
+    for name in SOURCE_TABLES:
+        tables[name] = concat([t[name] for _s, t in sorted(per_source.items())], name, SORT_KEYS[name])
+    tables["sources"] = table_from_rows("sources", sorted(source_rows, key=lambda r: r["source"]))
+    for name, t in tables.items():
+        write_table(t, build_dir / TABLE_FILES[name])
+        counts[name] = t.num_rows
+    chunks = tables["chunks"]
+    texts = embedding_input(chunks)
+    matrix, stats = embed_texts(texts, chunks.column("content_sha256").to_pylist(), embedder, cache)
+    with open(build_dir / EMBEDDINGS, "wb") as f:
+        np.save(f, np.ascontiguousarray(matrix, dtype=np.float32), allow_pickle=False)
+    build_bm25(texts, build_dir / BM25_DIR)
+    counts["embeddings"] = int(matrix.shape[0])
+    return counts, stats

@@ -1,0 +1,71 @@
+"""Parquet reading and writing through the one schema module; per-source table sets.
+
+A source's tables at one commit are kept under ``warehouse/<source>/<key>/``
+(key: the commit and everything else extraction depends on), so a refresh
+whose inputs did not change reads them back instead of extracting again.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from schemas.tables import TABLES
+
+SOURCE_TABLES = ("documents", "chunks", "attribution", "verifications", "version_targets", "deprecations",
+                 "ingest_report")
+
+
+def write_table(table: pa.Table, path: Path) -> None:
+    # Fixed writer options so the same rows give byte-identical files.
+    pq.write_table(table, path, compression="zstd", write_statistics=True, use_dictionary=True,
+                   data_page_size=1 << 20)
+
+
+def read_table(path: Path, name: str) -> pa.Table:
+    return pq.read_table(path, schema=TABLES[name])
+
+
+def source_dir(data_dir: Path, source: str) -> Path:
+    return Path(data_dir) / "warehouse" / source
+
+
+def save_source_tables(data_dir: Path, source: str, key: str, tables: dict[str, pa.Table]) -> Path:
+    root = source_dir(data_dir, source)
+    root.mkdir(parents=True, exist_ok=True)
+    final = root / key
+    if final.is_dir():
+        return final
+    tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=root))
+    for name in SOURCE_TABLES:
+        write_table(tables[name], tmp / f"{name}.parquet")
+    os.rename(tmp, final)
+    (root / ".LAST.tmp").write_text(key)
+    os.replace(root / ".LAST.tmp", root / "LAST")
+    return final
+
+
+def load_source_tables(data_dir: Path, source: str, key: str | None = None) -> dict[str, pa.Table] | None:
+    root = source_dir(data_dir, source)
+    if key is None:
+        last = root / "LAST"
+        if not last.is_file():
+            return None
+        key = last.read_text().strip()
+    d = root / key
+    if not d.is_dir():
+        return None
+    try:
+        return {name: read_table(d / f"{name}.parquet", name) for name in SOURCE_TABLES}
+    except Exception:
+        shutil.rmtree(d, ignore_errors=True)  # torn by a crash: rebuild
+        return None
+
+
+def concat(tables: list[pa.Table], name: str, sort_keys: list[tuple[str, str]]) -> pa.Table:
+    t = pa.concat_tables(tables) if tables else TABLES[name].empty_table()
+    return t.sort_by(sort_keys) if sort_keys and t.num_rows else t
