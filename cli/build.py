@@ -7,21 +7,28 @@ from schemas.config import BuildConfig, load_build_config  # noqa: F401  (re-exp
 
 
 def run_refresh(cfg: BuildConfig, data_dir: Path, backend: str = "sentence-transformers",
-                commits: dict[str, str] | None = None, publish: bool = True) -> dict:
+                commits: dict[str, str] | None = None, publish: bool = True, force: bool = False,
+                rebuild: bool = False) -> dict:
     from flows.refresh import refresh_flow
 
     data_dir.mkdir(parents=True, exist_ok=True)
     return refresh_flow(cfg.sources, cfg.ids, cfg.ledger, cfg.policy, str(data_dir), commits=commits,
-                        publish=publish, backend=backend)
+                        publish=publish, backend=backend, force=force, rebuild=rebuild)
 
 
 def describe_refresh(result: dict) -> str:
     lines = [f"snapshot {result['snapshot_id']} {'published' if result['published'] else 'built'}"]
     for s in result["sources"]:
         lines.append(f"  {s['source']}: {s['status']}" + (f" at {s['commit'][:12]}" if s["commit"] else "")
-                     + (f" — {s['error']}" if s["error"] else ""))
+                     + (f" — {s['error']}" if s["error"] else "") + (f" ({s['note']})" if s.get("note") else ""))
     rc = result["row_counts"]
     e = result["embeddings"]
-    lines.append(f"  {rc.get('documents', 0)} documents, {rc.get('chunks', 0)} chunks; embeddings: "
-                 f"{e['encoded']} encoded, {e['cache_hits']} from cache ({e['distinct']} distinct)")
+    if result.get("reused_snapshot"):
+        lines.append(f"  {rc.get('documents', 0)} documents, {rc.get('chunks', 0)} chunks; nothing changed: the "
+                     f"snapshot already holds this build")
+    else:
+        lines.append(f"  {rc.get('documents', 0)} documents, {rc.get('chunks', 0)} chunks; embeddings: "
+                     f"{e['encoded']} encoded, {e['cache_hits']} from cache ({e['distinct']} distinct)")
+    for g in result.get("forced_past_gate") or []:
+        lines.append(f"  published despite the safety gate (--force): {g}")
     return "\n".join(lines)

@@ -53,7 +53,7 @@ def inspect(a) -> int:
     attr = _rows(con, "SELECT * EXCLUDE (doc_id) FROM attribution WHERE doc_id = ?", [d["doc_id"]])
     ver = _rows(con, "SELECT verifier, publisher, tier, method, commit, date, stale, detail FROM verifications "
                      "WHERE doc_id = ? ORDER BY date DESC", [d["doc_id"]])
-    vt = _rows(con, "SELECT component, constraint, origin, status, chunk_id, detail FROM version_targets "
+    vt = _rows(con, "SELECT component, \"constraint\", origin, status, chunk_id, detail FROM version_targets "
                     "WHERE doc_id = ? ORDER BY component, origin", [d["doc_id"]])
     dep = _rows(con, "SELECT scope, reason, marker, chunk_id FROM deprecations WHERE doc_id = ?", [d["doc_id"]])
     n = con.execute("SELECT count(*) FROM chunks WHERE doc_id = ?", [d["doc_id"]]).fetchone()[0]

@@ -33,12 +33,47 @@ def cmd_refresh(a) -> int:
     cfg = load_build_config(a.sources, a.identities, a.policy, a.ledger)
     data.mkdir(parents=True, exist_ok=True)
     _prefect_env(data)
-    result = run_refresh(cfg, data, backend=a.backend)
+    from warehouse.lock import data_dir_lock
+
+    with data_dir_lock(data, wait_seconds=a.wait, what="refresh"):
+        result = run_refresh(cfg, data, backend=a.backend, force=a.force)
     if a.json:
         _print_json(result)
     elif not a.quiet:
         from cli.build import describe_refresh
         print(describe_refresh(result))
+    return 0 if not result["failures"] else 3
+
+
+def cmd_backfill(a) -> int:
+    data = Path(a.data)
+    commits = {}
+    for item in a.commit or []:
+        name, sep, sha = item.partition("=")
+        if not sep or not name or not sha:
+            raise TrustIndexError(f"--commit {item!r}: expected SOURCE=SHA")
+        commits[name] = sha
+    if not a.as_of and not commits:
+        raise TrustIndexError("backfill: give --as-of DATE or --commit SOURCE=SHA")
+    from schemas.config import load_build_config
+
+    load_build_config(a.sources)  # validate before starting Prefect
+    data.mkdir(parents=True, exist_ok=True)
+    _prefect_env(data)
+    from flows.backfill import backfill_flow
+
+    from warehouse.lock import data_dir_lock
+
+    with data_dir_lock(data, wait_seconds=a.wait, what="backfill"):
+        result = backfill_flow(a.sources, str(data), as_of=a.as_of, commits=commits or None, publish=a.publish,
+                               backend=a.backend, force=a.force)
+    if a.json:
+        _print_json(result)
+    else:
+        from cli.build import describe_refresh
+        print(describe_refresh(result))
+        for name, sha in result["commits"].items():
+            print(f"  {name} as of {result['as_of'] or 'pinned'}: {sha[:12]}")
     return 0 if not result["failures"] else 3
 
 
@@ -114,6 +149,38 @@ def cmd_stats(a) -> int:
     return stats(a)
 
 
+def cmd_calibrate(a) -> int:
+    from query.calibrate import calibrate, read_queries
+    from query.index import Index
+    from schemas.policy import Policy
+
+    base = Policy.load(a.policy)
+    ins, outs = read_queries(a.in_domain), read_queries(a.out_of_domain)
+    index = Index.open(a.snapshot, data_dir=a.data, policy=base) if a.snapshot else \
+        Index.open(data_dir=a.data, policy=base)
+    policy, result = calibrate(index, ins, outs, base)
+    out = Path(a.out or a.policy or "policy.toml")
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text("# Calibrated by `trustindex calibrate` for " + index.data.manifest.embedding_model.get("id", "")
+                   + f" on snapshot {index.snapshot_id}\n" + policy.to_toml())
+    os.replace(tmp, out)
+    result.update(policy_file=str(out), policy_id=policy.policy_id, snapshot_id=index.snapshot_id)
+    if a.json:
+        _print_json(result)
+    else:
+        print(f"separation (AUROC) {result['auroc']:.3f} on {result['in_domain']['n']} in-domain and "
+              f"{result['out_of_domain']['n']} out-of-domain queries")
+        print(f"best cosine: in-domain min {result['in_domain']['min']:.3f} median "
+              f"{result['in_domain']['median']:.3f}; out-of-domain median {result['out_of_domain']['median']:.3f} "
+              f"max {result['out_of_domain']['max']:.3f}")
+        print(f"high_threshold = {result['high_threshold']} (recall {result['high_recall']:.0%}), mid_threshold = "
+              f"{result['mid_threshold']} (out-of-domain above it: {result['ood_above_mid']:.0%})")
+        print(f"answer_confidence = sigmoid({result['calibration_slope']} × cosine + "
+              f"{result['calibration_intercept']})")
+        print(f"wrote {out} ({policy.policy_id}, calibration {result['calibration_id']})")
+    return 0
+
+
 def cmd_mcp(a) -> int:
     from query.mcp_server import serve
 
@@ -145,9 +212,25 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--data", default="data")
     r.add_argument("--backend", default=os.environ.get("TRUSTINDEX_EMBEDDER", "sentence-transformers"),
                    choices=["sentence-transformers", "onnx-int8"])
+    r.add_argument("--force", action="store_true", help="publish even past the safety gate (and say so)")
+    r.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
+                   help="wait this long for another writer of the data directory")
     r.add_argument("--json", action="store_true")
     r.add_argument("--quiet", action="store_true")
     r.set_defaults(fn=cmd_refresh)
+
+    b = sub.add_parser("backfill", help="build the index as the sources stood at a date or commits")
+    b.add_argument("--sources", required=True)
+    b.add_argument("--as-of", metavar="DATE")
+    b.add_argument("--commit", action="append", metavar="SOURCE=SHA")
+    b.add_argument("--publish", action="store_true", help="also move CURRENT to the backfilled snapshot")
+    b.add_argument("--force", action="store_true", help="with --publish: publish even past the safety gate")
+    b.add_argument("--wait", type=float, default=0.0, metavar="SECONDS")
+    b.add_argument("--data", default="data")
+    b.add_argument("--backend", default=os.environ.get("TRUSTINDEX_EMBEDDER", "sentence-transformers"),
+                   choices=["sentence-transformers", "onnx-int8"])
+    b.add_argument("--json", action="store_true")
+    b.set_defaults(fn=cmd_backfill)
 
     q = sub.add_parser("query", help="ask the live snapshot")
     q.add_argument("text", nargs="?")
@@ -192,6 +275,16 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--data", default="data")
     st.add_argument("--json", action="store_true")
     st.set_defaults(fn=cmd_stats)
+    c = sub.add_parser("calibrate", help="fit the match-tier thresholds from labelled query lists")
+    c.add_argument("--in-domain", required=True, metavar="FILE")
+    c.add_argument("--out-of-domain", required=True, metavar="FILE")
+    c.add_argument("--policy", help="the policy to start from (default: built-in)")
+    c.add_argument("--out", help="where to write the calibrated policy (default: --policy, else ./policy.toml)")
+    c.add_argument("--data", default="data")
+    c.add_argument("--snapshot")
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(fn=cmd_calibrate)
+
     m = sub.add_parser("mcp", help="an MCP server (stdio) over the live snapshot")
     m.add_argument("--data", default="data")
     m.set_defaults(fn=cmd_mcp)

@@ -126,3 +126,12 @@ def is_ancestor(repo: git.Repo, old: str, new: str) -> bool:
         return True
     except git.GitCommandError:
         return False
+
+
+def commit_as_of(repo: git.Repo, ref: str, as_of_end: str, url: str = "") -> str:
+    """The last commit of ``ref`` whose commit date is at or before ``as_of_end`` (ISO 8601 with offset)."""
+    tip = resolve_ref(repo, ref, url)
+    sha = repo.git.rev_list("-1", f"--before={as_of_end}", tip).strip()
+    if not sha:
+        raise SourceError(f"{url or repo.git_dir}: no commit of {ref!r} on or before {as_of_end}")
+    return sha

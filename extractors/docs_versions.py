@@ -119,8 +119,12 @@ def _entries(obj: str) -> dict[str, str]:
 
 
 def _object_at(src: str, i: int) -> Optional[str]:
-    """The balanced ``{...}`` starting at the first non-space character at or after ``i``."""
-    while i < len(src) and src[i].isspace():
+    """The balanced ``{...}`` starting at the first non-space character at or after ``i``.
+
+    Opening parentheses are skipped: Docusaurus configs commonly wrap preset
+    options in a JSDoc type cast, ``/** @type {...} */ ({ docs: {...} })``.
+    """
+    while i < len(src) and (src[i].isspace() or src[i] == "("):
         i += 1
     if i >= len(src) or src[i] != "{":
         return None

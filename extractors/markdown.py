@@ -6,9 +6,10 @@ chunking rules, in order:
 
 1. A *segment* is a heading and the blocks under it up to the next heading of
    any level (content before the first heading is a segment of its own).
-2. Heading path: the document title (front matter ``title``, else the first H1,
-   else the first heading), then the open headings above and including the
-   segment's own heading; a heading equal to the title is not repeated.
+2. Heading path: the document title (front matter ``title``, else the first H1),
+   then the open headings above and including the segment's own heading; a
+   heading equal to the title is not repeated.  Content above the first heading
+   is named by the title, else by the first heading.
 3. Tiny segments (at most one content line and under a quarter of
    ``ctx.target_tokens``) merge with the following segment when it is a sibling
    or a child and the merged text stays within the target.  A merged chunk
@@ -317,8 +318,10 @@ class _Chunker:
             self._emit(pieces, [title] if title else [])
             return
         heads = [u for u in units if u.kind == "heading"]
-        if not title and heads:
-            title = next((h.title for h in heads if h.level == 1), heads[0].title)
+        if not title:
+            title = next((h.title for h in heads if h.level == 1), "")
+        # Content above the first heading is named by the title, else by that heading.
+        lead = [title or heads[0].title] if (title or heads) else []
         # Segments: (level, path, units); level 0 = before the first heading.
         segs: list[tuple[int, list[str], list[_Unit]]] = []
         stack: list[_Unit] = []
@@ -334,18 +337,17 @@ class _Chunker:
             elif segs:
                 segs[-1][2].append(u)
             else:
-                segs.append((0, [title] if title else [], [u]))
+                segs.append((0, lead, [u]))
         self._chunk_segments(segs)
 
     def _seg_tokens(self, units: list[_Unit]) -> int:
         return self._count(self._text(units[0].start, units[-1].end))
 
-    def _is_tiny(self, units: list[_Unit], tokens: int) -> bool:
-        content = sum(
+    def _content_rows(self, units: list[_Unit]) -> int:
+        return sum(
             1 for u in units if u.kind != "heading"
             for r in range(u.start, u.end + 1) if not self._blank(r)
         )
-        return content <= 1 and tokens <= self.ctx.target_tokens // 4
 
     def _chunk_segments(self, segs) -> None:
         target = self.ctx.target_tokens
@@ -358,22 +360,23 @@ class _Chunker:
         while i < len(segs) and not self.exhausted:
             level, path, units = segs[i]
             members, tokens, exact = [segs[i]], seg_tokens[i], True
-            # Rule 3: fold tiny segments into the next sibling/child while it fits.
-            while i + 1 < len(segs) and self._is_tiny(members[-1][2], seg_tokens[i]):
-                nxt = segs[i + 1]
+            # Rule 3: fold tiny segments into the next sibling/child while it fits;
+            # a bare heading always goes down with its first child.
+            while i + 1 < len(segs):
+                nxt, content = segs[i + 1], self._content_rows(members[-1][2])
                 merged = tokens + seg_tokens[i + 1] - self.overhead  # exact for WordPiece
-                if nxt[0] < members[-1][0] or merged > target:
+                tiny = content <= 1 and seg_tokens[i] <= target // 4 and merged <= target
+                if nxt[0] < members[-1][0] or not (tiny or (content == 0 and nxt[0] > members[-1][0])):
                     break
                 members.append(nxt)
                 units, tokens, exact = units + nxt[2], merged, False
                 i += 1
-            last = members[-1][1]
-            if all(last[: len(m[1])] == m[1] for m in members[:-1]):
-                path = last  # a chain down one branch: the deepest path names it best
             if tokens <= target:
-                self._emit([_Piece(units[0].start, units[-1].end, tokens=tokens, exact=exact)], path)
+                pieces = [_Piece(units[0].start, units[-1].end, tokens=tokens, exact=exact)]
             else:
-                self._emit(self._pack(units, target), path)
+                pieces = self._pack(units, target)
+            for p in pieces:
+                self._emit([p], _path_for(p, members))
             i += 1
 
     def _pack(self, units: list[_Unit], budget: int) -> list[_Piece]:
@@ -383,9 +386,13 @@ class _Chunker:
         so a heading never ends up alone in front of a long table."""
         pieces: list[_Piece] = []
         cur: Optional[_Piece] = None
+        heads_only = False  # cur holds nothing but headings
         for u in units:
             if self.exhausted:
                 break
+            if u.kind == "heading" and cur and not heads_only:
+                pieces.append(cur)  # a heading starts a chunk, never ends one
+                cur = None
             text = self._text(u.start, u.end)
             c = self._count(text)
             if c > budget and not (u.kind == "fence" and c <= self.ctx.max_tokens):
@@ -401,6 +408,7 @@ class _Chunker:
                     if cur:
                         pieces.append(cur)
                     cur = part
+            heads_only = u.kind == "heading" and cur is not None and (heads_only or cur.start == u.start)
         if cur:
             pieces.append(cur)
         return pieces
@@ -513,6 +521,16 @@ class _Chunker:
                     token_count=tokens,
                 )
             )
+
+
+def _path_for(piece: _Piece, members) -> list[str]:
+    """Heading path of a piece spanning merged segments: the deepest path when the
+    segments run down one branch (a bare heading and its child), else the first."""
+    paths = [m[1] for m in members if m[2][0].start <= piece.end and m[2][-1].end >= piece.start]
+    if not paths:
+        return members[0][1]
+    last = paths[-1]
+    return last if all(last[: len(p)] == p for p in paths[:-1]) else paths[0]
 
 
 def _clean_title(title: str) -> str:

@@ -2,104 +2,159 @@
 
 Orchestration only: each task wraps one coarse stage (a whole source, the
 whole embedding pass), because a Prefect task run costs 10–90 ms here.
-A source that fails is reported and the others still publish.
+A source that fails is reported, keeps serving its last good tables, and the
+others still publish.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
 from crawl.git import SourceError, ensure_mirror, mirror_path, resolve_ref
-from ingest.keys import source_key
+from ingest.incremental import Previous
+from ingest.keys import context_key, source_key
 from ingest.source import ingest_source
 from schemas.config import Identities, LedgerEntry, Source
 from schemas.policy import Policy
+from schemas.snapshot import SNAPSHOTS_DIR
+from schemas.tables import SCHEMA_VERSION
 from warehouse.build import write_snapshot_files
 from warehouse.catalog import refresh_catalog
-from warehouse.embeddings import EmbeddingCache, make_embedder
-from warehouse.snapshots import finish_snapshot, new_build_dir, set_current
-from warehouse.tables import load_source_tables, save_source_tables
+from warehouse.embeddings import EmbeddingCache, embedder_identity, make_embedder
+from warehouse.publish_gate import PublishRefused, check_publish
+from warehouse.snapshots import current_id, finish_snapshot, list_snapshots, new_build_dir, set_current
+from warehouse.runs import write_run_record
+from warehouse.tables import last_source_meta, load_source_tables, save_source_tables
 from warehouse.tokens import token_counter
 
 
-@task(name="source", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=1,
-      retry_condition_fn=lambda t, tr, state: isinstance(state.result(raise_on_failure=False), SourceError))
+def _transient(task, task_run, state) -> bool:
+    """Retry git failures (network, a busy remote); a bug or a bad file is not retried."""
+    return isinstance(state.result(raise_on_failure=False), SourceError)
+
+
+@task(name="source", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=1, retry_condition_fn=_transient)
 def ingest_source_task(source: Source, data_dir: str, ids: Identities, ledger: list[LedgerEntry],
                        policy: Policy, commit: str | None = None) -> dict:
     data = Path(data_dir)
     repo = ensure_mirror(source.url, mirror_path(data, source.name))
     commit = commit or resolve_ref(repo, source.ref, source.url)
+    ctx = context_key(source, ids, ledger, policy)
     key = source_key(source, commit, ids, ledger, policy)
     tables = load_source_tables(data, source.name, key)
-    reused = tables is not None
+    note = "unchanged: tables reused"
     if tables is None:
-        result = ingest_source(source, data, ids, ledger, policy, token_counter(), commit=commit)
-        save_source_tables(data, source.name, key, result.tables)
-        tables = result.tables
-    return {"source": source.name, "commit": commit, "key": key, "tables": tables, "reused": reused}
+        previous = None
+        last = last_source_meta(data, source.name)
+        if last and last[1].get("context") == ctx:
+            prev_tables = load_source_tables(data, source.name, last[0])
+            previous = Previous(last[1]["commit"], prev_tables) if prev_tables else None
+        result = ingest_source(source, data, ids, ledger, policy, token_counter(), commit=commit, previous=previous)
+        tables, note = result.tables, result.note
+    save_source_tables(data, source.name, key, tables, {"commit": commit, "context": ctx})
+    get_run_logger().info("source %s at %s: %s", source.name, commit[:12], note)
+    return {"source": source.name, "commit": commit, "key": key, "tables": tables, "note": note}
+
+
+def build_inputs_key(keys: dict[str, str], rows: list[dict], backend: str) -> str:
+    """Everything a snapshot's files depend on; equal keys give byte-identical snapshots."""
+    payload = {"schema": SCHEMA_VERSION, "sources": sorted(keys.items()), "embedder": embedder_identity(backend),
+               "rows": sorted((r["source"], r["status"], r["commit"] or "", r["config_sha256"], r["error"] or "")
+                              for r in rows)}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:24]
 
 
 @task(name="embed-index-publish", cache_policy=NO_CACHE)
-def build_and_publish(data_dir: str, per_source: dict, source_rows: list[dict], policy: Policy,
-                      backend: str, publish: bool) -> dict:
+def build_and_publish(data_dir: str, per_source: dict, source_rows: list[dict], policy: Policy, backend: str,
+                      publish: bool, force: bool, inputs: str, rebuild: bool) -> dict:
+    log = get_run_logger()
     data = Path(data_dir)
-    embedder = make_embedder(backend)
-    info = embedder.info()
-    cache = EmbeddingCache(data / "cache" / "embeddings", embedder.cache_key, embedder.dimensions)
-    build = new_build_dir(data)
-    counts, stats = write_snapshot_files(build, per_source, source_rows, embedder, cache)
-    manifest = finish_snapshot(data, build, sources=sorted(source_rows, key=lambda r: r["source"]),
-                               embedding_model=info, row_counts=counts, build_policy_id=policy.policy_id)
-    if publish:
-        set_current(data, manifest.snapshot_id)
-        refresh_catalog(data, data / "snapshots" / manifest.snapshot_id)
-    return {"snapshot_id": manifest.snapshot_id, "published": publish, "row_counts": counts,
-            "embeddings": {"total": stats.total, "distinct": stats.distinct, "cache_hits": stats.cache_hits,
-                           "encoded": stats.encoded}}
+    existing = None if rebuild else next(
+        (m for m in reversed(list_snapshots(data)) if m.extra.get("build_inputs") == inputs), None)
+    stats = {"total": 0, "distinct": 0, "cache_hits": 0, "encoded": 0}
+    if existing is not None:
+        sid, counts, reused = existing.snapshot_id, existing.row_counts, True
+        log.info("inputs unchanged: snapshot %s already holds this build", sid)
+    else:
+        embedder = make_embedder(backend)
+        cache = EmbeddingCache(data / "cache" / "embeddings", embedder.cache_key, embedder.dimensions)
+        build = new_build_dir(data)
+        counts, st = write_snapshot_files(build, per_source, source_rows, embedder, cache)
+        stats = {"total": st.total, "distinct": st.distinct, "cache_hits": st.cache_hits, "encoded": st.encoded}
+        manifest = finish_snapshot(data, build, sources=sorted(source_rows, key=lambda r: r["source"]),
+                                   embedding_model=embedder.info(), row_counts=counts,
+                                   build_policy_id=policy.policy_id, extra={"build_inputs": inputs})
+        sid, reused = manifest.snapshot_id, False
+    live = current_id(data)
+    gate = []
+    if publish and live != sid:
+        gate = check_publish(data / SNAPSHOTS_DIR / live if live else None, data / SNAPSHOTS_DIR / sid, policy)
+        if gate and not force:
+            raise PublishRefused(f"refusing to publish snapshot {sid} (CURRENT stays {live}): " + "; ".join(gate)
+                                 + ". If this loss is intended, run again with --force.")
+        for g in gate:
+            log.warning("publishing despite the safety gate (--force): %s", g)
+        set_current(data, sid)
+        refresh_catalog(data, data / SNAPSHOTS_DIR / sid)
+    elif publish:
+        refresh_catalog(data, data / SNAPSHOTS_DIR / sid)
+    return {"snapshot_id": sid, "published": publish, "reused_snapshot": reused, "row_counts": counts,
+            "embeddings": stats, "forced_past_gate": gate if force else []}
 
 
 @flow(name="trustindex-refresh")
 def refresh_flow(sources: list[Source], ids: Identities, ledger: list[LedgerEntry], policy: Policy,
                  data_dir: str, commits: dict[str, str] | None = None, publish: bool = True,
-                 backend: str = "sentence-transformers") -> dict:
+                 backend: str = "sentence-transformers", force: bool = False, rebuild: bool = False) -> dict:
     log = get_run_logger()
     commits = commits or {}
     futures = {s.name: ingest_source_task.submit(s, data_dir, ids, ledger, policy, commits.get(s.name))
                for s in sources}
-    per_source, rows, failures = {}, [], {}
+    per_source, rows, failures, keys = {}, [], {}, {}
     for s in sources:
-        state = futures[s.name].wait() or futures[s.name].state
         out = futures[s.name].result(raise_on_failure=False)
-        tier = ids.tier_of(s.publisher)
+        row = {"source": s.name, "repo": s.url, "ref": s.ref, "commit": None, "publisher": s.publisher,
+               "tier": ids.tier_of(s.publisher), "config_sha256": s.config_sha256, "status": "ok", "error": None,
+               "note": None}
         if isinstance(out, BaseException):
             failures[s.name] = str(out)
             log.error("source %s failed: %s", s.name, out)
-            rows.append({"source": s.name, "repo": s.url, "ref": s.ref, "commit": None, "publisher": s.publisher,
-                         "tier": tier, "config_sha256": s.config_sha256, "status": "failed", "error": str(out)})
-            continue
-        per_source[s.name] = out["tables"]
-        rows.append({"source": s.name, "repo": s.url, "ref": s.ref, "commit": out["commit"],
-                     "publisher": s.publisher, "tier": tier, "config_sha256": s.config_sha256,
-                     "status": "ok", "error": None})
-        log.info("source %s at %s: %s", s.name, out["commit"][:12], "reused" if out["reused"] else "extracted")
+            row.update(status="failed", error=str(out))
+            last = last_source_meta(Path(data_dir), s.name)
+            tables = load_source_tables(Path(data_dir), s.name, last[0]) if last else None
+            if tables is not None and last[1].get("context") == context_key(s, ids, ledger, policy):
+                per_source[s.name], keys[s.name] = tables, last[0]
+                row.update(commit=last[1]["commit"], note=f"failed; serving its last good tables "
+                                                          f"(commit {last[1]['commit'][:12]})")
+            else:
+                row["note"] = "failed; no earlier tables to serve"
+        else:
+            per_source[s.name], keys[s.name] = out["tables"], out["key"]
+            row.update(commit=out["commit"], note=out["note"])
+        rows.append(row)
     if not per_source:
         raise SourceError("every source failed: " + "; ".join(f"{k}: {v}" for k, v in failures.items()))
-    result = build_and_publish(data_dir, per_source, rows, policy, backend, publish)
+    inputs = build_inputs_key(keys, rows, backend)
+    result = build_and_publish(data_dir, per_source, rows, policy, backend, publish, force, inputs, rebuild)
     result["failures"] = failures
     result["sources"] = rows
+    write_run_record(Path(data_dir), result)
     return result
 
 
 @flow(name="trustindex-refresh-files")
 def refresh_from_files(sources_file: str, data_dir: str = "data", identities_file: str | None = None,
                        policy_file: str | None = None, ledger_file: str | None = None,
-                       backend: str = "sentence-transformers", publish: bool = True) -> dict:
+                       backend: str = "sentence-transformers", publish: bool = True, force: bool = False) -> dict:
     """The refresh with file-path parameters: what a Prefect deployment (deploy/prefect.yaml) runs."""
     from schemas.config import load_build_config
+    from warehouse.lock import data_dir_lock
 
     cfg = load_build_config(sources_file, identities_file, policy_file, ledger_file)
-    Path(data_dir).mkdir(parents=True, exist_ok=True)
-    result = refresh_flow(cfg.sources, cfg.ids, cfg.ledger, cfg.policy, data_dir, publish=publish, backend=backend)
-    return {k: v for k, v in result.items() if k != "tables"}
+    with data_dir_lock(Path(data_dir), wait_seconds=600, what="refresh (deployment)"):
+        return refresh_flow(cfg.sources, cfg.ids, cfg.ledger, cfg.policy, data_dir, publish=publish,
+                            backend=backend, force=force)

@@ -14,8 +14,15 @@ EXTRACTOR_VERSION = "1"  # bump when an extractor's output changes for the same 
 
 
 def source_key(source: Source, commit: str, ids: Identities, ledger: list[LedgerEntry], policy: Policy) -> str:
+    """The key of a source's tables: its commit and its context."""
+    ctx = context_key(source, ids, ledger, policy)
+    return hashlib.sha256(f"{ctx}\0{commit}".encode()).hexdigest()[:20]
+
+
+def context_key(source: Source, ids: Identities, ledger: list[LedgerEntry], policy: Policy) -> str:
+    """Everything but the commit: tables of another commit with the same context can be carried forward."""
     relevant = {
-        "extractor": EXTRACTOR_VERSION, "commit": commit, "source": source.config_sha256,
+        "extractor": EXTRACTOR_VERSION, "source": source.config_sha256,
         "publishers": sorted((p.id, p.tier, p.name) for p in ids.publishers.values()),
         "people": sorted((p.name, p.publisher, sorted(p.emails)) for p in ids.people),
         "ledger": sorted((e.path, e.commit, e.verifier, e.method, e.note) for e in ledger if e.source == source.name),

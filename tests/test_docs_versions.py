@@ -177,3 +177,14 @@ def test_real_corpus_layout():
     current = [p for p in paths if (v := dv.version_of(p)) and v.label == "v1"]
     assert legacy and all(p.startswith("main_versioned_docs/version-0.0.0/") for p in legacy)
     assert current and all(p.startswith("docs/") for p in current)
+
+
+def test_preset_options_in_a_jsdoc_type_cast_are_read():
+    config = b"""const config = { presets: [[ 'classic', /** @type {import('@docusaurus/preset-classic').Options} */
+      ({ docs: { lastVersion: 'current', versions: { current: { label: 'v1' },
+         '0.1.0': { label: 'v0 (Legacy)', banner: 'unmaintained' } } } }), ], ], };"""
+    paths = ["docusaurus.config.js", "versions.json", "docs/a.md", "versioned_docs/version-0.1.0/a.md"]
+    dv = load_docs_versions(paths, {"docusaurus.config.js": config, "versions.json": b'["0.1.0"]'})
+    assert dv.version_of("docs/a.md").label == "v1"
+    old = dv.version_of("versioned_docs/version-0.1.0/a.md")
+    assert old.label == "v0 (Legacy)" and old.legacy

@@ -58,8 +58,12 @@ class SentenceTransformerEmbedder(Embedder):
     def __init__(self, path: Path | None = None):
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        import transformers
         from sentence_transformers import SentenceTransformer
 
+        transformers.utils.logging.set_verbosity_error()
+        transformers.utils.logging.disable_progress_bar()
         self.path = path or model_path()
         self.model = SentenceTransformer(str(self.path), device="cpu")
         self.dimensions = int(self.model.get_embedding_dimension() if hasattr(
@@ -78,6 +82,17 @@ class SentenceTransformerEmbedder(Embedder):
 
     def count_tokens(self, text: str) -> int:
         return len(self.model.tokenizer(text, add_special_tokens=True, truncation=False)["input_ids"])
+
+
+_WEIGHTS_SHA: dict[str, str] = {}
+
+
+def embedder_identity(backend: str) -> str:
+    """What the embedding of a text depends on, without loading the model (for build-input keys)."""
+    path = model_path()
+    if str(path) not in _WEIGHTS_SHA:
+        _WEIGHTS_SHA[str(path)] = weights_sha256(path)
+    return hashlib.sha256(f"{MODEL_ID}\0{backend}\0{_WEIGHTS_SHA[str(path)]}".encode()).hexdigest()[:16]
 
 
 def make_embedder(backend: str = "sentence-transformers", **kwargs) -> Embedder:

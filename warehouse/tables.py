@@ -6,6 +6,7 @@ whose inputs did not change reads them back instead of extracting again.
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -34,19 +35,31 @@ def source_dir(data_dir: Path, source: str) -> Path:
     return Path(data_dir) / "warehouse" / source
 
 
-def save_source_tables(data_dir: Path, source: str, key: str, tables: dict[str, pa.Table]) -> Path:
+def save_source_tables(data_dir: Path, source: str, key: str, tables: dict[str, pa.Table],
+                       meta: dict | None = None) -> Path:
+    """Write a source's tables under their key (temp dir + rename) and point LAST at them."""
     root = source_dir(data_dir, source)
     root.mkdir(parents=True, exist_ok=True)
     final = root / key
-    if final.is_dir():
-        return final
-    tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=root))
-    for name in SOURCE_TABLES:
-        write_table(tables[name], tmp / f"{name}.parquet")
-    os.rename(tmp, final)
+    if not final.is_dir():
+        tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=root))
+        for name in SOURCE_TABLES:
+            write_table(tables[name], tmp / f"{name}.parquet")
+        (tmp / "meta.json").write_text(json.dumps(meta or {}, sort_keys=True))
+        os.rename(tmp, final)
     (root / ".LAST.tmp").write_text(key)
     os.replace(root / ".LAST.tmp", root / "LAST")
     return final
+
+
+def last_source_meta(data_dir: Path, source: str) -> tuple[str, dict] | None:
+    """The key and meta (commit, context) of the source's last saved tables."""
+    root = source_dir(data_dir, source)
+    try:
+        key = (root / "LAST").read_text().strip()
+        return key, json.loads((root / key / "meta.json").read_text())
+    except (OSError, ValueError):
+        return None
 
 
 def load_source_tables(data_dir: Path, source: str, key: str | None = None) -> dict[str, pa.Table] | None:

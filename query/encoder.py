@@ -1,0 +1,197 @@
+"""Query-side sentence encoder: all-MiniLM-L6-v2 as int8 ONNX, no torch.
+
+Serving processes load this instead of sentence-transformers: importing torch costs
+~6 s and a query ~12 ms, this loads in ~0.3 s and embeds a query in a few ms
+(measurements in docs/embedding.md).  It imports only numpy, onnxruntime, tokenizers
+and the standard library, so a serving tier never pulls in the build stack.
+
+The directory it reads is written by ``warehouse.encoder_export.export_encoder``:
+
+    encoder.json      model id, dimensions, max_seq_length, pooling, normalize,
+                      quantization, sha256 of every file, sha256 of the source weights
+    model.int8.onnx   the transformer (inputs input_ids, attention_mask,
+                      token_type_ids; output last_hidden_state)
+    tokenizer.json    the model's WordPiece tokenizer (truncation 256, no fixed padding)
+
+Pooling and normalisation follow sentence-transformers' ``Pooling(mode="mean")`` and
+``Normalize`` modules: the mean of the token vectors under the attention mask, then
+division by the L2 norm.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Optional, Sequence
+
+import numpy as np
+import onnxruntime as ort
+from tokenizers import Tokenizer
+
+ENCODER_JSON = "encoder.json"
+MODEL_FILE = "model.int8.onnx"
+TOKENIZER_FILE = "tokenizer.json"
+# Bumped when encoder.json changes shape; readers refuse a format they do not know.
+FORMAT_VERSION = 1
+_REQUIRED_KEYS = ("format_version", "model_id", "dimensions", "max_seq_length", "pooling", "normalize", "files")
+
+
+class EncoderError(Exception):
+    """The encoder directory is missing, corrupt or inconsistent; the message names the file."""
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def available_cores() -> int:
+    """Cores this process may run on (the affinity mask, which containers narrow), else os.cpu_count()."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def read_manifest(directory: Path) -> dict:
+    """Load and validate encoder.json (shape only; file hashes are checked by verify_files)."""
+    path = Path(directory) / ENCODER_JSON
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise EncoderError(f"{path}: missing (export the encoder with warehouse.encoder_export)") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise EncoderError(f"{path}: unreadable: {exc}") from None
+    if not isinstance(meta, dict):
+        raise EncoderError(f"{path}: expected a JSON object")
+    missing = [k for k in _REQUIRED_KEYS if k not in meta]
+    if missing:
+        raise EncoderError(f"{path}: missing keys {missing}")
+    if meta["format_version"] != FORMAT_VERSION:
+        raise EncoderError(f"{path}: format_version {meta['format_version']!r}, this reader knows {FORMAT_VERSION}")
+    if meta["pooling"] != "mean":
+        raise EncoderError(f"{path}: pooling {meta['pooling']!r} is not supported (only 'mean')")
+    files = meta["files"]
+    if not isinstance(files, dict) or set(files) != {MODEL_FILE, TOKENIZER_FILE}:
+        raise EncoderError(f"{path}: 'files' must list exactly {MODEL_FILE} and {TOKENIZER_FILE} with their sha256")
+    if not (isinstance(meta["dimensions"], int) and meta["dimensions"] > 0):
+        raise EncoderError(f"{path}: dimensions must be a positive integer")
+    if not (isinstance(meta["max_seq_length"], int) and meta["max_seq_length"] > 2):
+        raise EncoderError(f"{path}: max_seq_length must be an integer above 2")
+    return meta
+
+
+def verify_files(directory: Path, meta: dict) -> None:
+    """Every file named in encoder.json exists and has the recorded sha256."""
+    for name, expected in meta["files"].items():
+        path = Path(directory) / name
+        if not path.is_file():
+            raise EncoderError(f"{path}: missing")
+        actual = sha256_file(path)
+        if actual != expected:
+            raise EncoderError(f"{path}: sha256 mismatch (encoder.json says {expected[:12]}…, file is {actual[:12]}…); "
+                               "the file is corrupt or was replaced: re-export the encoder")
+
+
+class OnnxEncoder:
+    """Embeds texts with the exported int8 model; output matches SentenceTransformer.encode (cosine ≥ 0.98).
+
+    ``threads`` defaults to the number of usable cores.  Texts longer than
+    ``max_seq_length`` tokens are truncated, exactly as sentence-transformers does.
+    """
+
+    def __init__(self, directory: Path, threads: Optional[int] = None):
+        self.directory = Path(directory)
+        meta = read_manifest(self.directory)
+        verify_files(self.directory, meta)
+        self.meta = meta
+        self.model_id: str = meta["model_id"]
+        self.dimensions: int = meta["dimensions"]
+        self.max_seq_length: int = meta["max_seq_length"]
+        self.normalize: bool = bool(meta["normalize"])
+        self.threads = threads if threads is not None else available_cores()
+        if self.threads < 1:
+            raise ValueError(f"threads must be at least 1, got {threads}")
+        try:
+            tok = Tokenizer.from_file(str(self.directory / TOKENIZER_FILE))
+        except Exception as exc:  # tokenizers raises a bare Exception on bad JSON
+            raise EncoderError(f"{self.directory / TOKENIZER_FILE}: cannot load tokenizer: {exc}") from None
+        # Set explicitly rather than trusting the file: the upstream tokenizer.json pads and
+        # truncates to a fixed 128, which silently changes the embeddings.  Padding is done
+        # here per batch (after length sorting), so the tokenizer itself must not pad.
+        tok.enable_truncation(self.max_seq_length)
+        tok.no_padding()
+        self._tokenizer = tok
+        self._pad_id = int(meta.get("pad_id", 0))
+        self._session = self._open_session()
+        names = {i.name for i in self._session.get_inputs()}
+        if not {"input_ids", "attention_mask"} <= names:
+            raise EncoderError(f"{self.directory / MODEL_FILE}: inputs {sorted(names)} lack input_ids/attention_mask")
+        self._wants_token_types = "token_type_ids" in names
+
+    def _open_session(self) -> ort.InferenceSession:
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = self.threads
+        # One graph, one request at a time: parallel execution only adds scheduling overhead.
+        opts.inter_op_num_threads = 1
+        opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        opts.log_severity_level = 3
+        try:
+            return ort.InferenceSession(str(self.directory / MODEL_FILE), opts, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph types
+            raise EncoderError(f"{self.directory / MODEL_FILE}: onnxruntime cannot load it: {exc}") from None
+
+    def token_lengths(self, texts: Sequence[str]) -> list[int]:
+        """Token count of each text after truncation, special tokens included."""
+        return [len(e.ids) for e in self._tokenizer.encode_batch(list(texts))]
+
+    def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+        """Embed ``texts``: float32 array of shape (len(texts), dimensions), rows L2-normalised.
+
+        Texts are tokenized once, sorted by token length so that each batch pads to
+        nearly its own length (sentence-transformers sorts the same way), and the rows
+        are put back in input order.
+        """
+        if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
+            raise TypeError("encode expects a list of str")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        out = np.empty((len(texts), self.dimensions), dtype=np.float32)
+        if not texts:
+            return out
+        encodings = self._tokenizer.encode_batch(list(texts))
+        lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))
+        order = np.argsort(-lengths, kind="stable")  # longest first: a memory problem shows up at once
+        for start in range(0, len(order), batch_size):
+            idx = order[start:start + batch_size]
+            width = int(lengths[idx[0]])
+            ids = np.full((len(idx), width), self._pad_id, dtype=np.int64)
+            mask = np.zeros((len(idx), width), dtype=np.int64)
+            for row, j in enumerate(idx):
+                n = int(lengths[j])
+                ids[row, :n] = encodings[j].ids
+                mask[row, :n] = 1
+            feeds = {"input_ids": ids, "attention_mask": mask}
+            if self._wants_token_types:
+                feeds["token_type_ids"] = np.zeros_like(ids)
+            hidden = self._session.run(["last_hidden_state"], feeds)[0]
+            out[idx] = self._pool(hidden, mask)
+        return out
+
+    def _pool(self, hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Masked mean over tokens, then L2 normalisation (sentence-transformers Pooling + Normalize)."""
+        m = mask.astype(np.float32)
+        summed = np.einsum("bs,bsd->bd", m, hidden.astype(np.float32, copy=False))
+        pooled = summed / np.maximum(m.sum(axis=1, keepdims=True), 1e-9)
+        if not self.normalize:
+            return pooled
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return pooled / np.maximum(norms, 1e-12)  # torch.nn.functional.normalize's eps
+
+    def __repr__(self) -> str:
+        return f"OnnxEncoder({str(self.directory)!r}, model_id={self.model_id!r}, threads={self.threads})"

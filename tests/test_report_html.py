@@ -1,0 +1,130 @@
+"""The HTML snapshot report: self-contained, right numbers, escaped input, rendered by headless Chromium."""
+from __future__ import annotations
+
+import re
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from schemas.snapshot import read_manifest, resolve_current
+from warehouse.catalog import connect_snapshot
+from warehouse.report_html import PLOTS, collect, render_html, render_report, report_markdown
+
+CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+HOSTILE = [  # strings a crawled repository controls (paths, error reasons), and what must not survive raw
+    ('<img src="http://evil.example/x.png">', "<img"),
+    ("<script>alert(1)</script>", "<script"),
+    ('a" onmouseover="alert(1)', '" onmouseover'),
+]
+HOSTILE_MD = [s for s, _ in HOSTILE] + ["docs/[link](http://evil.example)|col", "`code` **bold** # heading"]
+
+
+@pytest.fixture(scope="module")
+def data(refreshed) -> Path:
+    return Path(refreshed["data"])
+
+
+@pytest.fixture(scope="module")
+def report(data, tmp_path_factory) -> tuple[Path, str]:
+    out = render_report(data, tmp_path_factory.mktemp("report") / "sub" / "report.html")
+    return out, out.read_text(encoding="utf-8")
+
+
+def test_self_contained(report):
+    _, text = report
+    assert not re.search(r"""(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""", text, re.I)
+    assert not re.search(r"url\(\s*['\"]?(?:https?:)?//", text, re.I)
+    for tag in ("<script", "<link", "<iframe", "<img", "<!DOCTYPE svg"):
+        assert tag.lower() not in text.lower(), tag
+    assert "default-src 'none'" in text  # the CSP forbids fetching anything, should something slip in
+
+
+@pytest.mark.parametrize("plot_id", list(PLOTS))
+def test_every_plot_is_inline_svg_with_its_title(report, plot_id):
+    _, text = report
+    m = re.search(rf'<svg id="{plot_id}"[^>]*>\s*<title>([^<]*)</title>', text)
+    assert m and m.group(1) == PLOTS[plot_id]
+
+
+def test_header_names_snapshot_and_commits(report, data):
+    _, text = report
+    m = read_manifest(resolve_current(data))
+    assert m.snapshot_id in text and m.created_at in text
+    for s in m.sources:
+        assert (s.get("source") or s.get("name")) in text and s["commit"][:12] in text
+
+
+def test_numbers_agree_with_duckdb(data):
+    d = collect(data)
+    con = connect_snapshot(resolve_current(data))
+    n = lambda sql: con.execute(sql).fetchone()[0]  # noqa: E731
+    assert d["totals"]["chunks"] == n("SELECT count(*) FROM chunks") > 0
+    assert sum(r["n"] for r in d["chunks_by_tier"]) == d["totals"]["chunks"]
+    assert sum(r["n"] for r in d["freshness"]) == n("SELECT count(*) FROM documents")
+    assert sum(r["n"] for r in d["ingest"]) == n("SELECT count(*) FROM ingest_report")
+    assert d["totals"]["skipped"] == n("SELECT count(*) FROM ingest_report WHERE status = 'skipped'")
+    assert sum(r["n"] for r in d["verifications"]) == n("SELECT count(*) FROM verifications")
+    assert {r["component"] for r in d["versions"]} == {r[0] for r in con.execute(
+        "SELECT DISTINCT component FROM version_targets").fetchall()}
+    assert all(0 < r["chunks"] <= d["totals"]["chunks"] for r in d["versions"])
+
+
+@pytest.mark.parametrize("hostile,raw", HOSTILE)
+def test_untrusted_strings_are_escaped(data, hostile, raw):
+    d = collect(data)
+    row = {"source": d["sources"][0]["source"], "path": hostile, "stage": "extract", "reason": hostile}
+    d["failed_files"] = [row]
+    d["failed_by_stage"] = [{"stage": hostile, "n": 1}]
+    text = render_html(d)
+    assert raw not in text
+    assert "no failed files" not in text
+
+
+@pytest.mark.parametrize("hostile", HOSTILE_MD)
+def test_markdown_neutralises_untrusted_strings(hostile):
+    from warehouse.report_html import _md
+
+    out = _md(hostile + "\nnext line")
+    assert "\n" not in out and "|" not in out.replace("\\|", "")
+    assert not re.search(r"(?<!\\)[<\[\]`*#]", out)
+
+
+def test_markdown_summary(data):
+    md = report_markdown(data)
+    m = read_manifest(resolve_current(data))
+    assert md.startswith(f"## trustindex snapshot `{m.snapshot_id}`")
+    con = connect_snapshot(resolve_current(data))
+    for source, ingested in con.execute("SELECT source, count(*) FILTER (status = 'ingested') FROM ingest_report "
+                                        "GROUP BY 1").fetchall():
+        assert re.search(rf"^\| {re.escape(source)} \| `[0-9a-f]{{12}}` \| ok \| {ingested} \|", md, re.M), source
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    return struct.unpack(">II", head[16:24])
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install -y chromium)")
+def test_renders_in_headless_chromium(report, tmp_path):
+    path, _ = report
+    url = path.resolve().as_uri()
+    png = tmp_path / "report.png"
+    shot = subprocess.run([CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'u1'}", f"--screenshot={png}",
+                           "--window-size=1280,2400", url], capture_output=True, text=True, timeout=120)
+    assert png.is_file(), shot.stderr[-2000:]
+    assert _png_size(png) == (1280, 2400) and png.stat().st_size > 50_000  # a blank page compresses to a few KB
+    import matplotlib.image as mpimg
+
+    pixels = mpimg.imread(png)
+    assert pixels[:, :, :3].std() > 0.05  # not one flat colour
+    dom = subprocess.run([CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'u2'}", "--dump-dom", url],
+                         capture_output=True, text=True, timeout=120).stdout
+    for plot_id, title in PLOTS.items():
+        assert re.search(rf'<svg id="{plot_id}"[^>]*>\s*<title>{re.escape(title)}</title>', dom), plot_id
+    assert dom.count("<rect") + dom.count("<path") > 50  # the bars and axes were drawn, not just empty frames

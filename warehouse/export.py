@@ -1,0 +1,286 @@
+"""Export a snapshot to a serving tier: a directory a server reads, or object storage (S3).
+
+The target gets the same layout as a data directory, so ``query/`` can open it
+as one: ``<prefix>/snapshots/<id>/...`` and ``<prefix>/CURRENT``.
+
+Order (the snapshot contract, schemas/snapshot.py; the same commit rule as
+``warehouse.snapshots.publish``: nothing is live until it is complete):
+
+1. verify the local snapshot (sizes and sha256 against its manifest);
+2. upload every listed file that the target does not already hold with the
+   same size and sha256 (re-export is cheap and repairs a damaged copy);
+3. read every uploaded file back and check its sha256 against the manifest;
+4. upload ``manifest.json`` last and check it the same way;
+5. only then write the target's ``CURRENT``.  On a local target that is a temp
+   file, fsync and rename (POSIX rename is atomic); on S3 one PUT is atomic per
+   object (a reader sees the old or the new object, never a mix — AWS S3 docs,
+   "Amazon S3 data consistency model").
+
+A failure at any step leaves the target's ``CURRENT`` as it was, so a reader
+never sees a half-exported snapshot.  Filesystems are pyarrow's
+(``pyarrow.fs.LocalFileSystem`` / ``S3FileSystem``); S3 credentials come from
+the environment through the AWS SDK's default chain (AWS_ACCESS_KEY_ID,
+AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_DEFAULT_REGION, profiles); this
+module sets nothing global.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+
+from schemas.errors import SnapshotError, TrustIndexError
+from schemas.snapshot import CURRENT, MANIFEST, SNAPSHOTS_DIR, verify_snapshot
+
+_SNAPSHOT_ID = re.compile(r"^[0-9a-f]{16}$")  # schemas.snapshot.snapshot_id_from_files: sha256 hex [:16]
+_BLOCK = 1 << 20
+
+
+class ExportError(TrustIndexError):
+    """An export could not complete; the message names the snapshot, the target and what to do."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a snapshot goes: a pyarrow filesystem, the base path in it, and a label for messages."""
+
+    fs: pafs.FileSystem
+    base: str  # "bucket/prefix" for S3, an absolute path for a local directory
+    label: str  # what the user typed, normalised: "s3://bucket/prefix" or "/abs/path"
+    local: Path | None = None  # set for a local directory: enables fsync and rename
+
+    def path(self, *parts: str) -> str:
+        return "/".join([self.base.rstrip("/"), *parts]) if self.base else "/".join(parts)
+
+
+def _one_line(e: BaseException) -> str:
+    return " ".join(str(e).split()) or type(e).__name__
+
+
+def _parse_endpoint(endpoint: str) -> tuple[str, str]:
+    """``http://host:port`` -> ("host:port", "http"); a bare ``host:port`` means https."""
+    if "://" not in endpoint:
+        return endpoint.strip("/"), "https"
+    u = urlparse(endpoint)
+    if u.scheme not in ("http", "https") or not u.netloc:
+        raise ExportError(f"endpoint {endpoint!r}: expected http://host:port or https://host; fix --endpoint "
+                          f"or AWS_ENDPOINT_URL")
+    return u.netloc, u.scheme
+
+
+def open_target(to: str, endpoint: str | None = None) -> Target:
+    """Resolve ``to`` (a local path, ``file://`` URI or ``s3://bucket/prefix``) to a filesystem.
+
+    Errors read "<to>: <problem>; <what to do>"; ``export_snapshot`` prefixes the snapshot.
+    """
+    if not to or not to.strip():
+        raise ExportError("(empty target): give a directory or s3://bucket/prefix")
+    to = to.strip()
+    if to.startswith("s3://"):
+        rest = to[len("s3://"):].strip("/")
+        bucket, _, prefix = rest.partition("/")
+        if len(bucket) < 3:
+            raise ExportError(f"{to}: bucket name {bucket!r} is too short (S3 needs 3-63 characters); fix --to")
+        prefix = prefix.strip("/")
+        kwargs: dict = {"allow_bucket_creation": True}
+        if endpoint:
+            try:
+                kwargs["endpoint_override"], kwargs["scheme"] = _parse_endpoint(endpoint)
+            except ExportError as e:
+                raise ExportError(f"{to}: {e}") from None
+        try:
+            fs = pafs.S3FileSystem(**kwargs)
+        except (OSError, pa.ArrowException) as e:
+            raise ExportError(f"{to}: cannot open S3 ({_one_line(e)}); check the endpoint "
+                              f"and AWS_* credentials in the environment") from None
+        base = f"{bucket}/{prefix}" if prefix else bucket
+        return Target(fs=fs, base=base, label=f"s3://{base}")
+    if "://" in to and not to.startswith("file://"):
+        raise ExportError(f"{to}: unsupported scheme; use a directory path or s3://bucket/prefix")
+    path = Path(urlparse(to).path if to.startswith("file://") else to).expanduser().resolve()
+    return Target(fs=pafs.LocalFileSystem(), base=path.as_posix(), label=str(path), local=path)
+
+
+def export_snapshot(data_dir: Path | str, snapshot_id: str, to: str, endpoint: str | None = None) -> dict:
+    """Copy snapshot ``snapshot_id`` of ``data_dir`` to ``to`` and make it the target's live snapshot.
+
+    ``snapshot_id`` may be ``current`` for the data directory's live snapshot.
+    Returns ``{"snapshot_id", "target", "files", "uploaded", "reused", "removed", "bytes_uploaded", "previous"}``
+    where ``files`` counts every file verified on the target (manifest included) and ``previous`` is what
+    the target's CURRENT named before (None if nothing).
+    """
+    try:
+        target = open_target(to, endpoint)
+    except ExportError as e:
+        raise ExportError(f"export of snapshot {snapshot_id} to {e}") from None
+    return export_to_target(data_dir, snapshot_id, target)
+
+
+def _local_snapshot(data_dir: Path, snapshot_id: str, label: str) -> tuple[Path, bytes, dict]:
+    sid = snapshot_id.strip()
+    if sid.lower() == "current":
+        cur = data_dir / CURRENT
+        if not cur.is_file():
+            raise ExportError(f"export of the live snapshot to {label}: {data_dir} has no {CURRENT}; "
+                              f"run `trustindex refresh` first")
+        sid = cur.read_text(encoding="utf-8").strip()
+    if not _SNAPSHOT_ID.match(sid):
+        raise ExportError(f"export of snapshot {snapshot_id!r} to {label}: not a snapshot id (16 hex digits); "
+                          f"list them with `trustindex snapshots list`")
+    src = data_dir / SNAPSHOTS_DIR / sid
+    if not src.is_dir():
+        raise ExportError(f"export of snapshot {sid} to {label}: no such snapshot in {data_dir}; "
+                          f"list them with `trustindex snapshots list`")
+    try:
+        manifest = verify_snapshot(src)
+    except SnapshotError as e:
+        raise ExportError(f"export of snapshot {sid} to {label}: the local snapshot fails verification ({e}); "
+                          f"nothing was uploaded") from None
+    return src, (src / MANIFEST).read_bytes(), manifest.files
+
+
+def _sha256_on(fs: pafs.FileSystem, path: str) -> str:
+    h = hashlib.sha256()
+    with fs.open_input_stream(path) as f:
+        while block := f.read(_BLOCK):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _listing(fs: pafs.FileSystem, root: str) -> dict[str, int]:
+    """Relative path -> size of every file under ``root`` on the target (empty when absent)."""
+    sel = pafs.FileSelector(root, recursive=True, allow_not_found=True)
+    out = {}
+    for info in fs.get_file_info(sel):
+        if info.type == pafs.FileType.File:
+            out[info.path[len(root.rstrip("/")) + 1:]] = info.size
+    return out
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _upload(target: Target, src: Path, dest: str) -> int:
+    if target.local is not None:
+        Path(dest).parent.mkdir(parents=True, exist_ok=True)
+    n = 0
+    with open(src, "rb") as fin, target.fs.open_output_stream(dest) as out:
+        while block := fin.read(_BLOCK):
+            out.write(block)
+            n += len(block)
+    return n
+
+
+def _write_current(target: Target, snapshot_id: str) -> None:
+    payload = (snapshot_id + "\n").encode()
+    if target.local is not None:
+        # Same commit as warehouse.snapshots.set_current: temp, fsync, rename, fsync the directory.
+        tmp = target.local / f".{CURRENT}.export.{os.getpid()}.tmp"
+        with open(tmp, "wb") as f:
+            f.write(payload)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target.local / CURRENT)
+        _fsync(target.local)
+    else:
+        # One object PUT: atomic per object on S3, so no temp object and no copy (a copy is not atomic).
+        with target.fs.open_output_stream(target.path(CURRENT)) as out:
+            out.write(payload)
+
+
+def _read_current(target: Target) -> str | None:
+    path = target.path(CURRENT)
+    if target.fs.get_file_info(path).type != pafs.FileType.File:
+        return None
+    with target.fs.open_input_stream(path) as f:
+        return f.read(256).decode("utf-8", "replace").strip() or None
+
+
+def export_to_target(data_dir: Path | str, snapshot_id: str, target: Target) -> dict:
+    """The export itself, on an already opened ``Target`` (any pyarrow filesystem)."""
+    data_dir = Path(data_dir).resolve()
+    src, manifest_bytes, files = _local_snapshot(data_dir, snapshot_id, target.label)
+    sid = src.name
+    if target.local is not None and target.local == data_dir:
+        raise ExportError(f"export of snapshot {sid} to {target.label}: the target is the data directory "
+                          f"itself; use `trustindex snapshots rollback {sid}` to make it live there")
+    snap = target.path(SNAPSHOTS_DIR, sid)
+    stage = "opening the target"  # named in the error message when a filesystem call fails
+    try:
+        stage = "preparing the target"
+        if target.local is not None:
+            if target.local.exists() and not target.local.is_dir():
+                raise ExportError(f"export of snapshot {sid} to {target.label}: the target exists and is not "
+                                  f"a directory; choose another path")
+            target.local.mkdir(parents=True, exist_ok=True)
+        else:
+            bucket = target.base.split("/", 1)[0]
+            if target.fs.get_file_info(bucket).type == pafs.FileType.NotFound:
+                target.fs.create_dir(bucket)
+        stage = "listing the target"
+        present = _listing(target.fs, snap)
+        stage = "checking files already on the target"
+        reused = {name for name, meta in files.items()
+                  if present.get(name) == meta["size"] and _sha256_on(target.fs, f"{snap}/{name}") == meta["sha256"]}
+        manifest_ok = (present.get(MANIFEST) == len(manifest_bytes)
+                       and _sha256_on(target.fs, f"{snap}/{MANIFEST}") == hashlib.sha256(manifest_bytes).hexdigest())
+        todo = sorted(set(files) - reused)
+        extras = sorted(set(present) - set(files) - {MANIFEST})
+        if todo or extras or not manifest_ok:
+            stage = "clearing a stale copy on the target"
+            # The manifest marks a complete copy: drop it while the directory is being repaired.
+            if MANIFEST in present:
+                target.fs.delete_file(f"{snap}/{MANIFEST}")
+            manifest_ok = False
+            for name in extras:  # not in the manifest: a reader's verify_snapshot would refuse the copy
+                target.fs.delete_file(f"{snap}/{name}")
+        sent = 0
+        for name in todo:
+            stage = f"uploading {name}"
+            sent += _upload(target, src / name, f"{snap}/{name}")
+        for name in todo:
+            stage = f"reading back {name}"
+            got = _sha256_on(target.fs, f"{snap}/{name}")
+            if got != files[name]["sha256"]:
+                raise ExportError(f"export of snapshot {sid} to {target.label}: uploaded file {name} fails its "
+                                  f"sha256 check on the target (got {got[:12]}, manifest {files[name]['sha256'][:12]}); "
+                                  f"the target's CURRENT was not changed; re-run the export")
+        if not manifest_ok:
+            stage = f"uploading {MANIFEST}"
+            sent += _upload(target, src / MANIFEST, f"{snap}/{MANIFEST}")
+            stage = f"reading back {MANIFEST}"
+            got = _sha256_on(target.fs, f"{snap}/{MANIFEST}")
+            if got != hashlib.sha256(manifest_bytes).hexdigest():
+                raise ExportError(f"export of snapshot {sid} to {target.label}: uploaded {MANIFEST} fails its sha256 "
+                                  f"check on the target; the target's CURRENT was not changed; re-run the export")
+        if target.local is not None:
+            stage = "syncing the target to disk"
+            # CURRENT must never reach the disk before the files it names (a power loss in between).
+            for name in [*todo, MANIFEST]:
+                _fsync(target.local / SNAPSHOTS_DIR / sid / name)
+            for d in {(target.local / SNAPSHOTS_DIR / sid / n).parent for n in [*todo, MANIFEST]}:
+                _fsync(d)
+        stage = f"reading the target's {CURRENT}"
+        previous = _read_current(target)
+        stage = f"writing the target's {CURRENT}"
+        _write_current(target, sid)
+    except ExportError:
+        raise
+    except (OSError, pa.ArrowException) as e:
+        hint = ("check the endpoint, the bucket and the AWS_* credentials in the environment"
+                if target.local is None else "check that the path is a writable directory")
+        raise ExportError(f"export of snapshot {sid} to {target.label}: {stage} failed ({_one_line(e)}); "
+                          f"the target's CURRENT was not changed; {hint}, then re-run the export") from None
+    return {"snapshot_id": sid, "target": target.label, "files": len(files) + 1, "uploaded": len(todo),
+            "reused": len(reused), "removed": len(extras), "bytes_uploaded": sent, "previous": previous}
