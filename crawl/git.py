@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import git
@@ -24,6 +24,12 @@ SAFE_ENV = {
     "GIT_TERMINAL_PROMPT": "0",
     "GIT_ASKPASS": "true",
     "GIT_LFS_SKIP_SMUDGE": "1",
+    # Configuration passed through the environment (GIT_CONFIG_COUNT/KEY_n/VALUE_n,
+    # and what a parent git process exports for ``git -c``) is as global as
+    # ~/.gitconfig: a ``core.fsmonitor`` or ``uploadpack.packObjectsHook`` there
+    # would run.  Only SAFE_OPTS, given on each command line, applies.
+    "GIT_CONFIG_COUNT": "0",
+    "GIT_CONFIG_PARAMETERS": "",
 }
 SAFE_OPTS = ["-c", "core.hooksPath=" + os.devnull, "-c", "core.fsmonitor=false",
              "-c", "protocol.ext.allow=never", "-c", "uploadpack.allowFilter=false"]
@@ -39,6 +45,12 @@ class TreeEntry:
     mode: int  # git file mode: 0o100644, 0o100755, 0o120000 (symlink), 0o160000 (submodule)
     sha: str
     size: int
+    # Why this entry's name is not a file a checkout could hold ("" when it is):
+    # non_utf8_path (``path`` is then an escaped rendering, ``caf\xe9.md``),
+    # unsafe_path (a ``.git``, ``..`` or ``.`` component) or duplicate_path (the
+    # tree lists the name twice).  Git's fsck rejects all three; transfer does
+    # not, so a crawled mirror can hold them.  They are reported, never read.
+    invalid: str = ""
 
     @property
     def is_symlink(self) -> bool:
@@ -80,8 +92,7 @@ def ensure_mirror(url: str, dest: Path) -> git.Repo:
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
     except git.GitCommandError as e:
-        detail = (e.stderr or str(e)).strip().splitlines()
-        raise SourceError(f"cannot fetch {url}: {detail[-1] if detail else e}") from None
+        raise SourceError(f"cannot fetch {url}: {git_error_detail(e)}") from None
     repo = git.Repo(str(dest))
     repo.git.update_environment(**SAFE_ENV)
     return repo
@@ -93,22 +104,61 @@ def resolve_ref(repo: git.Repo, ref: str, url: str = "") -> str:
             return repo.git.rev_parse("--verify", "--quiet", f"{candidate}^{{commit}}").strip()
         except git.GitCommandError:
             continue
+    if not repo.git.execute(["git", "for-each-ref", "--count=1"]).strip():
+        # A clone of an empty repository succeeds with no refs at all.
+        raise SourceError(f"{url or repo.git_dir}: the repository is empty (no commits, no refs)")
     raise SourceError(f"{url or repo.git_dir}: no such ref {ref!r}")
+
+
+def git_error_detail(e: git.GitCommandError) -> str:
+    """Git's own complaint, whole and on one line.
+
+    The last stderr line alone was often a fragment ("and the repository
+    exists.'" or a lone quote).  Control characters are dropped: a remote's
+    ``remote:`` lines are text the crawled server chose, shown in reports.
+    """
+    text = (e.stderr or "").strip()
+    if text.startswith("stderr: '"):
+        text = text[len("stderr: '"):].removesuffix("'")
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("Cloning into")]
+    detail = " ".join(lines) or str(e)
+    return "".join(ch for ch in detail if ch.isprintable())[:500]
+
+
+def decode_path(raw: bytes) -> tuple[str, bool]:
+    """A path from git's output as text, and whether it was valid UTF-8.
+
+    Git paths are bytes; a crawled repository can hold names that are not
+    UTF-8.  ``surrogateescape`` would keep them exact but lone surrogates make
+    every later Arrow/Parquet write fail (one file name failed the whole
+    source), so undecodable bytes are escaped as ``\\xNN`` instead.
+    """
+    try:
+        return raw.decode("utf-8"), True
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", "backslashreplace"), False
 
 
 def list_tree(repo: git.Repo, commit: str) -> list[TreeEntry]:
     """Every entry at the commit (blobs, symlinks, submodules), with blob sizes."""
     out = repo.git.execute(["git", *SAFE_OPTS, "ls-tree", "-r", "-z", "--long", "--full-tree", commit],
                            stdout_as_string=False, strip_newline_in_stdout=False)
-    entries = []
+    entries: dict[str, TreeEntry] = {}
     for rec in out.split(b"\0"):
         if not rec:
             continue
         meta, _, path = rec.partition(b"\t")
         mode, _typ, sha, size = meta.split(None, 3)
-        entries.append(TreeEntry(path.decode("utf-8", "surrogateescape"), int(mode, 8), sha.decode(),
-                                 int(size) if size.strip() != b"-" else 0))
-    return entries
+        name, ok = decode_path(path)
+        if name in entries:  # one report row per path; neither of the two contents is trusted
+            entries[name] = replace(entries[name], invalid="duplicate_path")
+            continue
+        invalid = "" if ok else "non_utf8_path"
+        if not invalid and any(c in ("", ".", "..") or c.lower().rstrip(". ") == ".git" for c in name.split("/")):
+            invalid = "unsafe_path"
+        entries[name] = TreeEntry(name, int(mode, 8), sha.decode(), int(size) if size.strip() != b"-" else 0,
+                                  invalid)
+    return list(entries.values())
 
 
 def read_blob(repo: git.Repo, sha: str) -> bytes:
@@ -116,8 +166,22 @@ def read_blob(repo: git.Repo, sha: str) -> bytes:
     return repo.odb.stream(bytes.fromhex(sha)).read()
 
 
+# 9999-12-31T23:59:59Z: the last second Python's datetime can hold.
+MAX_COMMIT_TIME = 253402300799
+
+
 def commit_time(repo: git.Repo, commit: str) -> int:
-    return int(repo.git.show("-s", "--format=%ct", commit).strip())
+    """The committer time in epoch seconds; 0 (the oldest) when the header is unreadable.
+
+    A crawled commit's date is arbitrary text: git prints nothing for
+    ``committer E <e> abc +0000`` and any number for a huge one, and either
+    made ``int``/``datetime.fromtimestamp`` raise and fail the whole source.
+    """
+    try:
+        t = int(repo.git.show("-s", "--format=%ct", commit).strip())
+    except ValueError:
+        return 0
+    return t if 0 <= t <= MAX_COMMIT_TIME else 0
 
 
 def is_ancestor(repo: git.Repo, old: str, new: str) -> bool:

@@ -7,14 +7,18 @@ one per file (per-file ``git log -1`` takes ~9 s for 2,000 files here).
 """
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 
 import git
 
-from crawl.git import SAFE_OPTS
+from crawl.git import SAFE_OPTS, decode_path
 
-_FMT = "%x1e%H%x1f%P%x1f%an%x1f%ae%x1f%aI%x1f%cn%x1f%ce%x1f%cI%x1f%B%x1f"
+# The fields of one commit, in order; %B (the message) is last before the --raw block.
+_FIELDS = ("%H", "%P", "%an", "%ae", "%aI", "%at", "%cn", "%ce", "%cI", "%ct", "%B")
+# A date git cannot print (a hostile "author E <e> abc +0000" header) sorts as the oldest.
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 @dataclass
@@ -36,12 +40,12 @@ class CommitInfo:
         return len(self.parents) > 1
 
 
-def _parse_raw(block: str) -> dict[str, tuple[str | None, str | None]]:
+def _parse_raw(block: bytes) -> dict[str, tuple[str | None, str | None]]:
     changes: dict[str, tuple[str | None, str | None]] = {}
-    parts = block.split("\0")
+    parts = block.split(b"\0")
     i = 0
     while i < len(parts):
-        head = parts[i].strip("\n")
+        head = parts[i].strip(b"\n").decode("ascii", "replace")
         if not head.startswith(":"):
             i += 1
             continue
@@ -49,32 +53,62 @@ def _parse_raw(block: str) -> dict[str, tuple[str | None, str | None]]:
         old, new, status = fields[2], fields[3], fields[4]
         zero = "0" * len(old)
         if status.startswith(("R", "C")):
-            src, dst = parts[i + 1], parts[i + 2]
+            src, dst = decode_path(parts[i + 1])[0], decode_path(parts[i + 2])[0]
             changes[src] = (old, None)
             changes[dst] = (None if old == zero else old, new)
             i += 3
         else:
-            changes[parts[i + 1]] = (None if old == zero else old, None if new == zero else new)
+            changes[decode_path(parts[i + 1])[0]] = (None if old == zero else old, None if new == zero else new)
             i += 2
     return changes
 
 
 def read_log(repo: git.Repo, commit: str) -> list[CommitInfo]:
     """All commits reachable from ``commit``, newest first, with their file changes."""
+    # Bytes, not GitPython's surrogate-escaped text: names and messages are whatever
+    # the repository's authors wrote (a commit can claim UTF-8 and hold Latin-1), and
+    # a lone surrogate in one author name made the source's Arrow tables unwritable.
+    # Text fields decode with U+FFFD replacement; paths as crawl.git.list_tree names them.
+    # The separators carry a per-call random nonce: a message or name may contain
+    # any fixed separator byte (\x1e, \x1f), which used to drop the commit, or
+    # forge a whole record with another author and dates, but it cannot guess this.
+    nonce = secrets.token_hex(16)
+    rec_sep, field_sep = f"\x1e{nonce}\x1e", f"\x1f{nonce}\x1f"
+    fmt = rec_sep + field_sep.join(_FIELDS) + field_sep
     out = repo.git.execute(["git", *SAFE_OPTS, "log", "--raw", "-z", "--no-abbrev", "--no-renames",
-                            "--no-color", "--date-order", f"--format={_FMT}", commit])
+                            "--no-color", "--date-order", f"--format={fmt}", commit],
+                           stdout_as_string=False, strip_newline_in_stdout=False)
     commits = []
-    for rec in out.split("\x1e"):
-        if not rec.strip("\0\n"):
+    for raw in out.split(rec_sep.encode()):
+        if not raw.strip(b"\0\n"):
             continue
-        f = rec.split("\x1f")
-        if len(f) < 10:
+        parts = raw.split(field_sep.encode())
+        if len(parts) != len(_FIELDS) + 1:
             continue
+        f = [x.decode("utf-8", "replace") for x in parts[:-1]]
+        commit_date = _when(f[8], f[9])
+        author_date = _when(f[4], f[5]) or commit_date or EPOCH
         commits.append(CommitInfo(
-            sha=f[0], parents=f[1].split(), author_name=f[2], author_email=f[3],
-            author_date=datetime.fromisoformat(f[4]), committer_name=f[5], committer_email=f[6],
-            commit_date=datetime.fromisoformat(f[7]), message=f[8], changes=_parse_raw(f[9])))
+            sha=f[0], parents=f[1].split(), author_name=f[2], author_email=f[3], author_date=author_date,
+            committer_name=f[6], committer_email=f[7], commit_date=commit_date or author_date,
+            message=f[10], changes=_parse_raw(parts[-1])))
     return commits
+
+
+def _when(iso: str, epoch: str) -> datetime | None:
+    """A commit date from ``%aI``, else from the epoch seconds in UTC; None when git printed neither.
+
+    A crawled commit's date header is arbitrary text: an offset of +99:59 or a
+    year past 9999 made ``fromisoformat`` raise and failed the whole source.
+    """
+    try:
+        return datetime.fromisoformat(iso)
+    except ValueError:
+        pass
+    try:
+        return datetime.fromtimestamp(int(epoch), timezone.utc)
+    except (ValueError, OverflowError, OSError):
+        return None
 
 
 @dataclass

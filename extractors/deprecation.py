@@ -31,7 +31,7 @@ from extractors.base import Chunk, Deprecation
 from extractors.globs import first_match
 
 MAX_REASON = 200
-_REASON_ROWS = 40  # a reason is read from the first lines of its marker only
+_REASON_ROWS = 20  # a reason is read from the first lines of its marker only
 
 _FENCE_RE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _ATX_RE = re.compile(r"^\s{0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
@@ -79,14 +79,24 @@ def markdown_deprecations(front_matter: dict, text: str, chunks: Iterable[Chunk]
     lines = text.split("\n") if text else []
     starts = [c.start_line for c in chunks]  # chunks are in line order and disjoint
     seen: set[tuple[int, str]] = set()
-    for start, end, reason, marker in sorted(_scan(lines)):
+    marked = {"admonition": 0, "section": 0}
+    for start, end, marker, reason_of in sorted(_scan(lines), key=lambda f: f[:3]):
+        if marked[marker] == len(chunks):
+            continue  # every chunk already carries this marker
         k = max(0, bisect.bisect_right(starts, start) - 1)
+        hits = []
         while k < len(chunks) and chunks[k].start_line <= end:
             c = chunks[k]
             if c.end_line >= start and (c.ordinal, marker) not in seen:
-                seen.add((c.ordinal, marker))
-                out.append(Deprecation("chunk", reason, marker, chunk_ordinal=c.ordinal))
+                hits.append(c.ordinal)
             k += 1
+        # The reason (and whether a section counts at all) is read only when the
+        # marker would mark a new chunk: 20,000 stacked markers cost one read each.
+        reason = reason_of() if hits else None
+        for ordinal in hits if reason is not None else []:
+            seen.add((ordinal, marker))
+            marked[marker] += 1
+            out.append(Deprecation("chunk", reason, marker, chunk_ordinal=ordinal))
     return out
 
 
@@ -115,9 +125,10 @@ def _front_matter_reason(fm: dict) -> Optional[str]:
     return None
 
 
-def _scan(lines: list[str]) -> list[tuple[int, int, str, str]]:
-    """(start_line, end_line, reason, marker), 1-based, outside code fences; one pass."""
-    found: list[tuple[int, int, str, str]] = []
+def _scan(lines: list[str]) -> list[tuple]:
+    """(start_line, end_line, marker, reason thunk), 1-based, outside code fences; one
+    pass.  The thunk returns the reason, or None when the candidate is not a marker."""
+    found: list[tuple] = []
     headings: list[tuple[int, int, str]] = []  # (row, level, text)
     admonitions: list[tuple[int, str]] = []  # open (row, reason or "" when not a marker)
     fence: Optional[str] = None
@@ -155,7 +166,8 @@ def _scan(lines: list[str]) -> list[tuple[int, int, str, str]]:
             body = [b for b in body if b.strip() and not _ALERT_RE.match(b.strip())]
             if body and _QUOTE_MARK_RE.match(body[0].strip()):
                 # The marker word stays in the reason: "Deprecated: use X instead."
-                found.append((r + 1, end + 1, _short(_first_sentence(_plain(body, True))), "admonition"))
+                found.append((r + 1, end + 1, "admonition",
+                              lambda body=body: _short(_first_sentence(_plain(body, True)))))
     for row, reason in admonitions:  # never closed: runs to the end of the file
         if reason:
             found.append(_admonition(lines, row, n, reason))
@@ -163,9 +175,12 @@ def _scan(lines: list[str]) -> list[tuple[int, int, str, str]]:
     return found
 
 
-def _admonition(lines: list[str], row: int, close: int, title: str) -> tuple[int, int, str, str]:
-    body = _first_sentence(_plain(lines[row + 1: min(close, row + 1 + _REASON_ROWS)], True))
-    return row + 1, min(close + 1, len(lines)), _short(body or title), "admonition"
+def _admonition(lines: list[str], row: int, close: int, title: str) -> tuple:
+    def reason() -> str:
+        body = _first_sentence(_plain(lines[row + 1: min(close, row + 1 + _REASON_ROWS)], True))
+        return _short(body or title)
+
+    return row + 1, min(close + 1, len(lines)), "admonition", reason
 
 
 def _sections(lines: list[str], headings: list[tuple[int, int, str]]):
@@ -178,18 +193,21 @@ def _sections(lines: list[str], headings: list[tuple[int, int, str]]):
         open_.append(i)
     for i, (row, level, title) in enumerate(headings):
         clean = _plain([title])
-        if not _HEADING_RE.search(clean):
-            continue
-        end = ends[i]
+        if _HEADING_RE.search(clean):
+            yield row + 1, ends[i] + 1, "section", _section_reason(lines, row, ends[i], clean)
+
+
+def _section_reason(lines: list[str], row: int, end: int, heading: str):
+    def reason() -> Optional[str]:
         content = _plain(lines[row + 1: min(end + 1, row + 1 + _REASON_ROWS)])
         short = end - row <= _REASON_ROWS  # a long section is never "None."
         if short and _NOTHING_RE.match(" ".join(content.split()).rstrip(".").strip()):
-            continue
-        if clean.lower().startswith(("deprecat", "legacy")):
-            reason = _first_sentence(content) or clean
-        else:  # the heading names the deprecated thing: it is the reason
-            reason = clean
-        yield row + 1, end + 1, _short(reason), "section"
+            return None
+        if heading.lower().startswith("deprecat"):
+            return _short(_first_sentence(content) or heading)
+        return _short(heading)  # the heading names the deprecated thing: it is the reason
+
+    return reason
 
 
 _BREAK_RE = re.compile(r"[-*_=\s]{3,}|\s{0,3}:{3,}.*")  # thematic break, admonition fence

@@ -80,7 +80,7 @@ def build_and_publish(data_dir: str, per_source: dict, source_rows: list[dict], 
         sid, counts, reused = existing.snapshot_id, existing.row_counts, True
         log.info("inputs unchanged: snapshot %s already holds this build", sid)
     else:
-        embedder = make_embedder(backend)
+        embedder = make_embedder(backend, cache_dir=data / "cache" / "encoders")
         cache = EmbeddingCache(data / "cache" / "embeddings", embedder.cache_key, embedder.dimensions)
         build = new_build_dir(data)
         counts, st = write_snapshot_files(build, per_source, source_rows, embedder, cache)

@@ -69,11 +69,11 @@ class SourceEvidence:
         return apply_precedence(out)
 
     def deprecations(self, path: str, kind: str, text: str, ex: Extraction | None) -> list[Deprecation]:
-        from extractors.deprecation import markdown_deprecations, path_deprecations
+        from extractors.deprecation import path_deprecations
 
+        # the extractors already found in-file markers (Markdown front matter, admonitions and sections;
+        # JSDoc; Rust attributes)
         out: list[Deprecation] = list(ex.deprecations) if ex is not None else []
-        if ex is not None and kind == "markdown":
-            out.extend(markdown_deprecations(ex.front_matter, text, ex.chunks))
         out.extend(path_deprecations(path, self.policy["deprecation"]["path_patterns"]))
         if kind == "markdown":
             out.extend(docs_version_deprecations(path, self.docs))

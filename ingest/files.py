@@ -8,9 +8,15 @@ from __future__ import annotations
 
 from crawl.git import TreeEntry
 from extractors.globs import first_match
+from ingest.dispatch import kind_of
 from schemas.config import Source
 
 LFS_HEADER = b"version https://git-lfs.github.com/spec/"
+# Kinds whose extractor decodes strictly and names the offending byte offset
+# (extractors.markdown.decode_markdown, extractors.code_common.decode_lines): a
+# NUL in a file that claims to be Markdown or code is a broken document, so it
+# is reported as failed (stage extract) rather than quietly skipped as binary.
+STRICT_TEXT_KINDS = ("markdown", "compact", "typescript", "rust")
 
 
 def skip_rule_for_entry(entry: TreeEntry, source: Source, max_bytes: int) -> str | None:
@@ -18,6 +24,9 @@ def skip_rule_for_entry(entry: TreeEntry, source: Source, max_bytes: int) -> str
         return "submodule"
     if entry.is_symlink:
         return "symlink"
+    if entry.invalid:
+        # A name no checkout could hold (crawl.git.TreeEntry.invalid): listed, never read.
+        return entry.invalid
     excluded = first_match(entry.path, source.exclude)
     if excluded:
         return f"excluded:{excluded}"
@@ -28,9 +37,12 @@ def skip_rule_for_entry(entry: TreeEntry, source: Source, max_bytes: int) -> str
     return None
 
 
-def skip_rule_for_bytes(data: bytes) -> str | None:
+def skip_rule_for_bytes(data: bytes, path: str | None = None) -> str | None:
+    """``path`` (optional for old callers) lets Markdown/code with a NUL reach its extractor."""
     if data.startswith(LFS_HEADER):
         return "lfs_pointer"
     if b"\0" in data[:8192]:
+        if path is not None and kind_of(path) in STRICT_TEXT_KINDS:
+            return None
         return "binary"
     return None

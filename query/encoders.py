@@ -39,9 +39,12 @@ def open_encoder(snapshot_dir: Path, manifest: Manifest):
     info = manifest.embedding_model
     backend = info.get("backend")
     if backend == "onnx-int8":
-        from query.encoder import OnnxEncoder
+        from query.encoder import EncoderError, OnnxEncoder
 
-        enc = OnnxEncoder(Path(snapshot_dir) / ENCODER_DIR)
+        try:
+            enc = OnnxEncoder(Path(snapshot_dir) / ENCODER_DIR)
+        except (EncoderError, OSError) as e:
+            raise SnapshotError(f"snapshot {manifest.snapshot_id}: its query encoder cannot be loaded: {e}") from None
         if enc.model_id != info.get("id") or enc.dimensions != int(info.get("dimensions", -1)):
             raise SnapshotError(f"snapshot {manifest.snapshot_id}: its encoder ({enc.model_id}, {enc.dimensions} "
                                 f"dims) disagrees with its embeddings ({info.get('id')}, {info.get('dimensions')})")

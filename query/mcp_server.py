@@ -25,7 +25,6 @@ import traceback
 from bisect import bisect_left
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -72,7 +71,9 @@ class LiveIndex:
         """(index, passages, warning): reopen first when CURRENT names another snapshot."""
         with self._lock:
             cur = self._read_current()
-            if cur != self.current and not self._recently_failed(cur):
+            if cur == self.current:
+                self.warning, self._failed = None, None  # CURRENT names what we serve (again, after a bad one)
+            elif not self._recently_failed(cur):
                 self._reload(cur)
             self._maybe_reload_policy()
             if self.index is None:
@@ -157,14 +158,15 @@ class PassageMap:
             "snapshot_id": d.manifest.snapshot_id,
             "chunk_id": chunk_id,
             "document": {"source": doc["source"], "repo": doc["repo"], "commit": doc["commit"], "path": doc["path"],
-                         "kind": doc["kind"], "url": doc["url"], "chunks": len(rows),
+                         "kind": doc["kind"], "url": doc["url"] or None, "chunks": len(rows),
                          "last_modified": _iso(doc["last_modified"]),
                          "last_substantive_change": _iso(doc["last_substantive_change"])},
             "evidence": {
                 "publisher": attr.get("publisher"), "publisher_name": attr.get("publisher_name"),
                 "tier": attr.get("tier"),
                 "verifications": [{"verifier": v["verifier"], "tier": v["tier"], "method": v["method"],
-                                   "commit": v["commit"], "stale": v["stale"]} for v in d.verifications.get(doc_id, [])],
+                                   "commit": v["commit"], "stale": v["stale"]}
+                                  for v in d.verifications.get(doc_id, [])],
                 "deprecations": [{"scope": x["scope"], "reason": x["reason"], "marker": x["marker"]}
                                  for x in d.deprecation_rows(i)],
                 "version_targets": [{"component": r["component"], "constraint": r["constraint"], "origin": r["origin"]}

@@ -21,7 +21,8 @@ class SnapshotData:
     def __init__(self, directory: Path, verify: bool = True):
         self.dir = Path(directory)
         self.manifest: Manifest = verify_snapshot(self.dir, checksums=verify)
-        t = {name: pq.read_table(self.dir / file) for name, file in TABLE_FILES.items()
+        # ParquetFile.read, not read_table: it avoids importing pyarrow.dataset (~0.5 s of a cold start)
+        t = {name: pq.ParquetFile(self.dir / file).read() for name, file in TABLE_FILES.items()
              if (self.dir / file).is_file()}
         missing = [n for n in ("documents", "chunks", "attribution") if n not in t]
         if missing:

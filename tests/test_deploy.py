@@ -1,12 +1,12 @@
 """deploy/prefect.yaml against a real Prefect server, work pool and process worker.
 
 Starts ``prefect server start`` on a free loopback port, creates the process work pool, registers
-every deployment with ``prefect deploy --all``, runs the nightly refresh deployment on the demo
-corpus through ``prefect worker start --run-once``, and checks that (1) a verified snapshot is
-published and (2) the refresh's Completed event fires the export deployment's trigger, whose run
-copies the live snapshot to the serving tier.  Everything goes through the CLI and the REST API,
-as an operator would (DESIGN.md, "Stack": server healthy in 6–14 s; the worker only takes runs
-that already exist, so each run is created first).
+every deployment with ``prefect deploy --all``, creates a run of the nightly refresh deployment on the
+demo corpus and lets a ``prefect worker start`` (long-running, as in compose) execute it, then checks
+that (1) a verified snapshot is published and (2) the refresh's Completed event fires the export
+deployment's trigger, whose run copies the live snapshot to the serving tier.  Everything goes
+through the CLI and the REST API, as an operator would (DESIGN.md, "Stack": server healthy in
+6–14 s).
 """
 from __future__ import annotations
 
@@ -81,31 +81,64 @@ def prefect_server(home: Path):
     finally:
         os.killpg(proc.pid, signal.SIGTERM)  # the server's own process group, started above
         try:
-            proc.wait(timeout=20)
+            proc.wait(timeout=15)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
 
 
 def cli(env: dict, log: Path, *args: str, timeout: float = 180) -> str:
+    t0 = time.monotonic()
     r = subprocess.run([PREFECT, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
     with open(log, "a") as f:
-        f.write(f"$ prefect {' '.join(args)}\n{r.stdout}\n{r.stderr}\n")
+        f.write(f"$ prefect {' '.join(args)}  ({time.monotonic() - t0:.1f} s)\n{r.stdout}\n{r.stderr}\n")
     assert r.returncode == 0, f"prefect {' '.join(args)} failed:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
     return r.stdout
 
 
-def run_state(url: str, run_id: str) -> dict:
-    return api(url, "GET", f"/flow_runs/{run_id}")["state"]
+@contextmanager
+def worker(env: dict, log: Path):
+    """A long-running process worker (as in compose), polling every second; stopped on exit."""
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([PREFECT, "worker", "start", "--pool", POOL], cwd=ROOT, stdout=out,
+                                stderr=subprocess.STDOUT, start_new_session=True,
+                                env={**env, "PREFECT_WORKER_QUERY_SECONDS": "1"})
+    try:
+        yield proc
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)  # the worker's own process group, started above
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def wait_for(what, timeout: float, proc: subprocess.Popen, log: Path):
+    """Poll ``what()`` until it returns something truthy; fail with the worker's log otherwise."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if got := what():
+            return got
+        if proc.poll() is not None:
+            pytest.fail(f"the worker exited ({proc.returncode}):\n{tail(log)}")
+        time.sleep(1)
+    pytest.fail(f"timed out after {timeout} s:\n{tail(log)}")
+
+
+def finished(url: str, run_id: str):
+    state = api(url, "GET", f"/flow_runs/{run_id}")["state"]
+    return state if state and state["type"] in {"COMPLETED", "FAILED", "CRASHED", "CANCELLED"} else None
 
 
 def test_nightly_refresh_deployment_publishes_and_triggers_export(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
     from build_demo import build_demo
 
-    sources = build_demo(tmp_path / "demo")
-    data, tier, log = tmp_path / "data", tmp_path / "serving", tmp_path / "cli.log"
-    with prefect_server(tmp_path / "prefect-home") as (url, env):
-        worker_env = {**env, "TRUSTINDEX_EXPORT_TO": str(tier)}
+    data, tier, log, wlog = tmp_path / "data", tmp_path / "serving", tmp_path / "cli.log", tmp_path / "worker.log"
+    with ThreadPoolExecutor(1) as pool, prefect_server(tmp_path / "prefect-home") as (url, env):
+        demo = pool.submit(build_demo, tmp_path / "demo")  # builds while the CLI registers the deployments
         cli(env, log, "work-pool", "create", POOL, "--type", "process", "--overwrite")
         cli(env, log, "deploy", "--all", "--no-prompt", "--prefect-file", "deploy/prefect.yaml")
 
@@ -121,27 +154,22 @@ def test_nightly_refresh_deployment_publishes_and_triggers_export(tmp_path):
         automations = api(url, "POST", "/automations/filter", {})
         assert any(a["actions"][0].get("deployment_id") == deps["export-live"]["id"] for a in automations)
 
-        # 1. The nightly refresh, run now on the demo corpus.
+        # 1. The nightly refresh, run now on the demo corpus (created first: a worker takes existing runs).
         run = api(url, "POST", f"/deployments/{deps['nightly-refresh']['id']}/create_flow_run",
-                  {"parameters": {"sources_file": str(sources), "data_dir": str(data)}})
-        cli(worker_env, log, "worker", "start", "--pool", POOL, "--run-once", timeout=400)
-        state = run_state(url, run["id"])
-        assert state["type"] == "COMPLETED", f"{state}\n{tail(log)}"
-        live = resolve_current(data)
-        assert verify_snapshot(live).snapshot_id == live.name
-        assert read_manifest(live).row_counts.get("chunks", 0) > 0
+                  {"parameters": {"sources_file": str(demo.result()), "data_dir": str(data)}})
+        with worker({**env, "TRUSTINDEX_EXPORT_TO": str(tier)}, wlog) as proc:
+            state = wait_for(lambda: finished(url, run["id"]), 420, proc, wlog)
+            assert state["type"] == "COMPLETED", f"{state}\n{tail(wlog)}"
+            live = resolve_current(data)
+            assert verify_snapshot(live).snapshot_id == live.name
+            assert read_manifest(live).row_counts.get("chunks", 0) > 0
 
-        # 2. Its Completed event fires export-live's trigger with the refresh run's data_dir.
-        deadline, exports = time.monotonic() + 60, []
-        while not exports and time.monotonic() < deadline:
-            exports = api(url, "POST", "/flow_runs/filter",
-                          {"deployments": {"id": {"any_": [deps["export-live"]["id"]]}}})
-            time.sleep(1)
-        assert len(exports) == 1, "the export trigger did not create a flow run"
-        assert exports[0]["parameters"]["data_dir"] == str(data)
-        cli(worker_env, log, "worker", "start", "--pool", POOL, "--run-once", timeout=300)
-        state = run_state(url, exports[0]["id"])
-        assert state["type"] == "COMPLETED", f"{state}\n{tail(log)}"
+            # 2. Its Completed event fires export-live's trigger with the refresh run's data_dir.
+            exports = wait_for(lambda: api(url, "POST", "/flow_runs/filter", {
+                "deployments": {"id": {"any_": [deps["export-live"]["id"]]}}}), 60, proc, wlog)
+            assert len(exports) == 1 and exports[0]["parameters"]["data_dir"] == str(data)
+            state = wait_for(lambda: finished(url, exports[0]["id"]), 180, proc, wlog)
+            assert state["type"] == "COMPLETED", f"{state}\n{tail(wlog)}"
         assert (tier / "CURRENT").read_text().strip() == live.name
         assert verify_snapshot(tier / "snapshots" / live.name).snapshot_id == live.name
 
@@ -176,3 +204,16 @@ def test_compose_matches_the_deployments():
     assert all(env[k] is None for k in env if k.startswith("AWS_"))  # credentials pass through, never stored
     assert services["prefect-server"]["image"].endswith(":3.9.1-python3.11")
     assert f"prefect-version: {project['prefect-version']}" in (ROOT / "deploy" / "prefect.yaml").read_text()
+
+
+def test_export_live_without_a_target_is_one_clear_line(tmp_path, monkeypatch):
+    import importlib.util
+
+    from warehouse.export import ExportError
+
+    spec = importlib.util.spec_from_file_location("export_flow", ROOT / "deploy" / "export_flow.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    monkeypatch.delenv(mod.EXPORT_TO_ENV, raising=False)
+    with pytest.raises(ExportError, match=rf"no target; set the deployment's export_to parameter or {mod.EXPORT_TO_ENV}"):
+        mod.export_live.fn(data_dir=str(tmp_path))

@@ -4,6 +4,7 @@ Snippets marked "real" are copied from /work/shared/corpus/midnight-docs.
 """
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ CORPUS = Path("/work/shared/corpus/midnight-docs")
 def deprecations(text: str):
     ex = extract_markdown(text.encode("utf-8"), FileContext("src", "doc.mdx"))
     deps = markdown_deprecations(ex.front_matter, text, ex.chunks)
+    assert ex.deprecations == deps  # extract_markdown records the same evidence
     return ex, deps
 
 
@@ -192,6 +194,29 @@ def test_reasons_are_short():
     fm = "---\ndeprecated: " + "x" * 500 + "\n---\n"
     (dep,) = deprecations(fm)[1]
     assert dep.scope == "document" and len(dep.reason) <= MAX_REASON
+
+
+PATHOLOGICAL = [
+    ("10k unclosed admonitions", ":::warning Deprecated\n" * 10_000),
+    ("5k deprecated sections", "\n\n".join(f"## Deprecated\n\nUse v{i}." for i in range(5_000))),
+    ("5k nested deprecated headings", "\n".join("#" * (1 + i % 6) + " Deprecated x" for i in range(5_000))),
+    ("20k quoted markers", "> **Deprecated** x\n" * 20_000),
+    ("unclosed fence hides markers", "```\n" + "## Deprecated\n\nOld.\n" * 5_000),
+]
+
+
+@pytest.mark.parametrize("name,text", PATHOLOGICAL, ids=[p[0] for p in PATHOLOGICAL])
+def test_pathological_markers_are_bounded(name, text):
+    ex = extract_markdown(text.encode(), FileContext("s", "x.md"))
+    t0 = time.perf_counter()
+    deps = markdown_deprecations(ex.front_matter, text, ex.chunks)
+    assert time.perf_counter() - t0 < 5.0  # ~0.1-1.5 s here unloaded; room for a busy machine
+    ordinals = [d.chunk_ordinal for d in deps]
+    assert len(ordinals) == len(set(ordinals))  # one marker of a kind per chunk
+    if name.startswith("unclosed fence"):
+        assert deps == []
+    else:
+        assert len(deps) == len(ex.chunks)
 
 
 @pytest.mark.parametrize(

@@ -248,7 +248,7 @@ PATHOLOGICAL = [
 def test_pathological_input_is_bounded(name, text):
     t0 = time.perf_counter()
     ex = extract_markdown(text.encode(), ctx())
-    assert time.perf_counter() - t0 < 3.0
+    assert time.perf_counter() - t0 < 5.0  # ~0.1-1.5 s here unloaded; room for a busy machine
     assert ex.chunks, name
     assert all(0 < c.token_count <= 256 and len(c.text) <= 4096 for c in ex.chunks)
 

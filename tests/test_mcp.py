@@ -117,6 +117,8 @@ async def conversation(data: Path) -> dict:
         log["sources2"] = await call("list_sources")
         log["corrupt_id"] = publish_without(data, "partner-sdk", corrupt=True)
         log["search3"] = await call("search", {"query": QUERY, "k": 3})
+        set_current(data, log["second_id"])  # CURRENT names the served snapshot again: the warning goes
+        log["search3b"] = await call("search", {"query": QUERY, "k": 3})
         set_current(data, log["first_id"])  # a rollback is a CURRENT change like any other
         log["search4"] = await call("search", {"query": QUERY, "k": 3})
     return log
@@ -231,6 +233,11 @@ def test_keeps_serving_and_warns_when_new_snapshot_is_corrupt(talk):
     assert "sha256" in warning
 
 
+def test_warning_clears_when_current_names_the_served_snapshot_again(talk):
+    r = talk["search3b"]
+    assert r["data"]["snapshot_id"] == talk["second_id"] and len(r["text"]) == 1
+
+
 def test_rollback_is_followed_and_clears_the_warning(talk):
     r = talk["search4"]
     assert r["data"]["snapshot_id"] == talk["first_id"] and len(r["text"]) == 1
@@ -243,3 +250,18 @@ def test_module_stays_off_the_build_side():
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_no_live_snapshot_is_a_tool_error(tmp_path):
+    """Started before the first refresh: every call says what to do, and nothing crashes."""
+    from mcp import Client
+
+    from query.mcp_server import build_server
+
+    async def ask():
+        async with Client(build_server(tmp_path)) as client:
+            return [await client.call_tool(name, {}) for name in ("list_sources", "list_versions")]
+
+    for r in anyio.run(ask):
+        assert r.is_error and "no live snapshot (CURRENT is missing); run `trustindex refresh` first" in \
+            r.content[0].text

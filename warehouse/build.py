@@ -57,5 +57,9 @@ def write_snapshot_files(build_dir: Path, per_source: dict[str, dict[str, pa.Tab
     with open(build_dir / EMBEDDINGS, "wb") as f:
         np.save(f, np.ascontiguousarray(matrix, dtype=np.float32), allow_pickle=False)
     build_bm25(texts, build_dir / BM25_DIR)
+    from warehouse.onnx_embedder import place_file
+
+    for rel, src in embedder.snapshot_files().items():
+        place_file(src, build_dir / rel)
     counts["embeddings"] = int(matrix.shape[0])
     return counts, stats

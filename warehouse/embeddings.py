@@ -46,6 +46,10 @@ class Embedder:
     def info(self) -> dict:
         raise NotImplementedError
 
+    def snapshot_files(self) -> dict[str, Path]:
+        """Files the snapshot must carry so queries are embedded by this same model (none for torch)."""
+        return {}
+
     @property
     def cache_key(self) -> str:
         i = self.info()
@@ -92,11 +96,27 @@ def embedder_identity(backend: str) -> str:
     path = model_path()
     if str(path) not in _WEIGHTS_SHA:
         _WEIGHTS_SHA[str(path)] = weights_sha256(path)
-    return hashlib.sha256(f"{MODEL_ID}\0{backend}\0{_WEIGHTS_SHA[str(path)]}".encode()).hexdigest()[:16]
+    recipe = ""
+    if backend == "onnx-int8":
+        from warehouse.encoder_export import RECIPE_VERSION
+        recipe = f"r{RECIPE_VERSION}"
+    return hashlib.sha256(f"{MODEL_ID}\0{backend}{recipe}\0{_WEIGHTS_SHA[str(path)]}".encode()).hexdigest()[:16]
+
+
+_LOADED: dict[tuple, Embedder] = {}
 
 
 def make_embedder(backend: str = "sentence-transformers", **kwargs) -> Embedder:
+    """The embedder for a backend; loaded once per process (a model load costs seconds)."""
+    key = (backend, tuple(sorted((k, str(v)) for k, v in kwargs.items())))
+    if key not in _LOADED:
+        _LOADED[key] = _make(backend, **kwargs)
+    return _LOADED[key]
+
+
+def _make(backend: str, **kwargs) -> Embedder:
     if backend == "sentence-transformers":
+        kwargs.pop("cache_dir", None)
         return SentenceTransformerEmbedder(**kwargs)
     if backend == "onnx-int8":
         from warehouse.onnx_embedder import OnnxEmbedder

@@ -1,7 +1,7 @@
 """A self-contained HTML report of the live snapshot, and a short markdown summary.
 
 ``render_report(data_dir, out)`` writes one HTML file: plots are inline SVG
-drawn by matplotlib's Agg/SVG backend, styles are inline, and a
+drawn by matplotlib (Figure objects, no pyplot, no display), styles are inline, and a
 Content-Security-Policy of ``default-src 'none'`` forbids any fetch, so the file
 opens offline and leaks nothing.  Every number comes from DuckDB over the
 snapshot's Parquet files (``warehouse.catalog.connect_snapshot``).
@@ -77,8 +77,9 @@ def collect(data_dir: Path) -> dict:
                                         "FROM documents WHERE coalesce(last_substantive_change, last_modified) IS NOT "
                                         "NULL) GROUP BY 1, 2 ORDER BY 1, 2", [m.created_at]),
             "freshness_median": q("documents", "SELECT source, CAST(median(date_diff('day', coalesce("
-                                               "last_substantive_change, last_modified), ?::TIMESTAMPTZ)) AS BIGINT) AS days, "
-                                               "count(*) AS n FROM documents GROUP BY 1 ORDER BY 1", [m.created_at]),
+                                               "last_substantive_change, last_modified), ?::TIMESTAMPTZ)) AS BIGINT) "
+                                               "AS days, count(*) AS n FROM documents GROUP BY 1 ORDER BY 1",
+                                  [m.created_at]),
             "versions": q("version_targets",
                           "SELECT v.component, count(DISTINCT c.chunk_id) AS chunks, count(DISTINCT v.constraint) "
                           "AS constraints, string_agg(DISTINCT v.origin, ', ' ORDER BY v.origin) AS origins FROM "
@@ -114,27 +115,28 @@ def collect(data_dir: Path) -> dict:
 
 
 # -- plots ---------------------------------------------------------------------------------------
+RC = {"svg.fonttype": "none", "font.size": 9, "axes.spines.top": False, "axes.spines.right": False,
+      "font.family": "sans-serif"}  # text stays text in the SVG: crisp, searchable, small
+
+
 def _figure(width=5.4, height=3.0):
-    import matplotlib
+    """A bare Figure, no pyplot: no backend or GUI is selected and no global figure state is touched,
+    so rendering is safe in a Prefect worker thread and in CI without a display."""
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg", force=True)  # no display, no GUI toolkit: safe in workers and CI
-    import matplotlib.pyplot as plt
-
-    plt.rcParams.update({"svg.fonttype": "none", "font.size": 9, "axes.spines.top": False,
-                         "axes.spines.right": False, "font.family": "sans-serif"})
     # constrained layout keeps every figure at its set width (labels shrink the axes, not the font)
-    return plt.subplots(figsize=(width, height), layout="constrained")
+    fig = Figure(figsize=(width, height), layout="constrained")
+    return fig, fig.subplots()
 
 
 def _svg(fig, plot_id: str) -> str:
     """Inline SVG with the plot's id and <title> (accessible, and what the tests look for)."""
     import matplotlib
-    import matplotlib.pyplot as plt
 
-    matplotlib.rcParams["svg.hashsalt"] = plot_id  # deterministic ids, distinct between the figures of one page
     buf = io.StringIO()
-    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
-    plt.close(fig)
+    # deterministic ids, distinct between the figures of one page (they share one DOM)
+    with matplotlib.rc_context({"svg.hashsalt": plot_id}):
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
     svg = buf.getvalue()
     svg = svg[svg.index("<svg"):]  # drop the XML declaration and the DOCTYPE (it names a remote DTD)
     title = html.escape(PLOTS[plot_id])
@@ -176,6 +178,14 @@ def _legend(ax, n):
 
 
 def plots(d: dict) -> dict[str, str]:
+    """Plot id -> inline SVG for every figure in PLOTS."""
+    import matplotlib
+
+    with matplotlib.rc_context(RC):
+        return _plots(d)
+
+
+def _plots(d: dict) -> dict[str, str]:
     out = {}
     fig, ax = _figure()
     _stacked_barh(ax, d["chunks_by_tier"], "source", "tier", TIER_ORDER, TIER_COLOURS, "chunks")
@@ -210,7 +220,8 @@ def plots(d: dict) -> dict[str, str]:
     out["plot-versions"] = _svg(fig, "plot-versions")
 
     fig, ax = _figure(height=2.6)
-    rows = [{"method": r["method"], "state": "stale" if r["stale"] else "live", "n": r["n"]} for r in d["verifications"]]
+    rows = [{"method": r["method"], "state": "stale" if r["stale"] else "live", "n": r["n"]}
+            for r in d["verifications"]]
     _stacked_barh(ax, rows, "method", "state", ["live", "stale"], {"live": "#2e7d32", "stale": "#bdbdbd"},
                   "verification records")
     out["plot-verification"] = _svg(fig, "plot-verification")

@@ -1,0 +1,72 @@
+"""Verification chains from trailers, pull-request merges and the ledger; staleness."""
+from datetime import datetime, timezone
+
+from crawl.git import ensure_mirror, resolve_ref
+from crawl.history import file_histories, read_log
+from extractors.verification import chain_for_file, merge_owners, parse_trailers
+from ingest.source import _is_substantive
+from query.trust import verification_factor
+from schemas.config import Identities, Person, Publisher
+from schemas.policy import Policy
+from tests.gitutil import RepoBuilder
+
+
+def ids() -> Identities:
+    i = Identities()
+    i.publishers["mf"] = Publisher("mf", "MF", "foundation")
+    for p in (Person("Ada Lovelace", ("ada@mf.example",), "mf"), Person("Priya", ("priya@mf.example",), "mf")):
+        i.people.append(p)
+        for e in p.emails:
+            i._by_email[e] = p
+    return i
+
+
+def test_trailers_only_from_the_last_paragraph():
+    msg = "Fix\n\nReviewed-by: Fake <fake@x.example> in the body\n\nReviewed-by: Ada <ada@mf.example>\n" \
+          "Tested-by: Bob <bob@x.example>\nSigned-off-by: bot <bot@x.example>\n"
+    assert parse_trailers(msg) == [("Reviewed-By", "Ada", "ada@mf.example"), ("Tested-By", "Bob", "bob@x.example")]
+    assert parse_trailers("Reviewed-by: Ada <ada@mf.example>") == []  # a subject line is not a trailer
+
+
+def build_history(tmp_path):
+    b = RepoBuilder(tmp_path / "src")
+    b.commit({"docs/a.md": "# A\n\nfirst\n", "docs/b.md": "# B\n\nb\n"}, "init\n\nReviewed-by: Priya <priya@mf.example>")
+    b.merge([{"files": {"docs/a.md": "# A\n\nsecond version\n"}, "message": "edit a\n\nAcked-by: Eve <eve@x.example>",
+              "author": ("Jo", "jo@x.example")}], title="edit-a", merger=("Ada Lovelace", "ada@mf.example"), pr=7)
+    b.commit({"docs/b.md": "# B\n\nb changed later\n"}, "edit b without review")
+    m = ensure_mirror(str(b.path), tmp_path / "m.git")
+    head = resolve_ref(m, "main")
+    commits = read_log(m, head)
+    return m, commits
+
+
+def links_for(m, commits, path):
+    hist = file_histories(commits)[path]
+    subst = {c.sha: _is_substantive(m, c, path, 100, {}) for c in hist.touches}
+    return chain_for_file(hist.touches, subst, merge_owners(commits), ids())
+
+
+def test_merge_and_trailer_links(tmp_path):
+    m, commits = build_history(tmp_path)
+    links = {(l.method, l.verifier_email): l for l in links_for(m, commits, "docs/a.md")}
+    merge = links[("merge", "ada@mf.example")]
+    assert merge.tier == "foundation" and not merge.stale and "#7" in merge.detail
+    assert links[("trailer", "eve@x.example")].tier == "unknown"  # not in identities: no authority
+    assert links[("trailer", "priya@mf.example")].stale  # a.md changed after the reviewed commit
+
+
+def test_change_after_review_is_stale_and_gives_no_boost(tmp_path):
+    m, commits = build_history(tmp_path)
+    links = links_for(m, commits, "docs/b.md")
+    (review,) = [l for l in links if l.method == "trailer"]
+    assert review.stale
+    rows = [dict(verifier=l.verifier, verifier_email=l.verifier_email, publisher=l.publisher, tier=l.tier,
+                 method=l.method, commit=l.commit, date=l.date, stale=l.stale, detail=l.detail) for l in links]
+    f = verification_factor(rows, Policy.default())
+    assert f["status"] == "stale" and f["multiplier"] == Policy.default()["verification"]["stale"]
+
+
+def test_unknown_verifiers_do_not_verify():
+    rows = [dict(verifier="Ada Lovelace", verifier_email="ada@evil.example", publisher="", tier="unknown",
+                 method="trailer", commit="c", date=datetime.now(timezone.utc), stale=False, detail="")]
+    assert verification_factor(rows, Policy.default())["status"] == "unverified"
