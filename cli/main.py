@@ -22,6 +22,11 @@ def _prefect_env(data_dir: Path) -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
+def _show_progress(a) -> bool:
+    """Progress bars only for a person at a terminal: never with --quiet, --json or a pipe."""
+    return sys.stderr.isatty() and not getattr(a, "quiet", False) and not getattr(a, "json", False)
+
+
 def _print_json(obj) -> None:
     sys.stdout.write(json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n")
 
@@ -35,7 +40,9 @@ def cmd_refresh(a) -> int:
     _prefect_env(data)
     from warehouse.lock import data_dir_lock
 
-    with data_dir_lock(data, wait_seconds=a.wait, what="refresh"):
+    from ingest import progress
+
+    with data_dir_lock(data, wait_seconds=a.wait, what="refresh"), progress.enabled(_show_progress(a)):
         result = run_refresh(cfg, data, backend=a.backend, force=a.force)
     if a.json:
         _print_json(result)
@@ -64,7 +71,9 @@ def cmd_backfill(a) -> int:
 
     from warehouse.lock import data_dir_lock
 
-    with data_dir_lock(data, wait_seconds=a.wait, what="backfill"):
+    from ingest import progress
+
+    with data_dir_lock(data, wait_seconds=a.wait, what="backfill"), progress.enabled(_show_progress(a)):
         result = backfill_flow(a.sources, str(data), as_of=a.as_of, commits=commits or None, publish=a.publish,
                                backend=a.backend, force=a.force)
     if a.json:
@@ -132,6 +141,12 @@ def cmd_snapshots(a) -> int:
 
 
 def cmd_report(a) -> int:
+    if a.html:
+        from warehouse.report_html import render_report
+
+        out = render_report(Path(a.data), Path(a.html))
+        print(f"wrote {out}")
+        return 0
     from cli.inspect_cmd import report
 
     return report(a)
@@ -230,6 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--backend", default=os.environ.get("TRUSTINDEX_EMBEDDER", "sentence-transformers"),
                    choices=["sentence-transformers", "onnx-int8"])
     b.add_argument("--json", action="store_true")
+    b.add_argument("--quiet", action="store_true")
     b.set_defaults(fn=cmd_backfill)
 
     q = sub.add_parser("query", help="ask the live snapshot")
@@ -262,6 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("report", help="what the live snapshot's run ingested, skipped, failed")
     rp.add_argument("--data", default="data")
     rp.add_argument("--json", action="store_true")
+    rp.add_argument("--html", metavar="OUT.html", help="write a self-contained HTML report with plots")
     rp.set_defaults(fn=cmd_report)
 
     i = sub.add_parser("inspect", help="the evidence behind one document")

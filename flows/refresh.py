@@ -143,7 +143,24 @@ def refresh_flow(sources: list[Source], ids: Identities, ledger: list[LedgerEntr
     result["failures"] = failures
     result["sources"] = rows
     write_run_record(Path(data_dir), result)
+    publish_run_artifact(Path(data_dir), result)
     return result
+
+
+def publish_run_artifact(data_dir: Path, result: dict) -> None:
+    """A markdown artifact on the flow run: what was built, from what, and how each source went."""
+    from prefect.artifacts import create_markdown_artifact
+
+    lines = [f"**snapshot {result['snapshot_id']}** ({'published' if result['published'] else 'built'})", ""]
+    lines += [f"- {s['source']}: {s['status']} at {(s['commit'] or '')[:12]} — {s['note']}" for s in result["sources"]]
+    try:
+        from warehouse.report_html import report_markdown
+
+        body = report_markdown(data_dir) if result["published"] else ""
+    except Exception as e:  # the report is a courtesy; the run's result stands without it
+        body = f"(report unavailable: {e})"
+    create_markdown_artifact("\n".join(lines) + "\n\n" + body, key="trustindex-run",
+                             description="trustindex refresh summary")
 
 
 @flow(name="trustindex-refresh-files")

@@ -26,6 +26,7 @@ from extractors.verification import chain_for_file, make_link, merge_owners
 from extractors.globs import matches
 from ingest.dispatch import kind_of, extractor_for
 from ingest.evidence import SourceEvidence
+from ingest import progress
 from ingest.incremental import Previous, carried_rows, plan
 from ingest.files import skip_rule_for_bytes, skip_rule_for_entry
 from schemas.config import Identities, LedgerEntry, Source
@@ -115,7 +116,22 @@ def ingest_source(source: Source, data_dir: Path, ids: Identities, ledger: list[
         for name, r in carried.items():
             rows[name].extend(r)
     substantive_cache: dict[tuple[str, str], bool] = {}
+    with progress.stage(f"extract {source.name}", len(blobs)) as bar:
+        _extract_all(source, commit, repo, blobs, inc, ctx_base, failed_configs, hist, bulk, substantive_cache,
+                     owners, ids, ledger_links, evidence, head_time, count_tokens, rows, report, bar)
+
+    result = SourceResult(source.name, commit, note=inc.note)
+    for name, r in rows.items():
+        result.tables[name] = table_from_rows(name, r)
+    result.tables["ingest_report"] = table_from_rows("ingest_report", sorted(report, key=lambda r: r["path"]))
+    result.counts = {name: t.num_rows for name, t in result.tables.items()}
+    return result
+
+
+def _extract_all(source, commit, repo, blobs, inc, ctx_base, failed_configs, hist, bulk, substantive_cache,
+                 owners, ids, ledger_links, evidence, head_time, count_tokens, rows, report, bar) -> None:
     for path, data in sorted(blobs.items()):
+        bar.advance()
         if path in inc.carry:
             continue
         kind = kind_of(path)
@@ -140,13 +156,6 @@ def ingest_source(source: Source, data_dir: Path, ids: Identities, ledger: list[
             rows[name].extend(r)
         warnings = local["documents"][0]["warnings"]
         report.append(_row(source, commit, path, "ingested", "", "", "; ".join(warnings)[:500]))
-
-    result = SourceResult(source.name, commit, note=inc.note)
-    for name, r in rows.items():
-        result.tables[name] = table_from_rows(name, r)
-    result.tables["ingest_report"] = table_from_rows("ingest_report", sorted(report, key=lambda r: r["path"]))
-    result.counts = {name: t.num_rows for name, t in result.tables.items()}
-    return result
 
 
 def _document_rows(source, commit, path, data, kind, extraction, h, repo, bulk, substantive_cache, owners, ids,

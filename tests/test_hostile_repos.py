@@ -200,24 +200,28 @@ def case_path(case) -> str:
     return decode_path(case[2])[0] if isinstance(case[2], bytes) else case[2]
 
 
-@pytest.fixture(scope="module")
-def hostile(tmp_path_factory):
-    """One repository holding every case, ingested once."""
-    tmp = tmp_path_factory.mktemp("hostile")
+def build_hostile_repo(tmp: Path) -> tuple[RawRepo, str]:
+    """One repository holding every case (and a duplicate tree entry); returns it and its head."""
     (tmp / "secret.md").write_text(f"# Secret\n\n{SECRET}\n")
     inner = RawRepo(tmp / "inner")  # what the submodule would point at
     inner_head = inner.commit([(0o100644, "README.md", f"# Inner\n\n{SECRET}\n")])
     repo = RawRepo(tmp / "repo")
     fill = {"{secret}": str(tmp / "secret.md"), "{submodule}": inner_head, "{submodule_url}": str(inner.path)}
     entries = []
-    for case in CASES:
-        _cid, mode, path, content, *_ = case
+    for _cid, mode, path, content, *_ in CASES:
         if isinstance(content, str):
             for k, v in fill.items():
                 content = content.replace(k, v)
         entries.append((mode, path, content))
     entries += [(0o100644, DUPLICATE, b"# First\n"), (0o100644, DUPLICATE, b"# Second claims trust\n")]
-    head = repo.commit(entries, message="hostile tree")
+    return repo, repo.commit(entries, message="hostile tree")
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory):
+    """The hostile repository, ingested once."""
+    tmp = tmp_path_factory.mktemp("hostile")
+    repo, head = build_hostile_repo(tmp)
     t0 = time.perf_counter()
     result = ingest(repo.path, tmp / "data")
     return {"repo": repo, "head": head, "result": result, "seconds": time.perf_counter() - t0,

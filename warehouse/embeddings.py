@@ -182,8 +182,14 @@ def embed_texts(texts: list[str], shas: list[str], embedder: Embedder, cache: Em
     stats.cache_hits = len(found)
     missing = [s for s in first if s not in found]
     if missing:
-        vecs = embedder.encode([first[s] for s in missing])
-        new = dict(zip(missing, vecs))
+        from ingest import progress
+
+        new: dict[str, np.ndarray] = {}
+        with progress.stage("embed", len(missing)) as bar:
+            for i in range(0, len(missing), 512):  # batches bound memory and feed the progress bar
+                part = missing[i:i + 512]
+                new.update(zip(part, embedder.encode([first[s] for s in part])))
+                bar.advance(len(part))
         cache.put(new)
         found.update(new)
         stats.encoded = len(missing)
