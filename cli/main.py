@@ -199,7 +199,7 @@ def cmd_calibrate(a) -> int:
 def cmd_mcp(a) -> int:
     from query.mcp_server import serve
 
-    serve(Path(a.data))
+    serve(Path(a.data), policy=a.policy)
     return 0
 
 
@@ -304,6 +304,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     m = sub.add_parser("mcp", help="an MCP server (stdio) over the live snapshot")
     m.add_argument("--data", default="data")
+    m.add_argument("--policy", help="policy.toml (reloaded when it changes)")
     m.set_defaults(fn=cmd_mcp)
 
     e = sub.add_parser("export", help="copy a snapshot to a serving tier (path or s3://bucket/prefix)")

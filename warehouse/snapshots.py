@@ -131,7 +131,7 @@ def gc(data_dir: Path, keep: int) -> list[str]:
 
 def snapshot_summary(m: Manifest, live: str | None) -> dict:
     return {"snapshot_id": m.snapshot_id, "live": m.snapshot_id == live, "created_at": m.created_at,
-            "parent": m.parent, "sources": {s["name"]: s.get("commit") for s in m.sources},
+            "parent": m.parent, "sources": {s.get("source", s.get("name")): s.get("commit") for s in m.sources},
             "row_counts": m.row_counts}
 
 
