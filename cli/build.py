@@ -1,12 +1,14 @@
 """Configuration loading and flow invocation for the build commands."""
 from __future__ import annotations
 
+from warehouse.embeddings import DEFAULT_BACKEND
+
 from pathlib import Path
 
 from schemas.config import BuildConfig, load_build_config  # noqa: F401  (re-exported for the command line)
 
 
-def run_refresh(cfg: BuildConfig, data_dir: Path, backend: str = "sentence-transformers",
+def run_refresh(cfg: BuildConfig, data_dir: Path, backend: str = DEFAULT_BACKEND,
                 commits: dict[str, str] | None = None, publish: bool = True, force: bool = False,
                 rebuild: bool = False) -> dict:
     from flows.refresh import refresh_flow

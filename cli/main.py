@@ -11,6 +11,8 @@ from pathlib import Path
 
 from schemas.errors import TrustIndexError
 
+DEFAULT_BACKEND = "onnx-int8"  # warehouse.embeddings.DEFAULT_BACKEND, without importing the build side
+
 
 def _prefect_env(data_dir: Path) -> None:
     os.environ.setdefault("PREFECT_HOME", str((data_dir / ".prefect").resolve()))
@@ -225,7 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--policy")
     r.add_argument("--ledger", help="verifications.toml (default: beside the sources file, if present)")
     r.add_argument("--data", default="data")
-    r.add_argument("--backend", default=os.environ.get("TRUSTINDEX_EMBEDDER", "sentence-transformers"),
+    r.add_argument("--backend", default=os.environ.get("TRUSTINDEX_EMBEDDER", DEFAULT_BACKEND),
                    choices=["sentence-transformers", "onnx-int8"])
     r.add_argument("--force", action="store_true", help="publish even past the safety gate (and say so)")
     r.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
@@ -242,7 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--force", action="store_true", help="with --publish: publish even past the safety gate")
     b.add_argument("--wait", type=float, default=0.0, metavar="SECONDS")
     b.add_argument("--data", default="data")
-    b.add_argument("--backend", default=os.environ.get("TRUSTINDEX_EMBEDDER", "sentence-transformers"),
+    b.add_argument("--backend", default=os.environ.get("TRUSTINDEX_EMBEDDER", DEFAULT_BACKEND),
                    choices=["sentence-transformers", "onnx-int8"])
     b.add_argument("--json", action="store_true")
     b.add_argument("--quiet", action="store_true")

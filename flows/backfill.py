@@ -7,6 +7,8 @@ The same request gives the same snapshot id; CURRENT moves only with
 """
 from __future__ import annotations
 
+from warehouse.embeddings import DEFAULT_BACKEND
+
 from datetime import date, datetime, time, timezone
 from pathlib import Path
 
@@ -43,7 +45,7 @@ def resolve_commit(source: Source, data_dir: str, as_of_end: str | None, pinned:
 @flow(name="trustindex-backfill")
 def backfill_flow(sources_file: str, data_dir: str = "data", as_of: str | None = None,
                   commits: dict[str, str] | None = None, publish: bool = False,
-                  backend: str = "sentence-transformers", force: bool = False) -> dict:
+                  backend: str = DEFAULT_BACKEND, force: bool = False) -> dict:
     cfg = load_build_config(sources_file)
     commits = dict(commits or {})
     unknown = sorted(set(commits) - {s.name for s in cfg.sources})

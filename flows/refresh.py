@@ -7,8 +7,11 @@ others still publish.
 """
 from __future__ import annotations
 
+from warehouse.embeddings import DEFAULT_BACKEND
+
 import hashlib
 import json
+import os
 from pathlib import Path
 
 from prefect import flow, get_run_logger, task
@@ -80,7 +83,9 @@ def build_and_publish(data_dir: str, per_source: dict, source_rows: list[dict], 
         sid, counts, reused = existing.snapshot_id, existing.row_counts, True
         log.info("inputs unchanged: snapshot %s already holds this build", sid)
     else:
-        embedder = make_embedder(backend, cache_dir=data / "cache" / "encoders")
+        # one exported encoder per machine user is enough; TRUSTINDEX_ENCODER_CACHE shares it between data dirs
+        enc_cache = os.environ.get("TRUSTINDEX_ENCODER_CACHE") or data / "cache" / "encoders"
+        embedder = make_embedder(backend, cache_dir=enc_cache)
         cache = EmbeddingCache(data / "cache" / "embeddings", embedder.cache_key, embedder.dimensions)
         build = new_build_dir(data)
         counts, st = write_snapshot_files(build, per_source, source_rows, embedder, cache)
@@ -109,7 +114,7 @@ def build_and_publish(data_dir: str, per_source: dict, source_rows: list[dict], 
 @flow(name="trustindex-refresh")
 def refresh_flow(sources: list[Source], ids: Identities, ledger: list[LedgerEntry], policy: Policy,
                  data_dir: str, commits: dict[str, str] | None = None, publish: bool = True,
-                 backend: str = "sentence-transformers", force: bool = False, rebuild: bool = False) -> dict:
+                 backend: str = DEFAULT_BACKEND, force: bool = False, rebuild: bool = False) -> dict:
     log = get_run_logger()
     commits = commits or {}
     futures = {s.name: ingest_source_task.submit(s, data_dir, ids, ledger, policy, commits.get(s.name))
@@ -166,7 +171,7 @@ def publish_run_artifact(data_dir: Path, result: dict) -> None:
 @flow(name="trustindex-refresh-files")
 def refresh_from_files(sources_file: str, data_dir: str = "data", identities_file: str | None = None,
                        policy_file: str | None = None, ledger_file: str | None = None,
-                       backend: str = "sentence-transformers", publish: bool = True, force: bool = False) -> dict:
+                       backend: str = DEFAULT_BACKEND, publish: bool = True, force: bool = False) -> dict:
     """The refresh with file-path parameters: what a Prefect deployment (deploy/prefect.yaml) runs."""
     from schemas.config import load_build_config
     from warehouse.lock import data_dir_lock

@@ -19,6 +19,8 @@ os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# one ONNX export for the whole session (it takes tens of seconds), shared by every data directory
+os.environ.setdefault("TRUSTINDEX_ENCODER_CACHE", tempfile.mkdtemp(prefix="trustindex-encoders-"))
 
 
 @pytest.fixture(scope="session")
