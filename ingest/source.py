@@ -17,7 +17,7 @@ from typing import Callable
 
 import pyarrow as pa
 
-from crawl.git import ensure_mirror, list_tree, mirror_path, read_blob, resolve_ref
+from crawl.git import commit_time, ensure_mirror, list_tree, mirror_path, read_blob, resolve_ref
 from crawl.history import file_histories, read_log
 from extractors.attribution import attribute
 from extractors.base import ExtractionError, FileContext
@@ -78,7 +78,7 @@ def ingest_source(source: Source, data_dir: Path, ids: Identities, ledger: list[
     ing = policy["ingest"]
     ctx_base = dict(source=source.name, commit=commit, count_tokens=count_tokens,
                     max_tokens=ing["max_tokens"], target_tokens=ing["target_tokens"])
-    head_time = datetime.fromtimestamp(int(repo.git.show("-s", "--format=%ct", commit)), timezone.utc)
+    head_time = datetime.fromtimestamp(commit_time(repo, commit), timezone.utc)
     inc = plan(repo, previous, commit, commits)
 
     report: list[dict] = []
@@ -96,7 +96,7 @@ def ingest_source(source: Source, data_dir: Path, ids: Identities, ledger: list[
             except Exception as exc:  # a corrupt object fails that file alone
                 report.append(_row(source, commit, e.path, "failed", "", "read", str(exc)))
                 continue
-            rule = skip_rule_for_bytes(data)
+            rule = skip_rule_for_bytes(data, e.path)
             if rule is None:
                 blobs[e.path] = data
                 included.append(e.path)
@@ -104,7 +104,8 @@ def ingest_source(source: Source, data_dir: Path, ids: Identities, ledger: list[
         report.append(_row(source, commit, e.path, "skipped", rule, "", ""))
 
     evidence = SourceEvidence(policy, {p: d for p, d in blobs.items() if kind_of(p) == "config"}, sorted(included))
-    report.extend(_row(source, commit, p, "failed", "", stage, err) for p, stage, err in evidence.failures)
+    report.extend(_row(source, commit, p, "failed", "", stage, err) for p, stage, err in evidence.failures
+                  if p not in inc.carry)
     failed_configs = {p for p, _s, _e in evidence.failures}
     ledger_links = _ledger_links(repo, source, commit, ledger, ids, blobs)
 

@@ -80,7 +80,11 @@ class Index:
             else parse_target_args(targets)
         target_report = self._target_report(tlist)
         d = self.data
-        vecs = self.encoder.encode([query] + phrasings)
+        # The user's query is embedded on its own: int8 dynamic quantisation scales activations per batch,
+        # so a batch-mate would shift its vector, and with it the match tier.
+        vecs = self.encoder.encode([query])
+        if phrasings:
+            vecs = np.concatenate([vecs, self.encoder.encode(phrasings)])
         fz, depth = policy["fusion"], policy["fusion"]["candidate_depth"]
         cos_all, rankings, lex_ran, lex_user = None, [], False, None
         for j, text in enumerate([query] + phrasings):

@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 class Inputs:
     """Everything a publish needs, read once from a refreshed data directory."""
 
-    def __init__(self, src_data: Path):
+    def __init__(self, src_data: Path, work: Path):
         import pyarrow.parquet as pq
 
         from schemas.snapshot import resolve_current, read_manifest
@@ -58,7 +58,7 @@ class Inputs:
             if tables is None:
                 raise RuntimeError(f"{src_data}: no saved tables for source {row['source']}")
             self.per_source[row["source"]] = tables
-        self.model = CachedModel(self.manifest.embedding_model)
+        self.model = CachedModel(self.manifest.embedding_model, live, self.manifest.files, work)
         self.cache = EmbeddingCache(src_data / "cache" / "embeddings", self.model.cache_key, self.model.dimensions)
         self.cache._load()  # into memory before forking: children never read the shared cache directory
 
@@ -72,10 +72,27 @@ def _embedder_base():
 class CachedModel(_embedder_base()):
     """The refresh's model identity (id, backend, weights sha256) with its vectors served from its cache."""
 
-    def __init__(self, info: dict):
+    def __init__(self, info: dict, live: Path, files: dict, work: Path):
+        import shutil
+
         self._info = dict(info)
         self.backend = info["backend"]
         self.dimensions = int(info["dimensions"])
+        # Files the snapshot carries for its query encoder (onnx-int8: encoder/*), copied to a private
+        # directory: builds hard-link them, and a trial must never share inodes with the source snapshot.
+        enc = info.get("encoder_dir")
+        self._files = {}
+        if enc:
+            private = Path(work) / "crashkit-encoder"
+            for rel in files:
+                if rel.startswith(enc + "/"):
+                    dst = private / rel
+                    dst.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(live / rel, dst)
+                    self._files[rel] = dst
+
+    def snapshot_files(self) -> dict:
+        return dict(self._files)
 
     def info(self) -> dict:
         return dict(self._info)
@@ -205,10 +222,10 @@ def _status(pid: int, flags: int = 0) -> dict:
     return {"pid": pid, "status": "exited", "code": os.WEXITSTATUS(st)}
 
 
-def serve(src_data: str) -> None:
+def serve(src_data: str, work: str) -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     sys.path.insert(0, str(ROOT))
-    inp = Inputs(Path(src_data))
+    inp = Inputs(Path(src_data), Path(work))
     import warehouse.build  # noqa: F401  (everything a child needs, imported before forking)
     import warehouse.lock  # noqa: F401
     import warehouse.snapshots  # noqa: F401
@@ -237,9 +254,9 @@ def serve(src_data: str) -> None:
 class Zygote:
     """The test's handle on a running fork server."""
 
-    def __init__(self, src_data: Path, timeout: float = 300):
+    def __init__(self, src_data: Path, work: Path):
         env = dict(os.environ, PYTHONPATH=str(ROOT), TOKENIZERS_PARALLELISM="false")
-        self.proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "serve", str(src_data)],
+        self.proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "serve", str(src_data), str(work)],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
         ready = self._read()
         if not ready.get("ready"):
@@ -281,5 +298,5 @@ def read_trace(path: Path) -> list[dict]:
     return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
 
 
-if __name__ == "__main__" and len(sys.argv) == 3 and sys.argv[1] == "serve":
-    serve(sys.argv[2])
+if __name__ == "__main__" and len(sys.argv) == 4 and sys.argv[1] == "serve":
+    serve(sys.argv[2], sys.argv[3])

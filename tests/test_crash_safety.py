@@ -118,7 +118,7 @@ class Kit:
 @pytest.fixture(scope="module")
 def kit(refreshed, tmp_path_factory):
     root = tmp_path_factory.mktemp("crash")
-    z = Zygote(refreshed["data"])
+    z = Zygote(refreshed["data"], root)
     try:
         base = root / "base"
         r = z.run(base, variant=0, result=root / "base.json")

@@ -189,11 +189,7 @@ CASES = [
     ("empty_markdown", 0o100644, "docs/empty.md", b"", "ingested", "", ""),
 ] + [(f"pathological_{Path(p).name}", 0o100644, p, d, "ingested", "", "") for p, d in DEEP.items()]
 DUPLICATE = "docs/dup.md"  # the tree lists it twice: one row, rule duplicate_path
-# Known failures: the fix belongs to a file this suite does not own (strict: passes once fixed).
-PENDING = {c: pytest.mark.xfail(strict=True, reason="ingest/source.py must call skip_rule_for_bytes(data, e.path) "
-                                                    "(ingest/files.py takes the path); until then it is 'binary'")
-           for c in ("nul_byte_markdown", "nul_byte_code")}
-CASE_PARAMS = [pytest.param(c, id=c[0], marks=[PENDING[c[0]]] if c[0] in PENDING else []) for c in CASES]
+CASE_PARAMS = [pytest.param(c, id=c[0]) for c in CASES]
 
 
 def case_path(case) -> str:
@@ -318,8 +314,7 @@ def test_hostile_commit_headers_and_messages_do_not_break_history(tmp_path):
     rows = report_rows(result)
     assert {p: r["status"] for p, r in rows.items()} == {"a.md": "ingested", "b.md": "ingested", "c.md": "ingested"}
 
-    from crawl.git import ensure_mirror as _mirror
-    log = read_log(_mirror(str(repo.path), mirror_path(tmp_path / "data", "h")), c4)
+    log = read_log(ensure_mirror(str(repo.path), mirror_path(tmp_path / "data", "h")), c4)
     assert [c.sha for c in log] == [c4, c3, c2, c1]  # the \x1e/\x1f in c2's message forged nothing
     assert all("ada@midnight.example" not in (c.author_email, c.committer_email) for c in log)
     by = {c.sha: c for c in log}
@@ -335,8 +330,6 @@ def test_hostile_commit_headers_and_messages_do_not_break_history(tmp_path):
     assert result.tables["verifications"].num_rows == 0
 
 
-@pytest.mark.xfail(strict=True, reason="ingest/source.py reads the head time with int(git show %ct); it must use "
-                                       "crawl.git.commit_time, which maps an unreadable date to the epoch")
 def test_unreadable_date_on_the_head_commit_does_not_fail_the_source(tmp_path):
     repo = RawRepo(tmp_path / "r")
     repo.commit([(0o100644, "a.md", b"# A\n")], committer_date=b"abc +0000", author_date=b"abc +0000")

@@ -12,6 +12,7 @@ prerelease only matches a comparator of its own release is deliberately not mode
 from __future__ import annotations
 
 import itertools
+import os
 
 import pytest
 import semantic_version
@@ -20,7 +21,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from schemas.versions import (ConstraintSet, Interval, Version, VersionSyntaxError, classify, parse_cargo,
                               parse_compact, parse_npm, parse_target, parse_version)
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Bounded so the file runs in well under 20 s of CPU; HYPOTHESIS_EXAMPLES=2000 searches harder.
+SETTINGS = settings(max_examples=int(os.environ.get("HYPOTHESIS_EXAMPLES", 100)), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+HEAVY = settings(SETTINGS, max_examples=max(1, SETTINGS.max_examples // 2))
 PRE = [(), (0,), (1,), ("alpha",), ("alpha", 1), ("rc", 2)]
 NUMS = range(0, 4)
 GRID = [Version(a, b, c, p) for a, b, c in itertools.product(range(0, 5), repeat=3) for p in PRE]
@@ -220,7 +223,7 @@ def test_contains_agrees_with_intervals_and_normal_form(cs, v):
             a.hi == b.lo and not (a.hi_inclusive or b.lo_inclusive)))
 
 
-@SETTINGS
+@HEAVY
 @given(sets, sets, sets)
 def test_union_intersection_complement_laws(a, b, c):
     ma, mb = _members(a), _members(b)

@@ -1,0 +1,196 @@
+"""The int8 ONNX query encoder against sentence-transformers, on real Midnight docs passages.
+
+The export is cached across runs in pytest's cache directory (``ensure_encoder``), so only
+the first run pays the ~15 s export; thresholds are the ones docs/embedding.md reports.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bench.bench_embedding import CORPUS, corpus_passages
+from query.encoder import ENCODER_JSON, MODEL_FILE, TOKENIZER_FILE, EncoderError, OnnxEncoder
+from warehouse.encoder_export import RECIPE_VERSION, SentenceTransformerEncoder, ensure_encoder
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"real corpus not present at {CORPUS}")
+
+# (query, a phrase found only in the passage it should retrieve)
+RETRIEVAL_PAIRS = [
+    ("request test tokens from the faucet for a wallet address", "Client for interacting with the Midnight faucet"),
+    ("code of conduct: a harassment-free community", "Our Pledge"),
+    ("hardware needed to run the node on local virtual machines", "Minimum system requirements"),
+    ("error: a witness return type includes a contract value", "witness return values cannot include contract"),
+    ("insert a leaf at a given index of a Merkle tree", "insertHashIndex"),
+    ("native tokens missing in Lace after restoring the wallet from its seed phrase", "Native Tokens can go missing"),
+    ("proof server running in a container", "StaticProofServerContainer"),
+]
+
+
+@pytest.fixture(scope="session")
+def encoder_dir(request, tmp_path_factory) -> Path:
+    cache = request.config.cache
+    root = Path(cache.mkdir("trustindex-onnx-encoder")) if cache is not None else tmp_path_factory.mktemp("enc")
+    return ensure_encoder(root).directory
+
+
+@pytest.fixture(scope="session")
+def fast(encoder_dir) -> OnnxEncoder:
+    return OnnxEncoder(encoder_dir)
+
+
+@pytest.fixture(scope="session")
+def reference() -> SentenceTransformerEncoder:
+    return SentenceTransformerEncoder()
+
+
+@pytest.fixture(scope="session")
+def passages() -> list[str]:
+    return corpus_passages(n=30)
+
+
+@pytest.fixture(scope="session")
+def both(fast, reference, passages):
+    return fast.encode(passages), reference.encode(passages)
+
+
+def test_equivalence_on_real_passages(fast, both):
+    emb, ref = both
+    assert emb.shape == ref.shape == (30, fast.dimensions) == (30, 384)
+    assert emb.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(emb, axis=1), 1.0, atol=1e-5)
+    cos = (emb * ref).sum(axis=1)
+    assert np.median(cos) >= 0.99, f"median cosine {np.median(cos):.4f}"
+    assert cos.min() >= 0.98, f"min cosine {cos.min():.4f}"
+
+
+def test_top1_retrieval_agrees_with_reference(fast, reference, passages, both):
+    emb, ref = both
+    queries = [q for q, _ in RETRIEVAL_PAIRS]
+    q_fast, q_ref = fast.encode(queries), reference.encode(queries)
+    for (query, phrase), top_fast, top_ref in zip(RETRIEVAL_PAIRS, (q_fast @ emb.T).argmax(1), (q_ref @ ref.T).argmax(1)):
+        expected = [i for i, p in enumerate(passages) if phrase in p]
+        assert len(expected) == 1, f"phrase {phrase!r} should pick exactly one sample passage"
+        assert top_ref == expected[0], f"reference misses {query!r}: the pair is not a fair probe"
+        assert top_fast == top_ref, f"{query!r}: onnx top-1 #{top_fast}, reference #{top_ref}"
+
+
+def test_rows_come_back_in_input_order(fast, passages):
+    # One batch holds all texts either way, so the int8 activation scale is the same and
+    # only the order (sorting by length, then restoring) differs.
+    forward = fast.encode(passages, batch_size=64)
+    backward = fast.encode(passages[::-1], batch_size=64)[::-1]
+    np.testing.assert_allclose(forward, backward, atol=1e-5)
+    assert not np.allclose(forward[0], forward[1], atol=1e-3)
+
+
+@pytest.mark.parametrize("batch_size", [1, 7, 32])
+def test_batch_size_changes_embeddings_only_slightly(fast, passages, batch_size):
+    # Dynamic int8 quantizes activations with one scale per batch tensor, so a text's
+    # embedding depends a little on its batch companions; the effect must stay far below
+    # the int8-vs-fp32 error.
+    alone = np.vstack([fast.encode([p]) for p in passages[:8]])
+    batched = fast.encode(passages[:8], batch_size=batch_size)
+    assert (alone * batched).sum(axis=1).min() >= 0.995
+
+
+def test_empty_and_bad_input(fast):
+    assert fast.encode([]).shape == (0, 384)
+    with pytest.raises(TypeError):
+        fast.encode("a bare string is not a list of texts")
+    with pytest.raises(TypeError):
+        fast.encode(["ok", None])
+    with pytest.raises(ValueError):
+        fast.encode(["ok"], batch_size=0)
+
+
+def test_truncates_at_256_tokens_like_the_reference(fast, reference):
+    words = " ".join(corpus_passages(n=3, words=1000)).split()
+    assert len(words) >= 1000
+    tok = fast._tokenizer
+    # Cut the text where a word ends after exactly 254 content tokens ([CLS] + 254 + [SEP]
+    # = 256), so that the prefix tokenizes to the same ids the truncated long text gets.
+    for skip in range(40):
+        long_text = " ".join(words[skip:skip + 1000])
+        tok.no_truncation()
+        full = tok.encode(long_text)
+        tok.enable_truncation(fast.max_seq_length)
+        if not full.tokens[255].startswith("##"):
+            break
+    prefix = long_text[:full.offsets[254][1]]
+    assert fast.token_lengths([long_text, prefix]) == [256, 256]
+    assert tok.encode(prefix).ids == tok.encode(long_text).ids
+    long_emb, prefix_emb = fast.encode([long_text]), fast.encode([prefix])
+    np.testing.assert_allclose(long_emb, prefix_emb, atol=1e-6)
+    assert float(long_emb[0] @ reference.encode([long_text])[0]) >= 0.98
+
+
+def _copy(src: Path, dst: Path) -> Path:
+    shutil.copytree(src, dst)
+    return dst
+
+
+def _flip_byte(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def _edit_json(path: Path, **changes) -> None:
+    meta = json.loads(path.read_text())
+    meta.update(changes)
+    path.write_text(json.dumps(meta))
+
+
+CORRUPTIONS = [
+    ("model byte flipped", lambda d: _flip_byte(d / MODEL_FILE), MODEL_FILE),
+    ("model truncated", lambda d: (d / MODEL_FILE).write_bytes((d / MODEL_FILE).read_bytes()[:1000]), MODEL_FILE),
+    ("model missing", lambda d: (d / MODEL_FILE).unlink(), MODEL_FILE),
+    ("tokenizer edited", lambda d: (d / TOKENIZER_FILE).write_text("{}"), TOKENIZER_FILE),
+    ("manifest missing", lambda d: (d / ENCODER_JSON).unlink(), ENCODER_JSON),
+    ("manifest not json", lambda d: (d / ENCODER_JSON).write_text("terminal output, not JSON"), ENCODER_JSON),
+    ("manifest lacks files", lambda d: _edit_json(d / ENCODER_JSON, files={}), ENCODER_JSON),
+    ("unknown format", lambda d: _edit_json(d / ENCODER_JSON, format_version=99), ENCODER_JSON),
+    ("cls pooling", lambda d: _edit_json(d / ENCODER_JSON, pooling="cls"), ENCODER_JSON),
+]
+
+
+@pytest.mark.parametrize("name,corrupt,culprit", CORRUPTIONS, ids=[c[0] for c in CORRUPTIONS])
+def test_corrupt_directory_raises_naming_the_file(encoder_dir, tmp_path, name, corrupt, culprit):
+    d = _copy(encoder_dir, tmp_path / "enc")
+    corrupt(d)
+    with pytest.raises(EncoderError, match=culprit.replace(".", r"\.")):
+        OnnxEncoder(d)
+
+
+def test_ensure_encoder_reuses_a_matching_export(encoder_dir):
+    before = {p.name: p.stat().st_mtime_ns for p in encoder_dir.iterdir()}
+    again = ensure_encoder(encoder_dir.parent)
+    assert again.directory == encoder_dir
+    assert encoder_dir.name.endswith(f"-r{RECIPE_VERSION}")
+    assert {p.name: p.stat().st_mtime_ns for p in encoder_dir.iterdir()} == before
+    meta = json.loads((encoder_dir / ENCODER_JSON).read_text())
+    assert meta["source_sha256"] == again.source_sha256 and meta["model_id"] == "sentence-transformers/all-MiniLM-L6-v2"
+    assert (meta["dimensions"], meta["max_seq_length"], meta["pooling"], meta["normalize"]) == (384, 256, "mean", True)
+    assert meta["quantization"]["per_channel"] is True
+
+
+def test_serving_import_loads_no_torch(encoder_dir):
+    code = (
+        "import sys, json\n"
+        "from query.encoder import OnnxEncoder\n"
+        f"e = OnnxEncoder({str(encoder_dir)!r}, threads=1)\n"
+        "v = e.encode(['how do I deploy a contract'])\n"
+        "heavy = sorted(m for m in ('torch', 'transformers', 'sentence_transformers') if m in sys.modules)\n"
+        "print(json.dumps({'shape': list(v.shape), 'heavy': heavy}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {"shape": [1, 384], "heavy": []}
