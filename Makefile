@@ -23,7 +23,9 @@ install: $(BIN)/.installed
 demo: install
 	$(BIN)/python examples/build_demo.py $(DEMO)
 	PREFECT_HOME=$(abspath $(DATA))/.prefect $(BIN)/trustindex refresh --sources $(DEMO)/sources.toml --data $(DATA)
-	$(BIN)/trustindex query "How do I install the Compact compiler?" --data $(DATA) --k 5 --explain
+	$(BIN)/trustindex query "How do I install the Compact compiler?" --data $(DATA) --k 3 --explain
+	@echo; echo "With a version target: the hit at rank 5 names its verifier chain, its version match and why it is deprecated."
+	$(BIN)/trustindex query "Wallet API deprecated replacement" --target docs=v1 --data $(DATA) --k 5 --explain
 
 test: install
 	PREFECT_HOME=$$(mktemp -d) $(BIN)/python -m pytest

@@ -10,12 +10,13 @@ from schemas.config import BuildConfig, load_build_config  # noqa: F401  (re-exp
 
 def run_refresh(cfg: BuildConfig, data_dir: Path, backend: str = DEFAULT_BACKEND,
                 commits: dict[str, str] | None = None, publish: bool = True, force: bool = False,
-                rebuild: bool = False) -> dict:
-    from flows.refresh import refresh_flow
+                rebuild: bool = False, dask_address: str | None = None) -> dict:
+    from flows.refresh import refresh_flow, with_task_runner
 
     data_dir.mkdir(parents=True, exist_ok=True)
-    return refresh_flow(cfg.sources, cfg.ids, cfg.ledger, cfg.policy, str(data_dir), commits=commits,
-                        publish=publish, backend=backend, force=force, rebuild=rebuild)
+    return with_task_runner(refresh_flow, dask_address)(
+        cfg.sources, cfg.ids, cfg.ledger, cfg.policy, str(data_dir), commits=commits, publish=publish,
+        backend=backend, force=force, rebuild=rebuild)
 
 
 def describe_refresh(result: dict) -> str:

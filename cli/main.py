@@ -24,6 +24,12 @@ def _prefect_env(data_dir: Path) -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
+def _dask_address(a) -> str | None:
+    if a.task_runner == "dask" and not a.dask_address:
+        raise TrustIndexError("--task-runner dask needs --dask-address tcp://HOST:PORT (a running Dask scheduler)")
+    return a.dask_address if a.task_runner == "dask" else None
+
+
 def _show_progress(a) -> bool:
     """Progress bars only for a person at a terminal: never with --quiet, --json or a pipe."""
     return sys.stderr.isatty() and not getattr(a, "quiet", False) and not getattr(a, "json", False)
@@ -45,7 +51,7 @@ def cmd_refresh(a) -> int:
     from ingest import progress
 
     with data_dir_lock(data, wait_seconds=a.wait, what="refresh"), progress.enabled(_show_progress(a)):
-        result = run_refresh(cfg, data, backend=a.backend, force=a.force)
+        result = run_refresh(cfg, data, backend=a.backend, force=a.force, dask_address=_dask_address(a))
     if a.json:
         _print_json(result)
     elif not a.quiet:
@@ -230,6 +236,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--backend", default=os.environ.get("TRUSTINDEX_EMBEDDER", DEFAULT_BACKEND),
                    choices=["sentence-transformers", "onnx-int8"])
     r.add_argument("--force", action="store_true", help="publish even past the safety gate (and say so)")
+    r.add_argument("--task-runner", choices=["threads", "dask"], default="threads",
+                   help="where the per-source tasks run (dask: an existing cluster, see --dask-address)")
+    r.add_argument("--dask-address", metavar="ADDR", help="the Dask scheduler, e.g. tcp://127.0.0.1:8786")
     r.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
                    help="wait this long for another writer of the data directory")
     r.add_argument("--json", action="store_true")

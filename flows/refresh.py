@@ -168,6 +168,15 @@ def publish_run_artifact(data_dir: Path, result: dict) -> None:
                              description="trustindex refresh summary")
 
 
+def with_task_runner(flow_fn, dask_address: str | None):
+    """The flow as is (Prefect's thread pool), or running its tasks on an existing Dask cluster."""
+    if not dask_address:
+        return flow_fn
+    from prefect_dask import DaskTaskRunner
+
+    return flow_fn.with_options(task_runner=DaskTaskRunner(address=dask_address))
+
+
 @flow(name="trustindex-refresh-files")
 def refresh_from_files(sources_file: str, data_dir: str = "data", identities_file: str | None = None,
                        policy_file: str | None = None, ledger_file: str | None = None,

@@ -24,7 +24,7 @@ def context_key(source: Source, ids: Identities, ledger: list[LedgerEntry], poli
     relevant = {
         "extractor": EXTRACTOR_VERSION, "source": source.config_sha256,
         "publishers": sorted((p.id, p.tier, p.name) for p in ids.publishers.values()),
-        "people": sorted((p.name, p.publisher, sorted(p.emails)) for p in ids.people),
+        "people": sorted((p.name, p.publisher, sorted(p.emails), sorted(p.signing_keys)) for p in ids.people),
         "ledger": sorted((e.path, e.commit, e.verifier, e.method, e.note) for e in ledger if e.source == source.name),
         "policy": {k: policy[k] for k in ("ingest", "freshness", "version")} | {
             "deprecation_paths": policy["deprecation"]["path_patterns"]},

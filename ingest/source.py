@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -19,6 +20,8 @@ import pyarrow as pa
 
 from crawl.git import commit_time, ensure_mirror, list_tree, mirror_path, read_blob, resolve_ref
 from crawl.history import file_histories, read_log
+from crawl.signatures import (SignatureError, allowed_signers_file, commit_signatures, signature_links,
+                              tag_signatures)
 from extractors.attribution import attribute
 from extractors.base import ExtractionError, FileContext
 from extractors.freshness import bulk_limit, is_cosmetic_change
@@ -33,6 +36,7 @@ from schemas.config import Identities, LedgerEntry, Source
 from schemas.policy import Policy
 from schemas.tables import chunk_id_of, doc_id_of, sha256_text, table_from_rows
 
+log = logging.getLogger(__name__)
 MAX_TOUCHES = 50  # older touches are treated as substantive: conservative, bounded work
 
 
@@ -108,6 +112,7 @@ def ingest_source(source: Source, data_dir: Path, ids: Identities, ledger: list[
                   if p not in inc.carry)
     failed_configs = {p for p, _s, _e in evidence.failures}
     ledger_links = _ledger_links(repo, source, commit, ledger, ids, blobs)
+    sig_checks = _signature_evidence(repo, data_dir, source, ids, hist, blobs, ledger_links)
 
     rows: dict[str, list[dict]] = {k: [] for k in ("documents", "chunks", "attribution", "verifications",
                                                  "version_targets", "deprecations")}
@@ -119,7 +124,7 @@ def ingest_source(source: Source, data_dir: Path, ids: Identities, ledger: list[
     substantive_cache: dict[tuple[str, str], bool] = {}
     with progress.stage(f"extract {source.name}", len(blobs)) as bar:
         _extract_all(source, commit, repo, blobs, inc, ctx_base, failed_configs, hist, bulk, substantive_cache,
-                     owners, ids, ledger_links, evidence, head_time, count_tokens, rows, report, bar)
+                     owners, ids, ledger_links, evidence, head_time, count_tokens, rows, report, bar, sig_checks)
 
     result = SourceResult(source.name, commit, note=inc.note)
     for name, r in rows.items():
@@ -130,7 +135,8 @@ def ingest_source(source: Source, data_dir: Path, ids: Identities, ledger: list[
 
 
 def _extract_all(source, commit, repo, blobs, inc, ctx_base, failed_configs, hist, bulk, substantive_cache,
-                 owners, ids, ledger_links, evidence, head_time, count_tokens, rows, report, bar) -> None:
+                 owners, ids, ledger_links, evidence, head_time, count_tokens, rows, report, bar,
+                 sig_checks=None) -> None:
     for path, data in sorted(blobs.items()):
         bar.advance()
         if path in inc.carry:
@@ -149,7 +155,7 @@ def _extract_all(source, commit, repo, blobs, inc, ctx_base, failed_configs, his
         try:
             local = _document_rows(source, commit, path, data, kind, extraction, hist.get(path), repo, bulk,
                                    substantive_cache, owners, ids, ledger_links.get(path, []), evidence,
-                                   head_time, count_tokens)
+                                   head_time, count_tokens, sig_checks or {})
         except Exception as exc:  # evidence for one file must not fail the source
             report.append(_row(source, commit, path, "failed", "", "evidence", f"{type(exc).__name__}: {exc}"))
             continue
@@ -160,7 +166,7 @@ def _extract_all(source, commit, repo, blobs, inc, ctx_base, failed_configs, his
 
 
 def _document_rows(source, commit, path, data, kind, extraction, h, repo, bulk, substantive_cache, owners, ids,
-                   ledger_links, evidence, head_time, count_tokens) -> dict[str, list[dict]]:
+                   ledger_links, evidence, head_time, count_tokens, sig_checks) -> dict[str, list[dict]]:
     """Every table's rows for one document."""
     rows: dict[str, list[dict]] = {k: [] for k in ("documents", "chunks", "attribution", "verifications",
                                                  "version_targets", "deprecations")}
@@ -184,7 +190,8 @@ def _document_rows(source, commit, path, data, kind, extraction, h, repo, bulk, 
         "warnings": list(extraction.warnings) if extraction else []})
     rows["attribution"].append({"doc_id": doc_id, **attribute(
         source, path, ids, last.author_name if last else "", last.author_email if last else "")})
-    for link in chain_for_file(touches, subst, owners, ids) + ledger_links:
+    links = chain_for_file(touches, subst, owners, ids) + signature_links(touches, subst, sig_checks, ids)
+    for link in links + ledger_links:
         rows["verifications"].append({"doc_id": doc_id, "verifier": link.verifier,
                                       "verifier_email": link.verifier_email, "publisher": link.publisher,
                                       "tier": link.tier, "method": link.method, "commit": link.commit,
@@ -231,6 +238,33 @@ def _is_substantive(repo, c, path: str, bulk: int, cache: dict) -> bool:
             except Exception:
                 cache[key] = True
     return cache[key]
+
+
+def _signature_evidence(repo, data_dir: Path, source: Source, ids: Identities, hist, blobs: dict[str, bytes],
+                        ledger_links: dict[str, list]) -> dict:
+    """Signatures git verifies against the operator's signers: commits (returned) and tags (added to the
+    per-file links like a ledger entry).  Skipped entirely when no person lists a signing key."""
+    allowed = allowed_signers_file(ids, Path(data_dir) / "signers" / source.name)
+    if allowed is None:
+        return {}
+    shas = sorted({c.sha for p in blobs if p in hist for c in hist[p].touches[:MAX_TOUCHES]})
+    try:
+        checks = commit_signatures(repo, shas, allowed) if shas else {}
+        tags = [t for t in tag_signatures(repo, allowed) if t.status == "good"]
+    except SignatureError as e:
+        log.warning("source %s: signatures not checked: %s", source.name, e)
+        return {}
+    for t in tags:
+        try:
+            tree = {e.path: e.sha for e in list_tree(repo, t.commit)}
+        except Exception:
+            continue
+        for path, data in blobs.items():
+            then = read_blob(repo, tree[path]) if path in tree else None
+            stale = then is None or not (then == data or is_cosmetic_change(then, data))
+            ledger_links.setdefault(path, []).append(make_link(
+                ids, t.principal, t.principal, "signature", t.commit, t.date, stale, f"signed tag {t.tag}"))
+    return checks
 
 
 def _ledger_links(repo, source: Source, commit: str, ledger: list[LedgerEntry], ids: Identities,

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from query import response as R
+from query.dense import DenseIndex
 from query.encoders import open_encoder
 from query.fusion import rrf, top_ranking
 from query.reader import SnapshotData
@@ -51,6 +52,7 @@ class Index:
         self.policy = policy
         self.snapshot_id = data.manifest.snapshot_id
         self.encoder = open_encoder(data.dir, data.manifest)
+        self.dense = DenseIndex(data.embeddings, data.dir, policy["dense"]["exact_below"])
         self._lock = threading.Lock()
         self._reranker = None
 
@@ -67,6 +69,7 @@ class Index:
 
     def reload_policy(self, policy: Policy | str | Path | None) -> None:
         self.policy = policy if isinstance(policy, Policy) else Policy.load(policy)
+        self.dense = DenseIndex(self.data.embeddings, self.data.dir, self.policy["dense"]["exact_below"])
 
     # -- search -------------------------------------------------------------------------------
     def search(self, query: str, k: int = 10, targets=None, strict: bool = False,
@@ -86,24 +89,27 @@ class Index:
         if phrasings:
             vecs = np.concatenate([vecs, self.encoder.encode(phrasings)])
         fz, depth = policy["fusion"], policy["fusion"]["candidate_depth"]
-        cos_all, rankings, lex_ran, lex_user = None, [], False, None
+        # Dense candidates from the dense index (exact or ANN: query/dense.py), never a scan of every chunk's
+        # cosine in ANN mode; the pool's cosines with the user's query are computed exactly below.
+        dense_user, best_cosine, rankings, lex_ran, lex_user = None, 0.0, [], False, None
         for j, text in enumerate([query] + phrasings):
-            cos = np.asarray(d.embeddings @ vecs[j].astype(d.embeddings.dtype), dtype=np.float32) if d.n else \
-                np.zeros(0, np.float32)
+            rows, cos = self.dense.top(vecs[j], depth)
             bm, nterms = d.lexical.scores(text)
             if j == 0:
-                cos_all, lex_user, lex_ran = cos, bm, nterms > 0
-            rankings.append((top_ranking(cos, depth), fz["dense_weight"]))
+                dense_user, lex_user, lex_ran = rows, bm, nterms > 0
+                best_cosine = float(cos[0]) if cos.size else 0.0  # = dense.best(): the top-1 of this search
+            rankings.append((rows, fz["dense_weight"]))
             if nterms:
                 rankings.append((top_ranking(bm, depth, positive_only=True), fz["lexical_weight"]))
-        best_cosine = float(cos_all.max()) if d.n else 0.0
         tier, ceiling = self._match_tier(best_cosine)
         fused = rrf(rankings, fz["rrf_k"])
-        dense_rank = {int(i): r for r, i in enumerate(top_ranking(cos_all, depth).tolist(), 1)}
+        dense_rank = {int(i): r for r, i in enumerate(dense_user.tolist(), 1)}
         lex_rank = {int(i): r for r, i in enumerate(top_ranking(lex_user, depth, True).tolist(), 1)} \
             if lex_ran else {}
         pool = sorted(fused)
-        rel = relevance_of(cos_all[pool], lex_user[pool], policy, lex_ran) if pool else np.zeros(0)
+        pool_cos = self.dense.cosines(vecs[0], pool)
+        cos_user = dict(zip(pool, pool_cos.tolist()))  # the user's query's cosine, by row, for the hits
+        rel = relevance_of(pool_cos, lex_user[pool], policy, lex_ran) if pool else np.zeros(0)
         today = reference_day()
         cands, any_version_pass = [], False
         for pos, i in enumerate(pool):
@@ -137,7 +143,7 @@ class Index:
             abstained, reason = True, "version_unavailable" if tlist and not any_version_pass else "no_candidates"
         elif pool_best < policy["match"]["evidence_floor"]:
             abstained, reason = True, "evidence_floor"
-        out_hits = [R.hit(d, h, rank, ceiling, pool_best, dense_rank, lex_rank, cos_all, lex_user)
+        out_hits = [R.hit(d, h, rank, ceiling, pool_best, dense_rank, lex_rank, cos_user, lex_user)
                     for rank, h in enumerate(hits[:k], 1)] if reason not in ("no_candidates", "version_unavailable") \
             else []
         return R.response(query=query, snapshot_id=self.snapshot_id, policy=policy, targets=target_report,

@@ -39,5 +39,8 @@ class LexicalIndex:
         out = np.zeros(self.n_docs, dtype=np.float32)
         for t in ids:
             lo, hi = self.indptr[t], self.indptr[t + 1]
-            np.add.at(out, self.indices[lo:hi], self.data[lo:hi])
+            # A CSC column lists each document once, so a plain fancy-index add is exact (np.add.at, which
+            # bm25s uses, is only needed for repeated indices and is ~3x slower).  Per-term float32 adds in
+            # query order: the same sums as bm25s, bit for bit.
+            out[self.indices[lo:hi]] += self.data[lo:hi]
         return out, len(ids)

@@ -70,3 +70,45 @@ def test_unknown_verifiers_do_not_verify():
     rows = [dict(verifier="Ada Lovelace", verifier_email="ada@evil.example", publisher="", tier="unknown",
                  method="trailer", commit="c", date=datetime.now(timezone.utc), stale=False, detail="")]
     assert verification_factor(rows, Policy.default())["status"] == "unverified"
+
+
+def test_signed_commits_and_tags_become_signature_links(tmp_path):
+    """Through ingest: a commit and a tag signed with a key the operator lists verify; a stranger's do not."""
+    import shutil
+
+    import pytest
+
+    if shutil.which("ssh-keygen") is None:
+        pytest.skip("ssh-keygen (openssh-client) missing")
+    from extractors.base import approx_token_count
+    from ingest.source import ingest_source
+    from schemas.config import Source
+    from tests.test_signatures import keygen, run
+
+    key, pub = keygen(tmp_path, "ada_key")
+    stranger, _ = keygen(tmp_path, "stranger_key")
+    src = tmp_path / "src"
+    src.mkdir()
+    run(src, "init", "-q", "-b", "main")
+    (src / "a.md").write_text("# A\n\nsigned by Ada\n")
+    (src / "b.md").write_text("# B\n\nsigned by a stranger\n")
+    run(src, "add", "a.md")
+    run(src, "-c", "user.name=Ada", "-c", "user.email=ada@mf.example", "-c", "gpg.format=ssh", "-c",
+        f"user.signingkey={key}", "commit", "-q", "-S", "-m", "a", when=1_700_000_000)
+    run(src, "add", "b.md")
+    run(src, "-c", "user.name=X", "-c", "user.email=x@x.example", "-c", "gpg.format=ssh", "-c",
+        f"user.signingkey={stranger}", "commit", "-q", "-S", "-m", "b", when=1_700_000_100)
+    run(src, "-c", "user.name=Ada", "-c", "user.email=ada@mf.example", "-c", "gpg.format=ssh", "-c",
+        f"user.signingkey={key}", "tag", "-s", "-m", "release", "v1", when=1_700_000_200)
+    i = ids()
+    ada = Person("Ada Lovelace", ("ada@mf.example",), "mf", (pub,))
+    i.people = [ada]
+    i._by_email = {"ada@mf.example": ada}
+    source = Source(name="s", url=str(src), ref="main", publisher="mf", include=("**/*.md",))
+    result = ingest_source(source, tmp_path / "data", i, [], Policy.default(), approx_token_count)
+    docs = {r["doc_id"]: r["path"] for r in result.tables["documents"].to_pylist()}
+    sig = {(docs[r["doc_id"]], r["detail"]) for r in result.tables["verifications"].to_pylist()
+           if r["method"] == "signature" and r["tier"] == "foundation" and not r["stale"]}
+    assert ("a.md", "signed tag v1") in sig and ("b.md", "signed tag v1") in sig
+    commit_links = {p for p, d in sig if not d.startswith("signed tag")}
+    assert commit_links == {"a.md"}  # the stranger's signature on b.md vouches for nothing

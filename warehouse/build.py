@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from query.dense import DENSE_INDEX, STORAGE_DTYPE, build_ann_index
+from schemas.policy import Policy
 from schemas.snapshot import BM25_DIR, EMBEDDINGS, TABLE_FILES
 from schemas.tables import table_from_rows
 from warehouse.bm25 import build_bm25
@@ -41,7 +43,9 @@ def embedding_input(chunks: pa.Table) -> list[str]:
 
 
 def write_snapshot_files(build_dir: Path, per_source: dict[str, dict[str, pa.Table]], source_rows: list[dict],
-                         embedder: Embedder, cache: EmbeddingCache) -> tuple[dict[str, int], EmbedStats]:
+                         embedder: Embedder, cache: EmbeddingCache,
+                         ann_min_rows: int | None = None) -> tuple[dict[str, int], EmbedStats]:
+    """``ann_min_rows``: the policy's ``dense.exact_below``; at that many chunks an HNSW index is built too."""
     build_dir = Path(build_dir)
     counts: dict[str, int] = {}
     tables = {}
@@ -54,8 +58,13 @@ def write_snapshot_files(build_dir: Path, per_source: dict[str, dict[str, pa.Tab
     chunks = tables["chunks"]
     texts = embedding_input(chunks)
     matrix, stats = embed_texts(texts, chunks.column("content_sha256").to_pylist(), embedder, cache)
+    matrix16 = np.ascontiguousarray(matrix, dtype=STORAGE_DTYPE)  # float16 on disk: query/dense.py
     with open(build_dir / EMBEDDINGS, "wb") as f:
-        np.save(f, np.ascontiguousarray(matrix, dtype=np.float32), allow_pickle=False)
+        np.save(f, matrix16, allow_pickle=False)
+    if ann_min_rows is None:
+        ann_min_rows = Policy.default()["dense"]["exact_below"]
+    if matrix16.shape[0] and matrix16.shape[0] >= ann_min_rows:
+        build_ann_index(matrix16, build_dir / DENSE_INDEX)
     build_bm25(texts, build_dir / BM25_DIR)
     from warehouse.onnx_embedder import place_file
 

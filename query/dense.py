@@ -1,0 +1,181 @@
+"""The dense channel: the query's cosine with every passage, exact below a size, HNSW above it.
+
+Storage.  ``embeddings.npy`` holds the passage vectors as float16 [n, dims] (row i =
+chunks.parquet row i), L2-normalised before rounding, memory-mapped at load: half the
+bytes of float32, and a passage's cosine moves by at most ~5e-4 (float16 keeps 11
+significant bits).  Every cosine this module reports, ranks by or hands to the match
+tier is the float32 dot product of the query with the stored float16 row (``cosines``),
+computed row by row so a row's value never depends on which other rows were scored
+with it.  Ties break by the lower row, as ``query.fusion.top_ranking`` does.
+
+Exact mode (fewer rows than the policy's ``dense.exact_below``, or a snapshot without
+an ANN index).  Candidates come from usearch's brute-force SIMD kernel
+(``usearch.index.search(..., exact=True)``), which rounds the query to float16, and are
+re-scored in float32.  The result is *proven* equal to a full float32 scan: a row the
+kernel left out scored at most ``u_min`` (its lowest returned score), so its float32
+cosine is at most ``u_min + eps``, where eps bounds the kernel's error: rounding the
+query costs |Δ| ≤ 2⁻¹¹·Σ|x_i q_i| ≤ 2⁻¹¹·‖x‖·‖q‖, float32 accumulation over d terms
+≤ d·2⁻²⁴·‖x‖·‖q‖ per side (Higham, "Accuracy and Stability of Numerical Algorithms",
+2002, §3.1).  When that bound cannot rule the left-out rows out (many near-ties at the
+cut, e.g. copies of one passage), it fetches four times more, and at worst scans all rows.
+
+ANN mode (at least ``exact_below`` rows and the snapshot holds ``dense.usearch``).
+HNSW (Malkov & Yashunin, "Efficient and robust approximate nearest neighbor search
+using Hierarchical Navigable Small World graphs", IEEE TPAMI 2018) by usearch: inner
+product over float16, keys = row numbers, built at build time single-threaded so the
+same inputs write the same bytes (a multi-threaded build inserts in a racy order and the
+snapshot id, derived from the bytes, would change), opened with ``view`` (memory-mapped,
+nothing read up front).  ``top`` over-fetches (twice the depth, searched with at least
+``SEARCH_EXPANSION`` candidates) and re-scores in float32.  ``best`` is then the top-1
+of the ANN search, not a proof of the library's maximum (recall@10 against exact search
+is measured by bench/bench_query.py; docs/benchmarks.md).
+
+API used by ``query.index``: ``top(q, depth) -> (rows, cosines)`` best first;
+``cosines(q, rows)`` exact for the given rows; ``best(q)`` the best raw cosine.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from schemas.errors import SnapshotError
+
+DENSE_INDEX = "dense.usearch"  # in the snapshot directory, beside embeddings.npy
+STORAGE_DTYPE = np.float16
+# HNSW graph: M = 16 links a node (usearch's default), efConstruction = 128.
+CONNECTIVITY, EXPANSION_ADD = 16, 128
+# efSearch: candidates kept while searching.  Measured, not guessed: see docs/benchmarks.md (recall@10 ≥ 0.99).
+SEARCH_EXPANSION = 512
+BUILD_THREADS = 1  # deterministic bytes; see the module docstring
+_BLOCK = 8192  # rows per block of a full float32 scan (bounded temporary memory)
+
+
+def _usearch():
+    from usearch import index as ui  # imported when first needed: a small snapshot's first query pays it once
+
+    return ui
+
+
+def build_ann_index(matrix: np.ndarray, path: Path) -> dict:
+    """Write the HNSW index of ``matrix`` (float16 rows; key = row number) to ``path``; returns its parameters."""
+    ui = _usearch()
+    matrix = np.ascontiguousarray(matrix, dtype=STORAGE_DTYPE)
+    if matrix.ndim != 2 or matrix.shape[0] == 0:
+        raise ValueError(f"ANN index needs a non-empty [n, dims] matrix, got shape {matrix.shape}")
+    ix = ui.Index(ndim=matrix.shape[1], metric=ui.MetricKind.IP, dtype="f16", connectivity=CONNECTIVITY,
+                  expansion_add=EXPANSION_ADD)
+    ix.add(np.arange(matrix.shape[0], dtype=np.uint64), matrix, threads=BUILD_THREADS)
+    ix.save(str(path))
+    return {"rows": int(matrix.shape[0]), "connectivity": CONNECTIVITY, "expansion_add": EXPANSION_ADD}
+
+
+def _order(rows: np.ndarray, scores: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
+    """Best first, ties to the lower row; keep ``depth``."""
+    o = np.lexsort((rows, -scores))[:depth]
+    return rows[o], scores[o]
+
+
+class DenseIndex:
+    """Dense retrieval over one snapshot (see the module docstring for the two modes)."""
+
+    def __init__(self, embeddings: np.ndarray, snapshot_dir: Path | None = None, exact_below: int = 200_000):
+        if embeddings.ndim != 2:
+            raise SnapshotError(f"embeddings must be a [n, dims] matrix, got shape {embeddings.shape}")
+        if embeddings.dtype not in (np.float16, np.float32):
+            raise SnapshotError(f"embeddings are {embeddings.dtype}; expected float16 (or float32 from older builds)")
+        self.emb = embeddings
+        self.n, self.dims = int(embeddings.shape[0]), int(embeddings.shape[1])
+        self.ann = None
+        self.reason: str | None = None
+        path = Path(snapshot_dir) / DENSE_INDEX if snapshot_dir is not None else None
+        if self.n < exact_below:
+            self.mode = "exact"
+        elif path is None or not path.is_file():
+            self.mode, self.reason = "exact", f"{self.n} rows reach dense.exact_below ({exact_below}) but the " \
+                                              f"snapshot has no {DENSE_INDEX}; searching exactly"
+        else:
+            self.ann, self.mode = self._open_ann(path), "ann"
+
+    def _open_ann(self, path: Path):
+        ui = _usearch()
+        try:
+            meta = ui.Index.metadata(str(path))
+        except (ValueError, RuntimeError, OSError) as e:
+            raise SnapshotError(f"{path}: not a readable usearch index ({e})") from None
+        want = {"count_present": self.n, "dimensions": self.dims, "kind_metric": ui.MetricKind.IP,
+                "kind_scalar": ui.ScalarKind.F16}
+        for key, value in want.items():
+            if meta is None or meta.get(key) != value:
+                got = None if meta is None else meta.get(key)
+                raise SnapshotError(f"{path}: ANN index has {key} = {got}, the embeddings need {value}")
+        try:
+            ix = ui.Index.restore(str(path), view=True)
+        except (ValueError, RuntimeError, OSError) as e:
+            raise SnapshotError(f"{path}: cannot open the ANN index ({e})") from None
+        if ix is None or ix.size != self.n:
+            raise SnapshotError(f"{path}: ANN index holds {getattr(ix, 'size', 0)} rows, the embeddings {self.n}")
+        ix.expansion_search = SEARCH_EXPANSION
+        return ix
+
+    # -- scores ---------------------------------------------------------------------------------
+    def _query(self, q: np.ndarray) -> np.ndarray:
+        q = np.ascontiguousarray(q, dtype=np.float32).reshape(-1)
+        if q.shape[0] != self.dims:
+            raise ValueError(f"query vector has {q.shape[0]} dimensions, the embeddings {self.dims}")
+        return q
+
+    def cosines(self, q: np.ndarray, rows) -> np.ndarray:
+        """float32 cosine of the query with each given row (in the given order)."""
+        q = self._query(q)
+        rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+        if rows.size == 0:
+            return np.zeros(0, np.float32)
+        if rows.min() < 0 or rows.max() >= self.n:
+            raise IndexError(f"row out of range 0..{self.n - 1}")
+        out = np.empty(rows.size, np.float32)
+        for s in range(0, rows.size, _BLOCK):
+            block = np.asarray(self.emb[rows[s:s + _BLOCK]], dtype=np.float32)
+            # einsum reduces each row on its own (no BLAS blocking), so a row's value is the same in any batch.
+            out[s:s + _BLOCK] = np.einsum("ij,j->i", block, q)
+        return out
+
+    def _scan(self, q: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
+        rows = np.arange(self.n, dtype=np.int64)
+        return _order(rows, self.cosines(q, rows), depth)
+
+    # -- search ---------------------------------------------------------------------------------
+    def top(self, q: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
+        """The ``depth`` rows with the highest cosine (best first; int64 rows, float32 cosines)."""
+        q = self._query(q)
+        depth = min(int(depth), self.n)
+        if depth <= 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        fetch = min(self.n, 2 * depth)
+        if self.mode == "ann":
+            m = self.ann.search(q, fetch)
+            rows = np.asarray(m.keys, dtype=np.int64)
+            return _order(rows, self.cosines(q, rows), depth)
+        return self._exact_top(q, depth, fetch)
+
+    def _exact_top(self, q: np.ndarray, depth: int, fetch: int) -> tuple[np.ndarray, np.ndarray]:
+        ui = _usearch()
+        qn = float(np.linalg.norm(q))
+        eps = (2.0 ** -11 + 2 * self.dims * 2.0 ** -24) * qn * 1.002 + 1e-7  # row norms ≤ 1 + 2⁻¹¹
+        while fetch < self.n:
+            m = ui.search(self.emb, q, fetch, ui.MetricKind.IP, exact=True)
+            rows = np.asarray(m.keys, dtype=np.int64)
+            kernel = 1.0 - np.asarray(m.distances, dtype=np.float64)
+            scores = self.cosines(q, rows)
+            if rows.size < fetch or np.abs(scores - kernel).max(initial=0.0) > eps:
+                break  # the kernel did not behave as the bound assumes: scan instead of trusting it
+            top_rows, top_scores = _order(rows, scores, depth)
+            if kernel.min() + eps < float(top_scores[-1]):
+                return top_rows, top_scores
+            fetch *= 4
+        return self._scan(q, depth)
+
+    def best(self, q: np.ndarray) -> float:
+        """The best raw cosine in the library (ANN mode: the top-1 of the ANN search)."""
+        _rows, scores = self.top(q, 1)
+        return float(scores[0]) if scores.size else 0.0
