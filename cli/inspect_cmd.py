@@ -82,8 +82,21 @@ def inspect(a) -> int:
 
 
 def stats(a) -> int:
-    snap = resolve_current(a.data)
-    con = connect_snapshot(snap)
+    out = stats_from(connect_snapshot(resolve_current(a.data)))
+    if a.json:
+        print(json.dumps(out, indent=2, default=str))
+    else:
+        for name, s in out.items():
+            print(f"{name}: {s['documents']} documents, {s['chunks']} chunks, {s['deprecated_chunks']} deprecated")
+            print(f"  version components: {s['chunks_per_version_component']}")
+            print(f"  verification methods: {s['chunks_per_verification_method']}")
+            print(f"  freshness (days since substantive change): {s['freshness_days']}")
+    return 0
+
+
+def stats_from(con) -> dict:
+    """Per source: documents, chunks, chunks per version component and verification method, deprecated
+    chunks, freshness distribution — over any connection with the snapshot's tables as views."""
     out = {}
     for s in _rows(con, "SELECT source FROM sources WHERE status = 'ok' ORDER BY source"):
         name = s["source"]
@@ -108,12 +121,4 @@ def stats(a) -> int:
                 "date_diff('day', last_substantive_change, now()) AS age FROM documents WHERE source = ?) "
                 "GROUP BY 1 ORDER BY 1")},
         }
-    if a.json:
-        print(json.dumps(out, indent=2, default=str))
-    else:
-        for name, s in out.items():
-            print(f"{name}: {s['documents']} documents, {s['chunks']} chunks, {s['deprecated_chunks']} deprecated")
-            print(f"  version components: {s['chunks_per_version_component']}")
-            print(f"  verification methods: {s['chunks_per_verification_method']}")
-            print(f"  freshness (days since substantive change): {s['freshness_days']}")
-    return 0
+    return out

@@ -124,7 +124,9 @@ def gc(data_dir: Path, keep: int) -> list[str]:
     keepers = {m.snapshot_id for m in snaps[-keep:]} | ({live} if live else set())
     for m in snaps:
         if m.snapshot_id not in keepers:
-            shutil.rmtree(root / m.snapshot_id, ignore_errors=True)
+            # Out of its id first (atomic): a crash mid-delete leaves a .tmp-* for the next gc, never a torn snapshot.
+            os.rename(root / m.snapshot_id, doomed := root / f".tmp-gc-{m.snapshot_id}")
+            shutil.rmtree(doomed, ignore_errors=True)
             removed.append(m.snapshot_id)
     return removed
 

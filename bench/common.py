@@ -1,0 +1,181 @@
+"""Shared by the bench scripts: the machine's description, results.json, docs/benchmarks.md.
+
+Every script measures its own reference in the same run and reports ratios, because
+on a shared machine absolute times drift with the neighbours' load (the 1-minute load
+average is recorded beside every result for that reason).  Each script merges its
+figures into ``bench/results.json`` under its own key and re-renders the table in
+``docs/benchmarks.md`` from the whole file.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results.json"
+DOCS = ROOT / "docs" / "benchmarks.md"
+CORPUS = Path(os.environ.get("TRUSTINDEX_BENCH_CORPUS", "/work/shared/corpus/midnight-docs"))
+# One encoder export shared by every bench script (and bench_embedding.py's default cache).
+ENCODER_CACHE = Path(os.environ.get("TRUSTINDEX_ENCODER_CACHE", "/tmp/trustindex-encoder-cache"))
+WORK = Path(os.environ.get("TRUSTINDEX_BENCH_WORK", "/tmp/trustindex-bench"))
+
+
+def bench_env() -> dict[str, str]:
+    """Environment for the processes the benches start (offline, quiet, one shared encoder export)."""
+    env = dict(os.environ)
+    env.update({"PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+                "TOKENIZERS_PARALLELISM": "false", "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+                "PREFECT_LOGGING_LEVEL": "WARNING", "TRUSTINDEX_ENCODER_CACHE": str(ENCODER_CACHE)})
+    env.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
+    return env
+
+
+def setup_env() -> None:
+    for k, v in bench_env().items():
+        os.environ.setdefault(k, v)
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+
+
+def machine() -> dict:
+    """nproc, memory and CPU model (from /proc), and the load at the time of the run."""
+    model = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem_gib = None
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                mem_gib = round(int(line.split()[1]) / 1024 ** 2, 1)
+    except OSError:
+        pass
+    try:
+        nproc = len(os.sched_getaffinity(0))
+    except AttributeError:
+        nproc = os.cpu_count() or 1
+    return {"nproc": nproc, "memory_gib": mem_gib, "cpu_model": model, "python": platform.python_version(),
+            "numpy": np.__version__, "load_average_1m": round(os.getloadavg()[0], 2)}
+
+
+def percentile_ms(seconds: list[float]) -> dict:
+    a = np.asarray(seconds) * 1000
+    return {"p50_ms": round(float(np.percentile(a, 50)), 2), "p99_ms": round(float(np.percentile(a, 99)), 2),
+            "samples": int(a.size)}
+
+
+def peak_rss_mib() -> float:
+    """This process's peak resident memory (Linux reports ru_maxrss in KiB)."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def run_measured(cmd: list[str], env: dict | None = None, timeout: float = 600) -> dict:
+    """Run ``cmd`` in a fresh wrapper process; return its wall time, peak RSS, exit code and output.
+
+    The wrapper has that one child, so RUSAGE_CHILDREN's ru_maxrss is the child's own peak.
+    """
+    code = ("import json,resource,subprocess,sys,time\n"
+            "t=time.perf_counter(); p=subprocess.run(sys.argv[1:],capture_output=True,text=True)\n"
+            "w=time.perf_counter()-t\n"
+            "print(json.dumps({'wall_s':w,'rss_mib':resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss/1024,"
+            "'rc':p.returncode,'stdout':p.stdout[-4000:],'stderr':p.stderr[-4000:]}))")
+    out = subprocess.run([sys.executable, "-c", code, *cmd], capture_output=True, text=True, env=env or bench_env(),
+                         cwd=ROOT, timeout=timeout)
+    if out.returncode != 0:
+        raise RuntimeError(f"measurement wrapper failed: {out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+class Timer:
+    def __enter__(self):
+        self.t0 = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        self.s = time.perf_counter() - self.t0
+
+
+def figure(name: str, value: float, unit: str, reference: str | None = None, reference_value: float | None = None,
+           ratio: float | None = None, goal: str | None = None, met: bool | None = None) -> dict:
+    """One row of the table: a measured value, the reference measured in the same run, their ratio, a goal."""
+    return {"name": name, "value": _r(value), "unit": unit, "reference": reference,
+            "reference_value": _r(reference_value), "ratio": _r(ratio), "goal": goal, "met": met}
+
+
+def _r(x):
+    if x is None:
+        return None
+    x = float(x)
+    return round(x, 4) if abs(x) < 10 else round(x, 1)
+
+
+def print_figures(title: str, figures: list[dict]) -> None:
+    print(f"== {title}")
+    for f in figures:
+        ref = f" | reference {f['reference']}: {f['reference_value']}" if f["reference"] else ""
+        ratio = f" | ratio {f['ratio']}" if f["ratio"] is not None else ""
+        goal = f" | goal {f['goal']}: {'met' if f['met'] else 'NOT met'}" if f["goal"] else ""
+        print(f"  {f['name']}: {f['value']} {f['unit']}{ref}{ratio}{goal}", flush=True)
+
+
+def save(key: str, result: dict, results: Path = RESULTS, docs: Path | None = DOCS) -> None:
+    """Merge ``result`` under ``key`` in results.json (other keys kept) and re-render the docs table."""
+    data = json.loads(results.read_text()) if results.is_file() else {}
+    result = dict(result)
+    result.setdefault("machine", machine())
+    result.setdefault("measured_at", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    data[key] = result
+    results.parent.mkdir(parents=True, exist_ok=True)
+    results.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    if docs is not None:
+        docs.write_text(render(data))
+
+
+ORDER = ["extraction", "embedding", "lexical", "query", "refresh"]
+
+
+def render(data: dict) -> str:
+    """docs/benchmarks.md from results.json."""
+    lines = ["# Benchmarks", "",
+             "Generated by `make bench` (`bench/run_all.py`) from `bench/results.json`; do not edit by hand.",
+             "Every figure is set against a reference measured in the same run (ratio = ours / reference, or",
+             "the ratio the goal names), because absolute times on a shared machine move with the load.",
+             "Scripts: `bench/bench_extract.py`, `bench/bench_embedding.py`, `bench/bench_lexical.py`,",
+             "`bench/bench_query.py`, `bench/bench_refresh.py`; method notes follow the table.", ""]
+    machines = {json.dumps({k: v for k, v in r.get("machine", {}).items() if k != "load_average_1m"}, sort_keys=True)
+                for r in data.values() if isinstance(r, dict)}
+    for m in sorted(machines):
+        d = json.loads(m)
+        lines.append(f"Machine: {d.get('nproc')} cores (`nproc`), {d.get('memory_gib')} GiB memory, "
+                     f"CPU {d.get('cpu_model')}; Python {d.get('python')}, numpy {d.get('numpy')}.")
+    lines += ["", "| area | figure | value | reference (same run) | ratio | goal | met | load (1 min) |",
+              "|---|---|---|---|---|---|---|---|"]
+    for key in ORDER + sorted(k for k in data if k not in ORDER):
+        r = data.get(key)
+        if not isinstance(r, dict):
+            continue
+        load = r.get("machine", {}).get("load_average_1m", "")
+        for f in r.get("figures", []):
+            ref = f"{f['reference']}: {f['reference_value']}" if f.get("reference") else ""
+            met = "" if f.get("met") is None else ("yes" if f["met"] else "**no**")
+            ratio = "" if f.get("ratio") is None else f["ratio"]
+            lines.append(f"| {key} | {f['name']} | {f['value']} {f['unit']} | {ref} | {ratio} | {f.get('goal') or ''} "
+                         f"| {met} | {load} |")
+    lines += ["", "## Method", ""]
+    for key in ORDER + sorted(k for k in data if k not in ORDER):
+        r = data.get(key)
+        if isinstance(r, dict) and r.get("method"):
+            lines += [f"**{key}** ({r.get('measured_at', '')}): {r['method']}", ""]
+    return "\n".join(lines).rstrip() + "\n"
