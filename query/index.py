@@ -69,6 +69,7 @@ class Index:
 
     def reload_policy(self, policy: Policy | str | Path | None) -> None:
         self.policy = policy if isinstance(policy, Policy) else Policy.load(policy)
+        self._reranker = None  # the new policy may name another reranking model
         self.dense = DenseIndex(self.data.embeddings, self.data.dir, self.policy["dense"]["exact_below"])
 
     # -- search -------------------------------------------------------------------------------
@@ -91,7 +92,7 @@ class Index:
         fz, depth = policy["fusion"], policy["fusion"]["candidate_depth"]
         # Dense candidates from the dense index (exact or ANN: query/dense.py), never a scan of every chunk's
         # cosine in ANN mode; the pool's cosines with the user's query are computed exactly below.
-        dense_user, best_cosine, rankings, lex_ran, lex_user = None, 0.0, [], False, None
+        dense_user, best_cosine, rankings, lex_ran, lex_user, lex_top = None, 0.0, [], False, None, None
         for j, text in enumerate([query] + phrasings):
             rows, cos = self.dense.top(vecs[j], depth)
             bm, nterms = d.lexical.scores(text)
@@ -100,12 +101,13 @@ class Index:
                 best_cosine = float(cos[0]) if cos.size else 0.0  # = dense.best(): the top-1 of this search
             rankings.append((rows, fz["dense_weight"]))
             if nterms:
-                rankings.append((top_ranking(bm, depth, positive_only=True), fz["lexical_weight"]))
+                ranking = top_ranking(bm, depth, positive_only=True)
+                lex_top = ranking if j == 0 else lex_top
+                rankings.append((ranking, fz["lexical_weight"]))
         tier, ceiling = self._match_tier(best_cosine)
         fused = rrf(rankings, fz["rrf_k"])
         dense_rank = {int(i): r for r, i in enumerate(dense_user.tolist(), 1)}
-        lex_rank = {int(i): r for r, i in enumerate(top_ranking(lex_user, depth, True).tolist(), 1)} \
-            if lex_ran else {}
+        lex_rank = {int(i): r for r, i in enumerate(lex_top.tolist(), 1)} if lex_ran else {}
         pool = sorted(fused)
         pool_cos = self.dense.cosines(vecs[0], pool)
         cos_user = dict(zip(pool, pool_cos.tolist()))  # the user's query's cosine, by row, for the hits

@@ -25,9 +25,11 @@ class LexicalIndex:
             raise SnapshotError(f"{directory}: BM25 index was built with tokenizer {meta.get('tokenizer')!r}, "
                                 f"this reader uses {TOKENIZER_ID!r}")
         self.n_docs = int(meta["documents"])
-        self.data = np.load(directory / "data.csc.index.npy", mmap_mode="r")
-        self.indices = np.load(directory / "indices.csc.index.npy", mmap_mode="r")
-        self.indptr = np.load(directory / "indptr.csc.index.npy", mmap_mode="r")
+        # Plain ndarray views of the memory maps: np.memmap's subclass hooks cost microseconds per slice, which
+        # is most of a query's time on small corpora.  indptr (one entry a term) is small: read it into memory.
+        self.data = np.asarray(np.load(directory / "data.csc.index.npy", mmap_mode="r"))
+        self.indices = np.asarray(np.load(directory / "indices.csc.index.npy", mmap_mode="r"))
+        self.indptr = np.load(directory / "indptr.csc.index.npy").tolist()
         self.vocab: dict[str, int] = json.loads((directory / "vocab.index.json").read_text())
 
     def query_ids(self, text: str) -> list[int]:

@@ -24,6 +24,7 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -299,8 +300,8 @@ def _changed_corpus(demo: Path, dest: Path) -> Path:
     page.write_text("---\ntitle: Crash trial\n---\n# Crash trial\n\nA page added so that the refresh publishes.\n")
     repo.index.add([str(page.relative_to(repo.working_tree_dir))])
     who = git.Actor("Ada", "ada@example.org")
-    repo.index.commit("add crash trial page", author=who, committer=who,
-                      author_date="2026-10-01T12:00:00+00:00", commit_date="2026-10-01T12:00:00+00:00")
+    when = datetime(2026, 10, 1, 12, tzinfo=timezone.utc)
+    repo.index.commit("add crash trial page", author=who, committer=who, author_date=when, commit_date=when)
     return dest / "sources.toml"
 
 
@@ -333,11 +334,14 @@ def test_real_refresh_killed_then_succeeds(refreshed, demo, tmp_path):
                 assert time.monotonic() < deadline, "refresh never started a build"
                 time.sleep(0.01)
             time.sleep(rng.uniform(0.0, 0.6))
+        building = bool(list((data / SNAPSHOTS_DIR).glob(".tmp-*")))
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)  # the refresh and anything it started
         p.wait()
         assert p.returncode in (-signal.SIGKILL, 0), (trial, (tmp_path / f"{trial}.log").read_text()[-3000:])
-        assert_consistent(data, {d.name for d in (data / SNAPSHOTS_DIR).iterdir()})
+        live = assert_consistent(data, {d.name for d in (data / SNAPSHOTS_DIR).iterdir()})
+        print(f"seed {SEED}: {trial} kill after {time.monotonic() - deadline + 400:.1f} s, build dir present: "
+              f"{building}, CURRENT {'unchanged' if live == base_id else 'moved'}, left {sorted(leftovers(data))}")
         with data_dir_lock(data):  # the kernel freed the dead writer's lock
             pass
     done = subprocess.run(cmd + ["--json"], env=env, cwd=ROOT, capture_output=True, text=True, timeout=600)

@@ -7,6 +7,7 @@ processes).  The query side loads the matrix and never re-tokenizes the corpus.
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import bm25s
@@ -15,6 +16,7 @@ from bm25s.tokenization import Tokenized
 from schemas.lexical import TOKENIZER_ID, tokenize
 
 K1, B, METHOD = 1.5, 0.75, "lucene"
+logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs every index build at DEBUG
 
 
 def build_bm25(texts: list[str], out_dir: Path) -> dict:

@@ -1,0 +1,44 @@
+"""The optional reranking stage: a sentence-transformers CrossEncoder from a local path orders, never scores."""
+import pytest
+
+from schemas.policy import Policy
+
+
+@pytest.fixture(scope="module")
+def cross_encoder_dir(tmp_path_factory):
+    # No trained cross-encoder ships offline; a real CrossEncoder built from the local MiniLM weights (its
+    # classification head freshly initialised) exercises the same loading and prediction path.
+    from sentence_transformers import CrossEncoder
+
+    from warehouse.embeddings import model_path
+
+    d = tmp_path_factory.mktemp("cross-encoder")
+    CrossEncoder(str(model_path()), num_labels=1, device="cpu").save(str(d))
+    return d
+
+
+def test_rerank_orders_but_never_changes_the_percentages(refreshed, cross_encoder_dir):
+    from query.index import Index
+
+    idx = Index.open(data_dir=refreshed["data"])
+    q = "How much memory does the proof server need?"
+    plain = idx.search(q, k=50)
+    assert plain["channels"]["rerank"]["ran"] is False
+    idx.reload_policy(Policy.from_dict({"rerank": {"model_path": str(cross_encoder_dir), "depth": 10}}))
+    ranked = idx.search(q, k=50)
+    assert ranked["channels"]["rerank"]["ran"] is True
+    reranked = [h for h in ranked["hits"] if "rerank" in h["channels"]]
+    assert len(reranked) == 10 and [h["rank_position"] for h in reranked] == list(range(1, 11))
+    keys = [h["channels"]["rerank"]["score"] * h["trust_score"] for h in reranked]
+    assert keys == sorted(keys, reverse=True)
+    before = {h["chunk_id"]: (h["display_confidence"], h["confidence"]) for h in plain["hits"]}
+    for h in ranked["hits"]:
+        assert before[h["chunk_id"]] == (h["display_confidence"], h["confidence"])
+
+
+def test_missing_model_is_reported_not_an_error(refreshed, tmp_path):
+    from query.index import Index
+
+    idx = Index.open(data_dir=refreshed["data"], policy=Policy.from_dict({"rerank": {"model_path": str(tmp_path / "x")}}))
+    r = idx.search("proof server", k=3)
+    assert r["channels"]["rerank"]["ran"] is False and "not found" in r["channels"]["rerank"]["reason"]
