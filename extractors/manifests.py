@@ -239,12 +239,15 @@ def parse_cargo_toml(data: bytes, path: str, allowlist: Optional[list[str]] = No
     workspace = doc.get("workspace")
     if isinstance(workspace, dict):
         m.is_workspace_root = True
-        m.workspace_members = [x for x in workspace.get("members", []) if isinstance(x, str)]
+        members = workspace.get("members", [])
+        m.workspace_members = [x for x in members if isinstance(x, str)] if isinstance(members, list) else []
         wpkg = workspace.get("package") if isinstance(workspace.get("package"), dict) else {}
         m.workspace_version = wpkg.get("version") if isinstance(wpkg.get("version"), str) else None
         wdeps = workspace.get("dependencies") if isinstance(workspace.get("dependencies"), dict) else {}
         for key, spec in wdeps.items():
-            m.workspace_dependencies[key] = {"version": spec} if isinstance(spec, str) else spec
+            # a string is a version; a table is kept; anything else (a number, a list) carries no version
+            m.workspace_dependencies[key] = {"version": spec} if isinstance(spec, str) else \
+                spec if isinstance(spec, dict) else {}
             _cargo_dep(key, spec, "workspace.dependencies", allowlist, path, m)
     sections = [("dependencies", doc.get("dependencies"))]
     targets = doc.get("target") if isinstance(doc.get("target"), dict) else {}

@@ -10,7 +10,7 @@ import json
 from schemas.config import Identities, LedgerEntry, Source
 from schemas.policy import Policy
 
-EXTRACTOR_VERSION = "1"  # bump when an extractor's output changes for the same bytes
+EXTRACTOR_VERSION = "2"  # bump when an extractor's output changes for the same bytes
 
 
 def source_key(source: Source, commit: str, ids: Identities, ledger: list[LedgerEntry], policy: Policy) -> str:

@@ -191,6 +191,9 @@ def _document_rows(source, commit, path, data, kind, extraction, h, repo, bulk, 
     rows["attribution"].append({"doc_id": doc_id, **attribute(
         source, path, ids, last.author_name if last else "", last.author_email if last else "")})
     links = chain_for_file(touches, subst, owners, ids) + signature_links(touches, subst, sig_checks, ids)
+    for link in ledger_links:  # vouched at a commit: stale only if a substantive change came after it
+        if link.stale:
+            link.stale = any(subst.get(t.sha) and t.commit_date > link.date for t in touches)
     for link in links + ledger_links:
         rows["verifications"].append({"doc_id": doc_id, "verifier": link.verifier,
                                       "verifier_email": link.verifier_email, "publisher": link.publisher,

@@ -18,7 +18,8 @@ import re
 
 # The floor/prerelease helpers and version-token regex pieces are shared with
 # parse_version so every grammar reads a version token the same way.
-from schemas.versions import _NUM, _PRE_ID, ConstraintSet, Interval, Version, VersionSyntaxError, _floor, _pre
+from schemas.versions import (MAX_CONSTRAINT_LENGTH, _NUM, _PRE_ID, ConstraintSet, Interval, Version,
+                              VersionSyntaxError, _floor, _pre)
 
 
 def _ge(v: Version) -> ConstraintSet:
@@ -64,6 +65,13 @@ def _compact_atom(text: str, tok: str, op: str) -> ConstraintSet:
     return _lt(lo).union(_range(_floor(major, parts[1], 1), end))
 
 
+def _check_length(text: str) -> None:
+    if not isinstance(text, str):
+        raise VersionSyntaxError(repr(text)[:40], "not text")
+    if len(text) > MAX_CONSTRAINT_LENGTH:
+        raise VersionSyntaxError(text[:40] + "…", f"longer than {MAX_CONSTRAINT_LENGTH} characters")
+
+
 def parse_compact(text: str) -> ConstraintSet:
     """A Compact ``pragma language_version|compiler_version`` expression (without ``;``).
 
@@ -85,6 +93,7 @@ def parse_compact(text: str) -> ConstraintSet:
     everything below 0.14.0 *plus* 0.14.1..0.14.x.  ``>``/``<`` against a
     major-only atom (``> 1``) would be an infinite union and raises.
     """
+    _check_length(text)
     tokens, pos, src = [], 0, text.strip()
     while pos < len(src):
         m = _COMPACT_TOKEN.match(src, pos)
@@ -217,6 +226,7 @@ def parse_npm(text: str) -> ConstraintSet:
     ``workspace:``, ``npm:``, URLs and paths are not ranges: callers resolve
     them first, so they raise here.
     """
+    _check_length(text)
     src = text.strip()
     if not src or (_NOT_A_RANGE.match(src) and not _PARTIAL.match(src)):
         raise VersionSyntaxError(text, "not a semver range (tag, alias, URL or empty); resolve it first")
@@ -254,6 +264,7 @@ def parse_cargo(text: str) -> ConstraintSet:
     = >=1.2.3 <2.0.0-0, ``0.0.3`` = >=0.0.3 <0.0.4-0); ``=``, ``~``, ``*``,
     ``1.*``, ``1.2.*`` and comparators; commas join requirements (all must hold).
     """
+    _check_length(text)
     src = text.strip()
     if not src:
         raise VersionSyntaxError(text, "empty requirement")

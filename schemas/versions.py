@@ -79,8 +79,15 @@ def _pre(text: Optional[str]) -> tuple:
     return tuple(int(p) if p.isdigit() and (p == "0" or not p.startswith("0")) else p for p in text.split("."))
 
 
+# node-semver's MAX_LENGTH: longer text is refused before parsing, which also bounds the parsers' recursion
+# (a '!' or '(' per frame) and keeps numbers far below Python's int() digit limit.
+MAX_CONSTRAINT_LENGTH = 256
+
+
 def parse_version(text: str) -> Version:
     """``1``, ``1.2``, ``1.2.3``, ``1.2.3-alpha.3`` (a leading ``v`` and ``+build`` allowed; missing parts are 0)."""
+    if len(text) > MAX_CONSTRAINT_LENGTH:
+        raise VersionSyntaxError(text[:40] + "…", f"longer than {MAX_CONSTRAINT_LENGTH} characters")
     m = _VERSION_RE.match(text.strip())
     if not m:
         raise VersionSyntaxError(text, "not a version (expected N, N.N, N.N.N or N.N.N-pre)")
@@ -127,6 +134,9 @@ def _normalise(intervals) -> tuple:
     for iv in intervals:
         if iv.lo is not None and iv.lo == MIN_VERSION and iv.lo_inclusive:
             iv = Interval(None, False, iv.hi, iv.hi_inclusive)  # one spelling of "from the start"
+        if (iv.lo is None and iv.lo_inclusive) or (iv.hi is None and iv.hi_inclusive):
+            # an unbounded side has no inclusive flag: one set, one spelling
+            iv = Interval(iv.lo, iv.lo_inclusive and iv.lo is not None, iv.hi, iv.hi_inclusive and iv.hi is not None)
         if not iv.is_empty():
             ivs.append(iv)
     ivs.sort(key=_lo_key)
