@@ -283,6 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("snapshot_id", nargs="?")
     s.add_argument("--data", default="data")
     s.add_argument("--policy")
+    s.add_argument("--wait", type=float, default=0.0, metavar="SECONDS", help="rollback/gc: wait for a writer")
     s.add_argument("--json", action="store_true")
     s.set_defaults(fn=cmd_snapshots)
 

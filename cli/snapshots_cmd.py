@@ -31,12 +31,16 @@ def run(a) -> int:
         m = verify_snapshot(data / SNAPSHOTS_DIR / sid)
         print(f"snapshot {m.snapshot_id}: {len(m.files)} files verified")
         return 0
+    from warehouse.lock import data_dir_lock
+
     if a.action == "rollback":
-        target = rollback(data, a.snapshot_id)
+        with data_dir_lock(data, wait_seconds=a.wait, what="snapshots rollback"):
+            target = rollback(data, a.snapshot_id)
         print(f"CURRENT -> {target}")
         return 0
     from schemas.policy import Policy
 
-    removed = gc(data, Policy.load(a.policy)["publish"]["retention"])
+    with data_dir_lock(data, wait_seconds=a.wait, what="snapshots gc"):
+        removed = gc(data, Policy.load(a.policy)["publish"]["retention"])
     print(f"removed {len(removed)}: {', '.join(removed) or 'nothing'}")
     return 0

@@ -14,7 +14,9 @@ with a reason.  Anything else propagates, and atheris reports it as a crash.
 """
 from __future__ import annotations
 
+import json
 import sys
+import tomllib
 from fnmatch import fnmatchcase
 from pathlib import Path
 
@@ -39,16 +41,31 @@ def _allowed(name, allowlist) -> bool:
     return isinstance(name, str) and any(fnmatchcase(n, p) for p in allowlist for n in (name, name.replace("_", "-")))
 
 
-def check_targets(targets, allowlist) -> None:
+def _naming_keys(doc, component: str):
+    """Keys under which ``component`` is written: ``"key": "npm:component@1"``, ``key = { package = "component" }``."""
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            if (isinstance(v, str) and component in v) or (isinstance(v, dict) and v.get("package") == component):
+                yield k
+            yield from _naming_keys(v, component)
+    elif isinstance(doc, list):
+        for v in doc:
+            yield from _naming_keys(v, component)
+
+
+def check_targets(targets, allowlist, docs) -> None:
+    """Every target is allowlisted by its package name or by the key it is written under (alias, rename)."""
     for t in targets:
         assert isinstance(t.component, str) and t.origin == "manifest", t
-        # allowlisted by name, or by the key it was written under (an aliased or renamed dependency)
         assert _allowed(t.component, allowlist) or any(
-            w in t.detail for w in ("npm alias", "renamed", "workspace = true")), t
+            _allowed(k, allowlist) for d in docs for k in _naming_keys(d, t.component)), t
         if t.status == "parsed":
             ConstraintSet.from_json(t.intervals)
         else:
             assert t.status == "unparsed" and t.intervals == "" and t.detail, t
+
+
+MEMBER_DOC = {"dependencies": {"midnight-ledger": {"workspace": True}}}
 
 
 def TestOneInput(data: bytes) -> None:
@@ -63,18 +80,19 @@ def TestOneInput(data: bytes) -> None:
     except ExtractionError as exc:
         assert str(exc).startswith(("packages/app/package.json: ", "Cargo.toml: ", "crates/x/Cargo.toml: "))
         return
+    # parsing succeeded, so the document parses here too
+    doc = json.loads(body.decode("utf-8-sig")) if mode == 0 else tomllib.loads(body.decode("utf-8-sig"))
     if mode == 0:
-        check_targets(m.targets, DEFAULT_NPM_ALLOWLIST)
+        check_targets(m.targets, DEFAULT_NPM_ALLOWLIST, [doc])
         out = resolve_workspaces({m.path: m, LOCAL.path: LOCAL})
-        check_targets(out[m.path].targets, DEFAULT_NPM_ALLOWLIST)
+        check_targets(out[m.path].targets, DEFAULT_NPM_ALLOWLIST, [doc])
         assert all(not r.pending for r in out.values())
     else:
-        check_targets(m.targets, DEFAULT_CARGO_ALLOWLIST)
+        check_targets(m.targets, DEFAULT_CARGO_ALLOWLIST, [doc])
         pair = {m.path: m, MEMBER.path: MEMBER} if mode == 2 else {ROOT.path: ROOT, m.path: m}
-        out = resolve_cargo_workspace(pair)
-        for r in out.values():
+        for r in resolve_cargo_workspace(pair).values():
             assert not r.pending
-            check_targets(r.targets, DEFAULT_CARGO_ALLOWLIST)
+            check_targets(r.targets, DEFAULT_CARGO_ALLOWLIST, [doc, MEMBER_DOC])
 
 
 def main() -> None:

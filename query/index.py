@@ -38,6 +38,10 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 def clean_query(text: str) -> str:
     if not isinstance(text, str):
         raise QueryError("query must be text")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise QueryError(f"query is not valid Unicode text (lone surrogate at character {e.start})") from None
     if len(text) > MAX_QUERY_CHARS:
         raise QueryError(f"query is {len(text)} characters; the limit is {MAX_QUERY_CHARS}")
     text = _CONTROL.sub(" ", text).strip()

@@ -59,7 +59,8 @@ class Manifest:
         d = {"schema_version": self.schema_version, "snapshot_id": self.snapshot_id, "parent": self.parent,
              "created_at": self.created_at, "build_policy_id": self.build_policy_id, "sources": self.sources,
              "embedding_model": self.embedding_model, "row_counts": self.row_counts, "files": self.files}
-        d.update(self.extra)
+        d.update({k: v for k, v in self.extra.items() if k != "manifest_sha256"})
+        d["manifest_sha256"] = _manifest_checksum(d)
         return json.dumps(d, indent=2, sort_keys=True) + "\n"
 
     @classmethod
@@ -69,16 +70,26 @@ class Manifest:
         except json.JSONDecodeError as e:
             raise SnapshotError(f"{where}: manifest is not valid JSON ({e})") from None
         known = {"schema_version", "snapshot_id", "parent", "created_at", "build_policy_id", "sources",
-                 "embedding_model", "row_counts", "files"}
+                 "embedding_model", "row_counts", "files", "manifest_sha256"}
         missing = sorted(k for k in known - {"parent", "build_policy_id"} if k not in d)
         if missing:
             raise SnapshotError(f"{where}: manifest lacks {', '.join(missing)}")
         if d["schema_version"] != SCHEMA_VERSION:
             raise SnapshotError(f"{where}: schema version {d['schema_version']!r}, this build reads {SCHEMA_VERSION!r}")
+        if d.get("manifest_sha256") != _manifest_checksum(d):
+            raise SnapshotError(f"{where}: manifest does not match its own checksum (corrupt or edited; roll back "
+                                f"with `trustindex snapshots rollback`)")
         return cls(snapshot_id=d["snapshot_id"], created_at=d["created_at"], sources=d["sources"],
                    embedding_model=d["embedding_model"], row_counts=d["row_counts"], files=d["files"],
                    parent=d.get("parent"), build_policy_id=d.get("build_policy_id", ""),
                    extra={k: v for k, v in d.items() if k not in known})
+
+
+def _manifest_checksum(d: dict) -> str:
+    """sha256 of the manifest's canonical JSON without this field: the files' checksums cover the files,
+    this covers everything else (the model, the row counts, the sources)."""
+    body = {k: v for k, v in d.items() if k != "manifest_sha256"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 def list_files(directory: Path) -> dict[str, dict]:

@@ -10,7 +10,8 @@ Trials (see tests/crashkit.py for the kill mechanism):
 * 3 kills at random instants of a publish (seed in the test id's output);
 * a re-publish of existing content killed while it deletes its duplicate build;
 * 2 kills of ``gc`` half-way through deleting an old snapshot;
-* 2 kills of the real ``python -m cli.main refresh`` process, then a real refresh that succeeds;
+* 3 kills of the real ``python -m cli.main refresh`` process (start-up, crawl, build), then a real
+  refresh that succeeds, ``snapshots gc`` and ``snapshots verify``;
 * writers under ``warehouse.lock.data_dir_lock``: refused with a clear message, queued with
   ``wait_seconds``, never interleaved, and freed when the holder is SIGKILLed.
 """
@@ -260,8 +261,6 @@ def test_sigkilled_holder_frees_the_lock(kit):
     kit.recover_and_gc(d)
 
 
-@pytest.mark.xfail(strict=True, reason="`trustindex snapshots gc` does not take data_dir_lock: it deletes a "
-                                        "running writer's build directory (fix: cli/snapshots_cmd.py, see report)")
 def test_gc_waits_for_a_running_writer(kit):
     d = kit.fresh()
     holder = kit.z.run(d, variant=1, lock_wait=0, result=d.parent / "gcw.json",
@@ -322,26 +321,28 @@ def test_real_refresh_killed_then_succeeds(refreshed, demo, tmp_path):
     env = _cli_env(tmp_path / "prefect-home")
     cmd = [sys.executable, "-m", "cli.main", "refresh", "--sources", str(sources), "--data", str(data)]
     rng = random.Random(SEED)
-    for trial in ("early", "publishing"):
+    # (name, file whose appearance starts the clock, random delay after it): each kill lands in a different stage
+    trials = [("start-up", None, rng.uniform(0.3, 2.5)),  # imports, lock, Prefect client
+              ("crawl", "mirrors", rng.uniform(0.0, 1.0)),  # cloning, extraction, source tables
+              ("build", "snapshots/.tmp-*", rng.uniform(0.0, 0.1))]  # tables, embeddings, BM25, manifest, rename
+    for trial, marker, delay in trials:
         with open(tmp_path / f"{trial}.log", "w") as log:
             p = subprocess.Popen(cmd + ["--quiet"], env=env, cwd=ROOT, stdout=log, stderr=log,
                                  start_new_session=True)
-        deadline = time.monotonic() + 400
-        if trial == "early":  # start-up, crawl, extraction
-            time.sleep(rng.uniform(2.0, 12.0))
-        else:  # embedding, BM25, manifest, rename, CURRENT: the build directory exists from here on
-            while not list((data / SNAPSHOTS_DIR).glob(".tmp-*")) and p.poll() is None:
-                assert time.monotonic() < deadline, "refresh never started a build"
-                time.sleep(0.01)
-            time.sleep(rng.uniform(0.0, 0.6))
+        t0 = time.monotonic()
+        while marker and not list(data.glob(marker)) and p.poll() is None:
+            assert time.monotonic() - t0 < 400, f"{trial}: the refresh never reached {marker}"
+            time.sleep(0.005)
+        time.sleep(delay)
         building = bool(list((data / SNAPSHOTS_DIR).glob(".tmp-*")))
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)  # the refresh and anything it started
         p.wait()
-        assert p.returncode in (-signal.SIGKILL, 0), (trial, (tmp_path / f"{trial}.log").read_text()[-3000:])
+        assert p.returncode == -signal.SIGKILL, (f"seed {SEED}: {trial}: the refresh ended before the kill",
+                                                 (tmp_path / f"{trial}.log").read_text()[-3000:])
         live = assert_consistent(data, {d.name for d in (data / SNAPSHOTS_DIR).iterdir()})
-        print(f"seed {SEED}: {trial} kill after {time.monotonic() - deadline + 400:.1f} s, build dir present: "
-              f"{building}, CURRENT {'unchanged' if live == base_id else 'moved'}, left {sorted(leftovers(data))}")
+        print(f"seed {SEED}: {trial} kill after {time.monotonic() - t0:.2f} s, build dir present: {building}, "
+              f"CURRENT {'unchanged' if live == base_id else 'moved'}, left {sorted(leftovers(data))}")
         with data_dir_lock(data):  # the kernel freed the dead writer's lock
             pass
     done = subprocess.run(cmd + ["--json"], env=env, cwd=ROOT, capture_output=True, text=True, timeout=600)

@@ -144,15 +144,11 @@ def test_flipped_byte_is_refused_naming_the_file(refreshed, tmp_path, name):
         Index.open(data / "snapshots" / live.name)
 
 
-MANIFEST_UNCHECKED = pytest.mark.xfail(strict=True, reason="manifest metadata outside `files` is covered by no "
-                                      "checksum (fix: schemas/snapshot.py, a manifest self-checksum: see the report)")
-
-
 @pytest.mark.parametrize("section, key", [
     ('"files": {', '"sha256": "'),  # a file's checksum: the id no longer matches
     ('"files": {', '"size": '),  # a file's size: the file disagrees
-    pytest.param('"embedding_model": {', '"sha256": "', marks=MANIFEST_UNCHECKED),
-    pytest.param('"row_counts": {', '"chunks": ', marks=MANIFEST_UNCHECKED),
+    ('"embedding_model": {', '"sha256": "'),  # covered by the manifest's own checksum
+    ('"row_counts": {', '"chunks": '),
 ], ids=["file-sha256", "file-size", "model-sha256", "row-count"])
 def test_flipped_manifest_byte_is_refused(refreshed, tmp_path, section, key):
     live = resolve_current(refreshed["data"])
@@ -197,9 +193,6 @@ def test_odd_query_text_gets_results(index, text):
     assert not any(ord(c) < 0x20 or ord(c) == 0x7f for c in r["query"])
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason="a lone surrogate (JSON '\\ud800' from an MCP or HTTP "
-                   "client) reaches the tokenizer and raises TypeError, not QueryError (fix: query/index.py "
-                   "clean_query, see the report)")
 @pytest.mark.parametrize("text", ["install \ud800 compiler", "\udfff"], ids=["high", "low"])
 def test_lone_surrogate_is_a_query_error(index, text):
     with pytest.raises(QueryError, match="Unicode"):

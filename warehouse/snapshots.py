@@ -31,7 +31,9 @@ def _fsync_path(path: Path) -> None:
 def new_build_dir(data_dir: Path) -> Path:
     root = Path(data_dir) / SNAPSHOTS_DIR
     root.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=".tmp-", dir=root))
+    d = Path(tempfile.mkdtemp(prefix=".tmp-", dir=root))
+    d.chmod(0o755)  # mkdtemp makes it 0700; a serving tier may run as another user
+    return d
 
 
 def current_id(data_dir: Path) -> str | None:
