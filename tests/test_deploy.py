@@ -17,6 +17,7 @@ import signal
 import socket
 import subprocess
 import time
+import sys
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,7 +27,7 @@ import pytest
 from schemas.snapshot import read_manifest, resolve_current, verify_snapshot
 
 ROOT = Path(__file__).resolve().parents[1]
-BIN = Path(os.environ.get("VIRTUAL_ENV") or ROOT / ".venv") / "bin"
+BIN = Path(sys.executable).parent  # the interpreter running the tests is the project's virtualenv
 PREFECT = str(BIN / "prefect") if (BIN / "prefect").exists() else "prefect"
 POOL = "trustindex-process"
 DEPLOYMENTS = {"nightly-refresh": "trustindex-refresh-files", "backfill": "trustindex-backfill",
