@@ -19,7 +19,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import CORPUS, figure, print_figures, save, setup_env  # noqa: E402
 
-setup_env()
 
 
 def corpus_files(root: Path = CORPUS, limit: int | None = None) -> list[tuple[str, Path]]:
@@ -111,6 +110,7 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--no-save", action="store_true")
     a = ap.parse_args(argv)
+    setup_env()
     r = run(a.files, a.rounds)
     print_figures("extraction", r["figures"])
     if not a.no_save:

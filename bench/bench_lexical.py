@@ -25,7 +25,6 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import figure, print_figures, save, setup_env  # noqa: E402
 
-setup_env()
 
 GOAL = 1.2
 
@@ -106,7 +105,7 @@ def run(files: int = 1200, rounds: int = 5, queries: int = 200, chunks=None) -> 
         figure("lexical top-10 agreement with bm25s (ties at the cut count)", float(np.mean(agree)) if agree else 0.0,
                "", goal="1.0", met=bool(agree) and float(np.mean(agree)) >= 0.999),
         figure("lexical top-10 same passages as bm25s", float(np.mean(same_ids)) if same_ids else 0.0, ""),
-        figure("lexical max |score difference| vs bm25s", max_diff, ""),
+        figure("lexical max abs score difference vs bm25s", max_diff, ""),
     ]
     return {"figures": figures, "chunks": len(texts), "queries": len(qs), "queries_with_known_terms": known,
             "rounds": rounds, "ratios": [round(r, 3) for r in ratios], "bm25_build_s": build_s,
@@ -124,6 +123,7 @@ def main(argv=None) -> int:
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--no-save", action="store_true")
     a = ap.parse_args(argv)
+    setup_env()
     r = run(a.files, a.rounds, a.queries)
     print_figures("lexical", r["figures"])
     if not a.no_save:

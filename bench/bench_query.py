@@ -34,7 +34,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import (CORPUS, WORK, figure, peak_rss_mib, percentile_ms, print_figures,  # noqa: E402
                           run_measured, save, setup_env)
 
-setup_env()
 
 RECALL_GOAL = 0.99
 ANN_EXACT_BELOW = 50_000
@@ -98,7 +97,7 @@ def worker(data: str, exact_below: int, reps: int, recall: bool) -> dict:
             "embed_p50_ms": round(float(np.median(embed)) * 1000, 2), "self_rss_mib": peak_rss_mib()}
 
 
-def recall_figures(index) -> dict:
+def recall_figures(index, headings_n: int = 200) -> dict:
     """The index's dense top 10/100 against exact search, and its final hits against an exact index's."""
     from query.dense import DenseIndex
     from query.index import Index
@@ -107,7 +106,7 @@ def recall_figures(index) -> dict:
     if index.dense.mode != "ann":
         raise SystemExit(f"recall needs an ANN index; this one is {index.dense.mode} ({index.dense.reason})")
     exact = DenseIndex(index.data.embeddings, None, exact_below=1 << 40)
-    qs = QUESTIONS + headings()
+    qs = QUESTIONS + headings(headings_n)
     vecs = index.encoder.encode(qs)
     r10, r100 = [], []
     for v in vecs:
@@ -152,6 +151,7 @@ def measure_cold(data: Path, exact_below: int, runs: int = 3) -> dict:
 def run(sizes: list[int], reps: int, cold_runs: int = 3, ann_threads: int = 0,
         ann_exact_below: int = ANN_EXACT_BELOW) -> dict:
     from bench import synthetic
+    from query.dense import CONNECTIVITY, EXPANSION_ADD, SEARCH_EXPANSION
 
     results, builds, figures = {}, {}, []
     for n in sizes:
@@ -201,7 +201,8 @@ def run(sizes: list[int], reps: int, cold_runs: int = 3, ann_threads: int = 0,
                       f"the real ONNX int8 query encoder; warm = Index.search(k=10) incl. query embedding, "
                       f"{len(QUESTIONS)} questions x {reps} after one untimed search, in a fresh process (peak RSS "
                       f"of that process); cold = `python -m cli.main query --json` wall time and peak RSS, median "
-                      f"of {cold_runs}; ANN = HNSW (M 16, efConstruction 128, efSearch >= 512) with policy "
+                      f"of {cold_runs}; ANN = HNSW (M {CONNECTIVITY}, efConstruction {EXPANSION_ADD}, efSearch "
+                      f"{SEARCH_EXPANSION}, top k of a 2k-deep search re-scored) with policy "
                       f"dense.exact_below {ann_exact_below}, recall against exact search on the same snapshot."}
 
 
@@ -219,6 +220,7 @@ def main(argv=None) -> int:
     ap.add_argument("--recall", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--no-save", action="store_true")
     a = ap.parse_args(argv)
+    setup_env()
     if a.worker:
         print(json.dumps(worker(a.worker, a.exact_below, a.reps, a.recall)))
         return 0

@@ -31,11 +31,11 @@ FORMAT = 1  # bump when what this module writes changes (invalidates cached snap
 CHUNKS_PER_DOC = 8
 
 
-def token_stream(max_words: int = 300_000, root: Path = CORPUS) -> list[str]:
+def token_stream(max_words: int = 300_000, root: Path = CORPUS, work: Path = WORK) -> list[str]:
     """Real tokens of the corpus in path order (cached under the work directory)."""
     from schemas.lexical import tokenize
 
-    cache = WORK / f"tokens-{max_words}.json"
+    cache = work / f"tokens-{max_words}.json"
     if cache.is_file():
         return json.loads(cache.read_text())
     out: list[str] = []
@@ -45,7 +45,7 @@ def token_stream(max_words: int = 300_000, root: Path = CORPUS) -> list[str]:
         out.extend(tokenize(p.read_text(encoding="utf-8", errors="replace")))
         if len(out) >= max_words:
             break
-    WORK.mkdir(parents=True, exist_ok=True)
+    work.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps(out))
     return out
 
@@ -56,9 +56,9 @@ def encoder_dir() -> Path:
     return ensure_encoder(ENCODER_CACHE).directory
 
 
-def real_spectrum(n: int = 512) -> tuple[np.ndarray, np.ndarray]:
+def real_spectrum(n: int = 512, work: Path = WORK) -> tuple[np.ndarray, np.ndarray]:
     """Mean and covariance of real passage embeddings (cached)."""
-    cache = WORK / f"spectrum-{n}.npz"
+    cache = work / f"spectrum-{n}.npz"
     if cache.is_file():
         z = np.load(cache)
         return z["mean"], z["cov"]
@@ -67,7 +67,7 @@ def real_spectrum(n: int = 512) -> tuple[np.ndarray, np.ndarray]:
 
     emb = OnnxEncoder(encoder_dir()).encode(corpus_passages(n=n)).astype(np.float64)
     mean, cov = emb.mean(0), np.cov(emb.T)
-    WORK.mkdir(parents=True, exist_ok=True)
+    work.mkdir(parents=True, exist_ok=True)
     np.savez(cache, mean=mean, cov=cov)
     return mean, cov
 
@@ -140,29 +140,64 @@ def _tables(n: int, docs_tokens: list[list[str]], seed: int) -> dict:
             "attribution": table_from_rows("attribution", attr), "sources": table_from_rows("sources", sources)}
 
 
-def build(n: int, ann: bool, seed: int = 0, work: Path = WORK, ann_threads: int = 0) -> tuple[Path, dict]:
-    """A data directory whose live snapshot holds ``n`` synthetic passages (+ an HNSW index when ``ann``)."""
-    from query.dense import DENSE_INDEX, build_ann_index
-    from query.encoder import OnnxEncoder
-    from schemas.policy import Policy
-    from schemas.snapshot import BM25_DIR, EMBEDDINGS, ENCODER_DIR, TABLE_FILES, resolve_current
-    from warehouse.embeddings import MODEL_ID
-    from warehouse.snapshots import finish_snapshot, new_build_dir, set_current
-    from warehouse.tables import write_table
+def build(n: int, ann: bool, seed: int = 0, work: Path = WORK, ann_threads: int = 0, backend: str = "onnx-int8",
+          spectrum: tuple[np.ndarray, np.ndarray] | None = None, max_words: int = 300_000) -> tuple[Path, dict]:
+    """A data directory whose live snapshot holds ``n`` synthetic passages (+ an HNSW index when ``ann``).
 
-    data = work / f"query-n{n}-{'ann' if ann else 'exact'}-s{seed}-f{FORMAT}"
+    The ANN snapshot is the exact one's files plus ``dense.usearch`` (the same passages and
+    vectors, so the two compare like for like).  ``backend`` names the query encoder the
+    snapshot declares (onnx-int8 carries its files); ``spectrum`` (mean, covariance)
+    replaces the real embeddings' one (small test runs).
+    """
+    from query.dense import DENSE_INDEX, build_ann_index
+    from schemas.snapshot import EMBEDDINGS, MANIFEST, read_manifest, resolve_current, verify_snapshot
+    from warehouse.snapshots import finish_snapshot, new_build_dir, set_current
+
+    data = work / f"query-n{n}-{'ann' if ann else 'exact'}-s{seed}-{backend}-f{FORMAT}"
     info_file = data / "build.json"
     if info_file.is_file():
         try:
-            resolve_current(data)
+            verify_snapshot(resolve_current(data), checksums=False)
             return data, json.loads(info_file.read_text())
-        except Exception:  # a half-written cache from an interrupted run: rebuild it
+        except Exception:  # half-written by an interrupted run, or an older snapshot format: rebuild it
             pass
+    if not ann:
+        return _build_exact(data, n, seed, work, backend, spectrum, max_words)
+    base_dir, base_info = build(n, False, seed, work, ann_threads, backend, spectrum, max_words)
+    base = resolve_current(base_dir)
+    shutil.rmtree(data, ignore_errors=True)
+    data.mkdir(parents=True)
+    bdir = new_build_dir(data)
+    for f in base.rglob("*"):
+        if f.is_file() and f.name != MANIFEST:
+            (bdir / f.relative_to(base)).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(f, bdir / f.relative_to(base))
+    t0 = time.perf_counter()
+    build_ann_index(np.load(bdir / EMBEDDINGS, mmap_mode="r"), bdir / DENSE_INDEX, threads=ann_threads)
+    ann_s = time.perf_counter() - t0
+    m = read_manifest(base)
+    new = finish_snapshot(data, bdir, sources=m.sources, embedding_model=m.embedding_model, row_counts=m.row_counts,
+                          build_policy_id=m.build_policy_id)
+    set_current(data, new.snapshot_id)
+    info = {**base_info, "ann": True, "snapshot_id": new.snapshot_id, "ann_build_s": round(ann_s, 2),
+            "ann_threads": ann_threads}
+    info_file.write_text(json.dumps(info, indent=2) + "\n")
+    return data, info
+
+
+def _build_exact(data: Path, n: int, seed: int, work: Path, backend: str, spectrum, max_words: int):
+    from query.encoder import OnnxEncoder
+    from schemas.policy import Policy
+    from schemas.snapshot import BM25_DIR, EMBEDDINGS, ENCODER_DIR, TABLE_FILES
+    from warehouse.embeddings import MODEL_ID, weights_sha256
+    from warehouse.snapshots import finish_snapshot, new_build_dir, set_current
+    from warehouse.tables import write_table
+
     shutil.rmtree(data, ignore_errors=True)
     data.mkdir(parents=True)
     times = {}
     t0 = time.perf_counter()
-    stream = token_stream()
+    stream = token_stream(max_words, work=work)
     rng = np.random.default_rng(seed)
     lengths = rng.integers(60, 141, size=n)
     starts = rng.integers(0, len(stream) - 141, size=n)
@@ -175,26 +210,28 @@ def build(n: int, ann: bool, seed: int = 0, work: Path = WORK, ann_threads: int 
     _bm25_from_tokens(docs_tokens, bdir / BM25_DIR)
     times["bm25_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    mean, cov = real_spectrum()
+    mean, cov = spectrum if spectrum is not None else real_spectrum(work=work)
     emb = vectors(n, mean, cov, seed)
     np.save(bdir / EMBEDDINGS, emb, allow_pickle=False)
     times["vectors_s"] = time.perf_counter() - t0
-    if ann:
-        t0 = time.perf_counter()
-        build_ann_index(emb, bdir / DENSE_INDEX, threads=ann_threads)
-        times["ann_build_s"] = time.perf_counter() - t0
-    enc = encoder_dir()
-    (bdir / ENCODER_DIR).mkdir()
-    for f in sorted(enc.iterdir()):
-        shutil.copyfile(f, bdir / ENCODER_DIR / f.name)
-    encoder = OnnxEncoder(bdir / ENCODER_DIR)
-    model = {"id": MODEL_ID, "backend": "onnx-int8", "dimensions": encoder.dimensions,
-             "sha256": encoder.meta["files"]["model.int8.onnx"], "encoder_dir": ENCODER_DIR,
-             "max_seq_length": encoder.max_seq_length}
+    if backend == "onnx-int8":
+        enc = encoder_dir()
+        (bdir / ENCODER_DIR).mkdir()
+        for f in sorted(enc.iterdir()):
+            shutil.copyfile(f, bdir / ENCODER_DIR / f.name)
+        encoder = OnnxEncoder(bdir / ENCODER_DIR)
+        model = {"id": MODEL_ID, "backend": backend, "dimensions": encoder.dimensions,
+                 "sha256": encoder.meta["files"]["model.int8.onnx"], "encoder_dir": ENCODER_DIR,
+                 "max_seq_length": encoder.max_seq_length}
+    elif backend == "sentence-transformers":
+        model = {"id": MODEL_ID, "backend": backend, "dimensions": int(emb.shape[1]), "sha256": weights_sha256()}
+    else:
+        raise ValueError(f"unknown backend {backend!r}")
     m = finish_snapshot(data, bdir, sources=[{"source": "synthetic", "commit": "0" * 40, "status": "ok"}],
                         embedding_model=model, row_counts={"chunks": n, "embeddings": n},
                         build_policy_id=Policy.default().policy_id)
     set_current(data, m.snapshot_id)
-    info = {"n": n, "ann": ann, "seed": seed, "snapshot_id": m.snapshot_id, **{k: round(v, 2) for k, v in times.items()}}
-    info_file.write_text(json.dumps(info, indent=2) + "\n")
+    info = {"n": n, "ann": False, "seed": seed, "snapshot_id": m.snapshot_id,
+            **{k: round(v, 2) for k, v in times.items()}}
+    (data / "build.json").write_text(json.dumps(info, indent=2) + "\n")
     return data, info
