@@ -113,7 +113,8 @@ def run(files: int = 1200, rounds: int = 5, queries: int = 200, chunks=None) -> 
                       f"{len(qs)} section headings as queries, the same tokenizer (schemas.lexical) on both sides; "
                       f"ours = LexicalIndex.scores + top 10, reference = bm25s get_scores + selection.topk on the "
                       f"same saved index; ratio = our time / bm25s's (median of {rounds} interleaved rounds); "
-                      f"agreement = share of bm25s's top 10 (positive scores) that ours also returns."}
+                      f"agreement = share of our top 10 that scores at least bm25s's 10th (equal scores at the cut may "
+                      f"be ordered either way); 'same passages' = plain overlap of the two top-10 sets."}
 
 
 def main(argv=None) -> int:

@@ -203,7 +203,9 @@ def run(sizes: list[int], reps: int, cold_runs: int = 3, ann_threads: int = 0,
                       f"of that process); cold = `python -m cli.main query --json` wall time and peak RSS, median "
                       f"of {cold_runs}; ANN = HNSW (M {CONNECTIVITY}, efConstruction {EXPANSION_ADD}, efSearch "
                       f"{SEARCH_EXPANSION}, top k of a 2k-deep search re-scored) with policy "
-                      f"dense.exact_below {ann_exact_below}, recall against exact search on the same snapshot."}
+                      f"dense.exact_below {ann_exact_below}, recall against exact search on the same snapshot; the "
+                      f"benchmark builds its HNSW with all cores (the product builds single-threaded for "
+                      f"reproducible bytes); exact and ANN runs are sequential, not interleaved."}
 
 
 def main(argv=None) -> int:

@@ -35,6 +35,7 @@ API used by ``query.index``: ``top(q, depth) -> (rows, cosines)`` best first;
 """
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -45,17 +46,30 @@ DENSE_INDEX = "dense.usearch"  # in the snapshot directory, beside embeddings.np
 STORAGE_DTYPE = np.float16
 # HNSW graph: M = 16 links a node (usearch's default), efConstruction = 128.
 CONNECTIVITY, EXPANSION_ADD = 16, 128
-# efSearch: candidates kept while searching.  Measured at 100k rows (Gaussian vectors with the real embeddings'
-# covariance, top 10 of a depth-200 search re-scored): 512 gave recall@10 0.986, 1024 gave 0.992 (goal ≥ 0.99);
-# bench/bench_query.py re-measures it (docs/benchmarks.md).
-SEARCH_EXPANSION = 1024
+# efSearch: candidates kept while searching.  Measured at 100k rows (bench/synthetic.py: Gaussian vectors with
+# the real embeddings' covariance, a pessimistic stand-in for real ones) with 230 real queries, top 10 of a
+# depth-200 search re-scored: efSearch 512 / 1024 / 2048 / 4096 gave recall@10 0.942 / 0.984 / 0.995 / 0.999 at
+# 17 / 30 / 52 / 78 ms a search, exact search 41 ms (2 loaded cores).  2048 is the least meeting the goal
+# (≥ 0.99); at 100k exact search is still as fast, which is why ANN starts at dense.exact_below (200k).
+SEARCH_EXPANSION = 2048
 BUILD_THREADS = 1  # deterministic bytes; see the module docstring
 _BLOCK = 8192  # rows per block of a full float32 scan (bounded temporary memory)
 _PARALLEL_FROM = 16_384  # rows from which a brute-force scan uses every core (below, thread start-up costs more)
 
 
 def _usearch():
-    from usearch import index as ui  # imported when first needed: a small snapshot's first query pays it once
+    """usearch, imported when first needed (a small snapshot's first query pays it once).
+
+    onnxruntime must be loaded first when it is installed: usearch 2.26's extension carries a
+    static libstdc++ whose process-wide (STB_GNU_UNIQUE) locale symbols make a later
+    ``import onnxruntime`` crash with SIGSEGV in ``std::codecvt``; the other order is safe
+    (checked by tests/test_dense.py in a fresh process).
+    """
+    import importlib.util
+
+    if "usearch.index" not in sys.modules and importlib.util.find_spec("onnxruntime") is not None:
+        import onnxruntime  # noqa: F401
+    from usearch import index as ui
 
     return ui
 

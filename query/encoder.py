@@ -22,6 +22,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -34,6 +36,12 @@ MODEL_FILE = "model.int8.onnx"
 TOKENIZER_FILE = "tokenizer.json"
 # Bumped when encoder.json changes shape; readers refuse a format they do not know.
 FORMAT_VERSION = 1
+# Texts per onnxruntime run.  One: dynamic int8 quantizes activations with one scale per
+# run, so in a batch a text's vector moves with its batch-mates (cosine ~0.99); alone, it
+# is a function of the text only, which the embedding cache (keyed by content hash) and
+# the query side (a query is always embedded alone) rely on.  It is also the fastest
+# setting for passages measured on 2 cores (docs/embedding.md).
+DEFAULT_BATCH_SIZE = 1
 _REQUIRED_KEYS = ("format_version", "model_id", "dimensions", "max_seq_length", "pooling", "normalize", "files")
 
 
@@ -127,15 +135,18 @@ class OnnxEncoder:
         tok.no_padding()
         self._tokenizer = tok
         self._pad_id = int(meta.get("pad_id", 0))
-        self._session = self._open_session()
+        self._session = self._open_session(self.threads)
+        self._lock = threading.Lock()
+        self._pool_session: Optional[ort.InferenceSession] = None
+        self._executor: Optional[ThreadPoolExecutor] = None
         names = {i.name for i in self._session.get_inputs()}
         if not {"input_ids", "attention_mask"} <= names:
             raise EncoderError(f"{self.directory / MODEL_FILE}: inputs {sorted(names)} lack input_ids/attention_mask")
         self._wants_token_types = "token_type_ids" in names
 
-    def _open_session(self) -> ort.InferenceSession:
+    def _open_session(self, threads: int) -> ort.InferenceSession:
         opts = ort.SessionOptions()
-        opts.intra_op_num_threads = self.threads
+        opts.intra_op_num_threads = threads
         # One graph, one request at a time: parallel execution only adds scheduling overhead.
         opts.inter_op_num_threads = 1
         opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
@@ -146,16 +157,31 @@ class OnnxEncoder:
         except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph types
             raise EncoderError(f"{self.directory / MODEL_FILE}: onnxruntime cannot load it: {exc}") from None
 
+    def _parallel(self) -> tuple[ort.InferenceSession, ThreadPoolExecutor]:
+        """A single-threaded session shared by ``threads`` workers, each running its own batches.
+
+        Why not intra-op threads for bulk work: every operator then ends in a barrier
+        across the threads, ~100 barriers a batch; when a core is busy elsewhere (a shared
+        or oversubscribed machine) each barrier waits for the slowest thread.  Whole
+        batches in parallel synchronise once per batch.  Measured in docs/embedding.md.
+        """
+        with self._lock:
+            if self._pool_session is None:
+                self._pool_session = self._open_session(1)
+                self._executor = ThreadPoolExecutor(self.threads, thread_name_prefix="onnx-encoder")
+            return self._pool_session, self._executor
+
     def token_lengths(self, texts: Sequence[str]) -> list[int]:
         """Token count of each text after truncation, special tokens included."""
         return [len(e.ids) for e in self._tokenizer.encode_batch(list(texts))]
 
-    def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+    def encode(self, texts: list[str], batch_size: int = DEFAULT_BATCH_SIZE) -> np.ndarray:
         """Embed ``texts``: float32 array of shape (len(texts), dimensions), rows L2-normalised.
 
         Texts are tokenized once, sorted by token length so that each batch pads to
         nearly its own length (sentence-transformers sorts the same way), and the rows
-        are put back in input order.
+        are put back in input order.  One batch runs on the intra-op threads (lowest
+        latency for a query); several run ``threads`` at a time on one thread each.
         """
         if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
             raise TypeError("encode expects a list of str")
@@ -167,8 +193,9 @@ class OnnxEncoder:
         encodings = self._tokenizer.encode_batch(list(texts))
         lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))
         order = np.argsort(-lengths, kind="stable")  # longest first: a memory problem shows up at once
-        for start in range(0, len(order), batch_size):
-            idx = order[start:start + batch_size]
+        batches = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+
+        def run(session: ort.InferenceSession, idx: np.ndarray) -> None:
             width = int(lengths[idx[0]])
             ids = np.full((len(idx), width), self._pad_id, dtype=np.int64)
             mask = np.zeros((len(idx), width), dtype=np.int64)
@@ -179,9 +206,24 @@ class OnnxEncoder:
             feeds = {"input_ids": ids, "attention_mask": mask}
             if self._wants_token_types:
                 feeds["token_type_ids"] = np.zeros_like(ids)
-            hidden = self._session.run(["last_hidden_state"], feeds)[0]
-            out[idx] = self._pool(hidden, mask)
+            hidden = session.run(["last_hidden_state"], feeds)[0]
+            out[idx] = self._pool(hidden, mask)  # disjoint rows per batch: no lock needed
+
+        if len(batches) == 1 or self.threads == 1:
+            for idx in batches:
+                run(self._session, idx)
+        else:
+            session, executor = self._parallel()
+            for _ in executor.map(lambda idx: run(session, idx), batches):
+                pass  # re-raises the first worker error here
         return out
+
+    def close(self) -> None:
+        """Stop the worker threads (they are also stopped at interpreter exit)."""
+        with self._lock:
+            if self._executor is not None:
+                self._executor.shutdown(wait=True)
+            self._executor, self._pool_session = None, None
 
     def _pool(self, hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """Masked mean over tokens, then L2 normalisation (sentence-transformers Pooling + Normalize)."""

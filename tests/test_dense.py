@@ -150,3 +150,18 @@ def test_empty_snapshot():
     d = DenseIndex(np.zeros((0, DIMS), np.float16))
     rows, cos = d.top(np.ones(DIMS, np.float32), 10)
     assert rows.size == 0 and cos.size == 0 and d.best(np.ones(DIMS, np.float32)) == 0.0
+
+
+def test_usearch_then_onnxruntime_does_not_crash():
+    """usearch first (as a process that searches before it embeds would) must not break onnxruntime's import."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    code = ("import numpy as np; from query.dense import DenseIndex; "
+            "DenseIndex(np.eye(4, dtype=np.float16), None).top(np.ones(4, np.float32), 1); "
+            "import sys; assert 'usearch.index' in sys.modules; import onnxruntime; print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120,
+                         env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root)})
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-500:]
