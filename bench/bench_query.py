@@ -6,7 +6,8 @@ Snapshots: synthetic (bench/synthetic.py: real-corpus token windows, Gaussian ve
 with the real embeddings' spectrum), with the real ONNX int8 query encoder in the
 snapshot, so every timed search embeds its query with the real model.
 
-Warm: a fresh process opens the index, runs one untimed search, then times
+Warm: a fresh process opens the index, warms it as a server does (``Index.warm()``: the
+dense int8 prefilter and the trust prior; its time is reported), runs one untimed search, then times
 ``Index.search(q, k=10)`` (embedding + dense + lexical + fusion + trust + response) for
 30 real questions × ``--reps``; p50/p99 over all of them; peak RSS
 (``resource.getrusage``) of that process at the end of the timed loop.  Cold:
@@ -80,6 +81,9 @@ def worker(data: str, exact_below: int, reps: int, recall: bool) -> dict:
     t0 = time.perf_counter()
     index = Index.open(data_dir=data, policy=Policy.from_dict({"dense": {"exact_below": exact_below}}))
     open_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    index.warm()  # as a server does (the MCP server, --batch): the dense int8 prefilter and the trust prior
+    warm_s = time.perf_counter() - t0
     if recall:  # its own process: the exact scans it runs would colour the latency run's peak memory
         return recall_figures(index)
     index.search(QUESTIONS[0], k=10)
@@ -93,7 +97,8 @@ def worker(data: str, exact_below: int, reps: int, recall: bool) -> dict:
         t0 = time.perf_counter()
         index.encoder.encode([q])
         embed.append(time.perf_counter() - t0)
-    return {"mode": index.dense.mode, "n": index.dense.n, "open_s": open_s, **percentile_ms(times),
+    return {"mode": index.dense.mode, "n": index.dense.n, "open_s": open_s, "warm_s": warm_s,
+            "prefilter": index.dense._prefilter is not None, **percentile_ms(times),
             "embed_p50_ms": round(float(np.median(embed)) * 1000, 2), "self_rss_mib": peak_rss_mib()}
 
 
@@ -163,10 +168,14 @@ def run(sizes: list[int], reps: int, cold_runs: int = 3, ann_threads: int = 0,
         print(f"  {n} exact: warm p50 {warm['p50_ms']} ms p99 {warm['p99_ms']} ms, rss {warm['rss_mib']} MiB; "
               f"cold {cold['wall_s']:.2f} s, rss {cold['rss_mib']:.0f} MiB", flush=True)
         figures += [figure(f"warm query p50 @ {n // 1000}k (exact)", warm["p50_ms"], "ms",
-                           "query embedding alone", warm["embed_p50_ms"], warm["p50_ms"] / warm["embed_p50_ms"]),
-                    figure(f"warm query p99 @ {n // 1000}k (exact)", warm["p99_ms"], "ms"),
+                           "query embedding alone", warm["embed_p50_ms"], warm["p50_ms"] / warm["embed_p50_ms"],
+                           goal="< 10 ms", met=warm["p50_ms"] < 10),
+                    figure(f"warm query p99 @ {n // 1000}k (exact)", warm["p99_ms"], "ms", goal="< 30 ms",
+                           met=warm["p99_ms"] < 30),
                     figure(f"warm process peak RSS @ {n // 1000}k (exact)", warm["rss_mib"], "MiB"),
-                    figure(f"cold `cli.main query` @ {n // 1000}k (exact)", cold["wall_s"], "s"),
+                    figure(f"warm-up (int8 prefilter + trust prior) @ {n // 1000}k", warm["warm_s"], "s"),
+                    figure(f"cold `cli.main query` @ {n // 1000}k (exact)", cold["wall_s"], "s", goal="< 1.5 s",
+                           met=cold["wall_s"] < 1.5),
                     figure(f"cold process peak RSS @ {n // 1000}k (exact)", cold["rss_mib"], "MiB")]
     big = max(sizes)
     if big >= ann_exact_below:
@@ -198,7 +207,8 @@ def run(sizes: list[int], reps: int, cold_runs: int = 3, ann_threads: int = 0,
                     figure(f"HNSW build @ {k}k", info.get("ann_build_s", float("nan")), "s")]
     return {"figures": figures, "results": results, "builds": builds, "reps": reps, "questions": len(QUESTIONS),
             "method": f"synthetic snapshots (bench/synthetic.py) of {', '.join(str(s) for s in sizes)} passages with "
-                      f"the real ONNX int8 query encoder; warm = Index.search(k=10) incl. query embedding, "
+                      f"the real ONNX int8 query encoder; warm = Index.search(k=10) incl. query embedding after Index.warm() "
+                      f"(as the MCP server and --batch do), "
                       f"{len(QUESTIONS)} questions x {reps} after one untimed search, in a fresh process (peak RSS "
                       f"of that process); cold = `python -m cli.main query --json` wall time and peak RSS, median "
                       f"of {cold_runs}; ANN = HNSW (M {CONNECTIVITY}, efConstruction {EXPANSION_ADD}, efSearch "

@@ -149,7 +149,8 @@ def build(n: int, ann: bool, seed: int = 0, work: Path = WORK, ann_threads: int 
     snapshot declares (onnx-int8 carries its files); ``spectrum`` (mean, covariance)
     replaces the real embeddings' one (small test runs).
     """
-    from query.dense import DENSE_INDEX, build_ann_index
+    from query.dense import build_ann_index
+    from schemas.snapshot import DENSE_INDEX
     from schemas.snapshot import EMBEDDINGS, MANIFEST, read_manifest, resolve_current, verify_snapshot
     from warehouse.snapshots import finish_snapshot, new_build_dir, set_current
 

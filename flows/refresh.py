@@ -63,9 +63,10 @@ def ingest_source_task(source: Source, data_dir: str, ids: Identities, ledger: l
     return {"source": source.name, "commit": commit, "key": key, "tables": tables, "note": note}
 
 
-def build_inputs_key(keys: dict[str, str], rows: list[dict], backend: str) -> str:
+def build_inputs_key(keys: dict[str, str], rows: list[dict], backend: str, ann_min_rows: int) -> str:
     """Everything a snapshot's files depend on; equal keys give byte-identical snapshots."""
     payload = {"schema": SCHEMA_VERSION, "sources": sorted(keys.items()), "embedder": embedder_identity(backend),
+               "ann_min_rows": ann_min_rows,
                "rows": sorted((r["source"], r["status"], r["commit"] or "", r["config_sha256"], r["error"] or "")
                               for r in rows)}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:24]
@@ -88,7 +89,8 @@ def build_and_publish(data_dir: str, per_source: dict, source_rows: list[dict], 
         embedder = make_embedder(backend, cache_dir=enc_cache)
         cache = EmbeddingCache(data / "cache" / "embeddings", embedder.cache_key, embedder.dimensions)
         build = new_build_dir(data)
-        counts, st = write_snapshot_files(build, per_source, source_rows, embedder, cache)
+        counts, st = write_snapshot_files(build, per_source, source_rows, embedder, cache,
+                                          ann_min_rows=policy["dense"]["exact_below"])
         stats = {"total": st.total, "distinct": st.distinct, "cache_hits": st.cache_hits, "encoded": st.encoded}
         manifest = finish_snapshot(data, build, sources=sorted(source_rows, key=lambda r: r["source"]),
                                    embedding_model=embedder.info(), row_counts=counts,
@@ -143,7 +145,7 @@ def refresh_flow(sources: list[Source], ids: Identities, ledger: list[LedgerEntr
         rows.append(row)
     if not per_source:
         raise SourceError("every source failed: " + "; ".join(f"{k}: {v}" for k, v in failures.items()))
-    inputs = build_inputs_key(keys, rows, backend)
+    inputs = build_inputs_key(keys, rows, backend, policy["dense"]["exact_below"])
     result = build_and_publish(data_dir, per_source, rows, policy, backend, publish, force, inputs, rebuild)
     result["failures"] = failures
     result["sources"] = rows

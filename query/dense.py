@@ -41,8 +41,8 @@ from pathlib import Path
 import numpy as np
 
 from schemas.errors import SnapshotError
+from schemas.snapshot import DENSE_INDEX
 
-DENSE_INDEX = "dense.usearch"  # in the snapshot directory, beside embeddings.npy
 STORAGE_DTYPE = np.float16
 # HNSW graph: M = 16 links a node (usearch's default), efConstruction = 128.
 CONNECTIVITY, EXPANSION_ADD = 16, 128
@@ -108,6 +108,7 @@ class DenseIndex:
         self.n, self.dims = int(embeddings.shape[0]), int(embeddings.shape[1])
         self._scan_threads = 0 if self.n >= _PARALLEL_FROM else 1  # usearch: 0 = all cores
         self.ann = None
+        self._prefilter = None  # query/dense_int8.py, built by warm()
         self.reason: str | None = None
         path = Path(snapshot_dir) / DENSE_INDEX if snapshot_dir is not None else None
         if self.n < exact_below:
@@ -179,9 +180,26 @@ class DenseIndex:
             return _order(rows, self.cosines(q, rows), depth)
         return self._exact_top(q, depth, fetch)
 
+    def warm(self, threads: int | None = None, min_rows: int | None = None) -> bool:
+        """Build the int8 prefilter (query/dense_int8.py) for a long-lived process; True if one is in use."""
+        from query.dense_int8 import MIN_ROWS, Int8Prefilter
+
+        if self._prefilter is None and self.mode == "exact" and self.n >= (MIN_ROWS if min_rows is None else min_rows):
+            from query.encoder import available_cores
+
+            self._prefilter = Int8Prefilter(self.emb, threads or available_cores())
+        return self._prefilter is not None
+
+    def share_warmth(self, other: "DenseIndex") -> None:
+        """Reuse ``other``'s prefilter (same embeddings; a policy reload must not rebuild it)."""
+        if other.emb is self.emb and other._prefilter is not None and self.mode == "exact":
+            self._prefilter = other._prefilter
+
     def _exact_top(self, q: np.ndarray, depth: int, fetch: int) -> tuple[np.ndarray, np.ndarray]:
-        ui = _usearch()
         qn = float(np.linalg.norm(q))
+        if self._prefilter is not None:
+            return self._prefiltered_top(q, qn, depth, fetch)
+        ui = _usearch()
         eps = (2.0 ** -11 + 2 * self.dims * 2.0 ** -24) * qn * 1.002 + 1e-7  # row norms ≤ 1 + 2⁻¹¹
         while fetch < self.n:
             m = ui.search(self.emb, q, fetch, ui.MetricKind.IP, exact=True, threads=self._scan_threads)
@@ -192,6 +210,20 @@ class DenseIndex:
                 break  # the kernel did not behave as the bound assumes: scan instead of trusting it
             top_rows, top_scores = _order(rows, scores, depth)
             if kernel.min() + eps < float(top_scores[-1]):
+                return top_rows, top_scores
+            fetch *= 4
+        return self._scan(q, depth)
+
+    def _prefiltered_top(self, q: np.ndarray, qn: float, depth: int, fetch: int):
+        """Candidates by the int8 upper bound; proven exact as in ``_exact_top`` (see query/dense_int8.py)."""
+        ub = self._prefilter.upper_bounds(q)
+        eps = self.dims * 2.0 ** -24 * qn * 1.002 + 1e-7  # float32 rounding of ``cosines`` (row norms ≤ 1 + 2⁻¹¹)
+        while fetch < self.n:
+            part = np.argpartition(-ub, fetch)
+            rows = np.sort(part[:fetch])
+            left_out = float(ub[part[fetch]])  # the highest bound of every row not fetched
+            top_rows, top_scores = _order(rows, self.cosines(q, rows), depth)
+            if left_out + eps < float(top_scores[-1]):
                 return top_rows, top_scores
             fetch *= 4
         return self._scan(q, depth)

@@ -14,9 +14,7 @@ def top_ranking(scores: np.ndarray, depth: int, positive_only: bool = False) -> 
     n = scores.shape[0]
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    idx = np.arange(n)
-    if positive_only:
-        idx = idx[scores > 0]
+    idx = np.flatnonzero(scores > 0) if positive_only else np.arange(n)
     if idx.size > depth:
         part = np.argpartition(-scores[idx], depth - 1)[:depth]
         idx = idx[part]

@@ -52,7 +52,7 @@ class LiveIndex:
 
         self.data_dir = Path(data_dir)
         self.policy_path = Path(policy) if policy else None
-        self._open = opener or (lambda snap, pol: Index.open(snap, policy=pol))
+        self._open = opener or (lambda snap, pol: Index.open(snap, policy=pol, warm=True))  # a server: many queries
         self._lock = threading.Lock()
         self.index = None
         self.current: object = _UNSET  # the CURRENT content the open index was loaded for

@@ -8,11 +8,12 @@ SCORE_CONTRACT_VERSION = "2"
 
 def provenance(d, i: int) -> dict:
     doc = d.docs[d.chunk_doc[i]]
-    ch = d.chunks
+    v = d.chunks.value
+    start, end = v("start_line", i), v("end_line", i)
     return {"source": doc["source"], "repo": doc["repo"], "commit": doc["commit"], "path": doc["path"],
-            "start_line": ch["start_line"][i], "end_line": ch["end_line"][i],
-            "heading_path": list(ch["heading_path"][i] or []), "symbol_path": ch["symbol_path"][i],
-            "url": (f"{doc['url']}#L{ch['start_line'][i]}-L{ch['end_line'][i]}" if doc["url"] else None)}
+            "start_line": start, "end_line": end,
+            "heading_path": list(v("heading_path", i) or []), "symbol_path": v("symbol_path", i),
+            "url": (f"{doc['url']}#L{start}-L{end}" if doc["url"] else None)}
 
 
 def _round(x: float) -> float:
@@ -31,7 +32,7 @@ def hit(d, c: dict, rank: int, ceiling: float, pool_best: float, dense_rank: dic
         "trust_score": _round(c["trust"]),
         "confidence": _round(c["confidence"]),
         "display_confidence": _round(display),
-        "text": d.chunks["text"][i],
+        "text": c["text"] if "text" in c else d.texts([i])[0],
         "provenance": provenance(d, i),
         "factors": _clean(c["factors"]),
         "channels": {"dense": {"rank": dense_rank.get(i), "score": _round(float(cos[i]))},

@@ -20,7 +20,8 @@ from schemas.tables import SCHEMA_VERSION, TABLES
 MANIFEST = "manifest.json"
 CURRENT = "CURRENT"
 SNAPSHOTS_DIR = "snapshots"
-EMBEDDINGS = "embeddings.npy"  # float32 [n_chunks, dims], row i = chunks.parquet row i
+EMBEDDINGS = "embeddings.npy"  # float16 [n_chunks, dims], L2-normalised, row i = chunks.parquet row i
+DENSE_INDEX = "dense.usearch"  # HNSW over the embeddings, only from policy dense.exact_below rows (query/dense.py)
 BM25_DIR = "bm25"  # bm25s index files + our tokenizer config
 ENCODER_DIR = "encoder"  # query encoder files when the backend is ONNX
 TABLE_FILES = {name: f"{name}.parquet" for name in TABLES}

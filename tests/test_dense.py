@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from query.dense import DENSE_INDEX, DenseIndex, build_ann_index
+from query.dense import DenseIndex, build_ann_index
+from schemas.snapshot import DENSE_INDEX
 from schemas.errors import SnapshotError
 
 DIMS = 32  # small vectors keep the HNSW builds here well under a second

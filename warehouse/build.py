@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from query.dense import DENSE_INDEX, STORAGE_DTYPE, build_ann_index
+from query.dense import STORAGE_DTYPE, build_ann_index
 from schemas.policy import Policy
-from schemas.snapshot import BM25_DIR, EMBEDDINGS, TABLE_FILES
+from schemas.snapshot import BM25_DIR, DENSE_INDEX, EMBEDDINGS, TABLE_FILES
 from schemas.tables import table_from_rows
 from warehouse.bm25 import build_bm25
 from warehouse.embeddings import EmbeddingCache, Embedder, EmbedStats, embed_texts

@@ -1,0 +1,77 @@
+"""The query-independent part of every passage's trust, as one array per (policy, day).
+
+trust = attribution × verification × freshness × deprecation × version_match.  The
+first four depend only on stored evidence, the policy and the reference day, so they
+are multiplied once for every passage (vectorised over the documents table) and a
+search only looks up its candidates' rows; version_match depends on the query's
+targets and stays per candidate (``query.index``).  The explanations of the factors
+(``query.trust``) are built for the returned hits only.  Both paths apply the same
+formulas in the same order: tests/test_trust_prior.py checks that every passage's prior
+equals the product of its explained multipliers.
+
+At 100k passages this takes the per-candidate Python work of a search from ~10 ms to
+~0.1 ms (docs/benchmarks.md).
+"""
+from __future__ import annotations
+
+from datetime import datetime
+
+import numpy as np
+import pyarrow as pa
+
+from query.trust import verification_factor
+from schemas.policy import Policy
+
+_US_PER_DAY = 86400.0
+
+
+def attribution_multipliers(tiers: list[str | None], policy: Policy) -> np.ndarray:
+    """Per document: its publisher tier's multiplier (a document without attribution is ``unknown``)."""
+    table = policy["attribution"]["tiers"]
+    unknown = table["unknown"]
+    return np.array([unknown if t is None else table.get(t, unknown) for t in tiers], dtype=np.float64)
+
+
+def freshness_multipliers(last_substantive: pa.ChunkedArray | pa.Array, policy: Policy,
+                          today: datetime) -> np.ndarray:
+    """floor + (1 − floor) · 0.5^(age / half-life), age in days from the last substantive change (≥ 0)."""
+    f = policy["freshness"]
+    arr = last_substantive.cast(pa.timestamp("us", tz="UTC"))
+    us = np.asarray(arr.to_numpy(zero_copy_only=False).astype("datetime64[us]").astype(np.int64))
+    today_us = int(round(today.timestamp() * 1_000_000))
+    # timedelta.total_seconds() in query.trust: microseconds / 10**6, then / 86400 — the same operations here.
+    age = np.maximum(0.0, ((today_us - us).astype(np.float64) / 1e6) / _US_PER_DAY)
+    # The power in Python floats (libm's pow, as query.trust computes it): numpy's vectorised pow can differ in
+    # the last bit, and the prior must equal the explained product exactly.  One pass per document, per day.
+    floor, half = f["floor"], f["half_life_days"]
+    return np.array([floor + (1.0 - floor) * 0.5 ** (a / half) for a in age.tolist()], dtype=np.float64)
+
+
+class TrustPrior:
+    """``base[row]`` = attribution × verification × freshness × deprecation of passage ``row``."""
+
+    def __init__(self, data, policy: Policy, today: datetime):
+        self.key = (policy.policy_id, today)
+        docs = data.docs.table
+        n_docs = docs.num_rows
+        attr_rows = {doc: data.attribution.row_of(doc) for doc in data.docs}
+        tiers_col = data.attribution.table.column("tier").to_pylist()
+        doc_ids = docs.column("doc_id").to_pylist()
+        tiers = [tiers_col[attr_rows[d]] if attr_rows.get(d) is not None else None for d in doc_ids]
+        attribution = attribution_multipliers(tiers, policy)
+        verification = np.full(n_docs, policy["verification"]["unverified"], dtype=np.float64)
+        for doc, links in data.verifications.items():
+            r = data.docs.row_of(doc)
+            if r is not None and links:
+                verification[r] = verification_factor(links, policy)["multiplier"]
+        freshness = freshness_multipliers(docs.column("last_substantive_change"), policy, today) if n_docs \
+            else np.zeros(0)
+        per_doc = attribution * verification * freshness  # the order query.trust.combine multiplies in
+        rows = data.chunk_doc_row
+        base = np.where(rows >= 0, per_doc[np.maximum(rows, 0)] if n_docs else 0.0, 0.0)
+        deprecated = np.zeros(data.n, dtype=bool)
+        if data.chunk_deprecations or data.doc_deprecations:
+            deprecated = np.fromiter(((cid in data.chunk_deprecations) or (doc in data.doc_deprecations)
+                                      for cid, doc in zip(data.chunk_ids, data.chunk_doc)), dtype=bool, count=data.n)
+        self.base = base * np.where(deprecated, policy["deprecation"]["multiplier"], 1.0)
+        self.deprecated = deprecated

@@ -1,0 +1,63 @@
+"""The int8 prefilter (query/dense_int8.py): with it, exact search still equals a full float32 scan."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from query.dense import DenseIndex
+from query.dense_int8 import Int8Prefilter
+from tests.test_dense import clustered, full_scan, unit, with_copies
+
+DIMS = 64
+
+
+@pytest.mark.parametrize("name,emb,depth", [
+    ("clustered", clustered(3000, seed=3, dims=DIMS), 50),
+    ("copies at the cut", with_copies(3000, 400, seed=4).astype(np.float16), 100),
+    ("depth beyond a quarter", clustered(800, seed=5, dims=DIMS), 300),
+])
+def test_prefiltered_search_equals_full_scan(name, emb, depth):
+    index = DenseIndex(emb, None, exact_below=1 << 40)
+    plain = DenseIndex(emb, None, exact_below=1 << 40)  # usearch's float16 scan, proven the same way
+    assert index.warm(min_rows=0) and index._prefilter is not None
+    rng = np.random.default_rng(7)
+    for q in [emb[11].astype(np.float32), unit(rng.standard_normal(emb.shape[1])).astype(np.float32),
+              (emb[5].astype(np.float32) * 3.0)]:  # an unnormalised query: the bound scales with ‖q‖
+        rows, cos = index.top(q, depth)
+        ref_rows, ref_cos = full_scan(emb, q, depth)
+        np.testing.assert_array_equal(rows, ref_rows)
+        np.testing.assert_allclose(cos, ref_cos, rtol=0, atol=2e-6 * float(np.linalg.norm(q)))
+        plain_rows, plain_cos = plain.top(q, depth)
+        np.testing.assert_array_equal(rows, plain_rows)
+        np.testing.assert_array_equal(cos, plain_cos)  # bit for bit: the same float32 re-scoring decides
+
+
+def test_upper_bounds_hold_for_every_row():
+    emb = clustered(2000, seed=8, dims=DIMS)
+    pre = Int8Prefilter(emb, threads=1)
+    x = emb.astype(np.float64)
+    for seed in range(5):
+        q = unit(np.random.default_rng(seed).standard_normal(DIMS))
+        ub = pre.upper_bounds(q.astype(np.float32))
+        exact = x @ q.astype(np.float32).astype(np.float64)
+        assert (ub >= exact - 1e-12).all()
+        assert (ub - exact).max() < 0.1  # and the bound is useful: far tighter than the cosine's range
+
+
+def test_warm_is_skipped_for_small_snapshots_and_ann():
+    small = DenseIndex(clustered(500, dims=DIMS), None, exact_below=1 << 40)
+    assert small.warm() is False  # below MIN_ROWS: usearch's scan is already fast
+    rows, _ = small.top(small.emb[0].astype(np.float32), 5)
+    assert rows[0] == 0
+
+
+def test_policy_reload_keeps_the_prefilter():
+    emb = clustered(1000, dims=DIMS)
+    a = DenseIndex(emb, None, exact_below=1 << 40)
+    a.warm(min_rows=0)
+    b = DenseIndex(emb, None, exact_below=1 << 40)
+    b.share_warmth(a)
+    assert b._prefilter is a._prefilter
+    c = DenseIndex(clustered(1000, seed=9, dims=DIMS), None, exact_below=1 << 40)
+    c.share_warmth(a)  # other embeddings: nothing shared
+    assert c._prefilter is None
