@@ -112,10 +112,12 @@ class OnnxEncoder:
     ``max_seq_length`` tokens are truncated, exactly as sentence-transformers does.
     """
 
-    def __init__(self, directory: Path, threads: Optional[int] = None):
+    def __init__(self, directory: Path, threads: Optional[int] = None, verify: bool = True):
+        """``verify=False`` skips the files' sha256 (for a caller that has just checked them, as a snapshot does)."""
         self.directory = Path(directory)
         meta = read_manifest(self.directory)
-        verify_files(self.directory, meta)
+        if verify:
+            verify_files(self.directory, meta)
         self.meta = meta
         self.model_id: str = meta["model_id"]
         self.dimensions: int = meta["dimensions"]

@@ -35,14 +35,17 @@ class _SentenceTransformerQueryEncoder:
         return np.asarray(self.model.encode(texts, normalize_embeddings=True, show_progress_bar=False), np.float32)
 
 
-def open_encoder(snapshot_dir: Path, manifest: Manifest):
+def open_encoder(snapshot_dir: Path, manifest: Manifest, checksums_verified: bool = False):
+    """``checksums_verified``: the snapshot's files were just checked against its manifest (which lists the
+    encoder's files), so hashing the 20+ MB model again would only cost a cold query time."""
     info = manifest.embedding_model
     backend = info.get("backend")
     if backend == "onnx-int8":
         from query.encoder import EncoderError, OnnxEncoder
 
+        listed = all(f"{ENCODER_DIR}/{name}" in manifest.files for name in ("model.int8.onnx", "tokenizer.json"))
         try:
-            enc = OnnxEncoder(Path(snapshot_dir) / ENCODER_DIR)
+            enc = OnnxEncoder(Path(snapshot_dir) / ENCODER_DIR, verify=not (checksums_verified and listed))
         except (EncoderError, OSError) as e:
             raise SnapshotError(f"snapshot {manifest.snapshot_id}: its query encoder cannot be loaded: {e}") from None
         if enc.model_id != info.get("id") or enc.dimensions != int(info.get("dimensions", -1)):

@@ -97,6 +97,7 @@ class SnapshotData:
     def __init__(self, directory: Path, verify: bool = True):
         self.dir = Path(directory)
         self.manifest: Manifest = verify_snapshot(self.dir, checksums=verify)
+        self.checksums_verified = bool(verify)
         # ParquetFile.read, not read_table: it avoids importing pyarrow.dataset (~0.5 s of a cold start)
         t = {name: pq.ParquetFile(self.dir / file).read() for name, file in TABLE_FILES.items()
              if (self.dir / file).is_file()}

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -132,9 +134,16 @@ def verify_snapshot(directory: str | Path, checksums: bool = True) -> Manifest:
         if p.stat().st_size != meta["size"]:
             raise SnapshotError(f"snapshot {m.snapshot_id}: file {name} has size {p.stat().st_size}, "
                                 f"manifest says {meta['size']} (corrupt; run `trustindex snapshots verify`)")
-        if checksums and file_sha256(p) != meta["sha256"]:
-            raise SnapshotError(f"snapshot {m.snapshot_id}: file {name} fails its sha256 check (corrupt; "
-                                f"roll back with `trustindex snapshots rollback`)")
+    if checksums:
+        names = sorted(m.files, key=lambda n: (-m.files[n]["size"], n))  # largest first: the threads end together
+        # hashlib releases the GIL on large blocks: one thread per core halves a big snapshot's check (~0.25 s at
+        # 100k passages on one core).  The first failing file in name order is reported, as a serial check would.
+        with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+            sums = dict(zip(names, pool.map(lambda n: file_sha256(directory / n), names)))
+        for name in sorted(m.files):
+            if sums[name] != m.files[name]["sha256"]:
+                raise SnapshotError(f"snapshot {m.snapshot_id}: file {name} fails its sha256 check (corrupt; "
+                                    f"roll back with `trustindex snapshots rollback`)")
     return m
 
 
