@@ -1,9 +1,10 @@
 """Configuration loading and flow invocation for the build commands."""
 from __future__ import annotations
 
-from warehouse.embeddings import DEFAULT_BACKEND
-
+from contextlib import contextmanager
 from pathlib import Path
+
+from warehouse.embeddings import DEFAULT_BACKEND
 
 from schemas.config import BuildConfig, load_build_config  # noqa: F401  (re-exported for the command line)
 
@@ -14,24 +15,36 @@ def run_refresh(cfg: BuildConfig, data_dir: Path, backend: str = DEFAULT_BACKEND
     from flows.refresh import refresh_flow, with_task_runner
 
     data_dir.mkdir(parents=True, exist_ok=True)
-    return with_task_runner(refresh_flow, dask_address)(
-        cfg.sources, cfg.ids, cfg.ledger, cfg.policy, str(data_dir), commits=commits, publish=publish,
-        backend=backend, force=force, rebuild=rebuild)
+    with in_process_settings():
+        return with_task_runner(refresh_flow, dask_address)(
+            cfg.sources, cfg.ids, cfg.ledger, cfg.policy, str(data_dir), commits=commits, publish=publish,
+            backend=backend, force=force, rebuild=rebuild)
 
 
-def describe_refresh(result: dict) -> str:
-    lines = [f"snapshot {result['snapshot_id']} {'published' if result['published'] else 'built'}"]
-    for s in result["sources"]:
-        lines.append(f"  {s['source']}: {s['status']}" + (f" at {s['commit'][:12]}" if s["commit"] else "")
-                     + (f" — {s['error']}" if s["error"] else "") + (f" ({s['note']})" if s.get("note") else ""))
-    rc = result["row_counts"]
-    e = result["embeddings"]
-    if result.get("reused_snapshot"):
-        lines.append(f"  {rc.get('documents', 0)} documents, {rc.get('chunks', 0)} chunks; nothing changed: the "
-                     f"snapshot already holds this build")
-    else:
-        lines.append(f"  {rc.get('documents', 0)} documents, {rc.get('chunks', 0)} chunks; embeddings: "
-                     f"{e['encoded']} encoded, {e['cache_hits']} from cache ({e['distinct']} distinct)")
-    for g in result.get("forced_past_gate") or []:
-        lines.append(f"  published despite the safety gate (--force): {g}")
-    return "\n".join(lines)
+@contextmanager
+def in_process_settings():
+    """Prefect settings for a flow run from the command line with no Prefect API configured.
+
+    Such a run talks to an ephemeral server that lives only as long as this process, so
+    nothing could ever act on a flow-run heartbeat; yet Prefect 3.9's heartbeat thread
+    sleeps in whole seconds and is joined when the flow ends, which added 0.5-1 s to every
+    run (0.78 s of a 1.1 s no-change refresh, bench/bench_refresh.py).  Heartbeats stay on
+    wherever an API is configured (workers, deployments: deploy/).
+    """
+    import prefect.context
+    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY
+
+    context = prefect.context.get_settings_context()
+    if context.settings.api.url:
+        yield
+        return
+    # copy_with_update validates a whole Settings object (~50 ms): made once per process and settings
+    key = id(context.settings)
+    if _NO_HEARTBEAT.get("key") != key:
+        _NO_HEARTBEAT.update(key=key, settings=context.settings.copy_with_update(
+            updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}))
+    with prefect.context.SettingsContext(profile=context.profile, settings=_NO_HEARTBEAT["settings"]):
+        yield
+
+
+_NO_HEARTBEAT: dict = {}

@@ -81,7 +81,10 @@ def cmd_backfill(a) -> int:
 
     from ingest import progress
 
-    with data_dir_lock(data, wait_seconds=a.wait, what="backfill"), progress.enabled(_show_progress(a)):
+    from cli.build import in_process_settings
+
+    with data_dir_lock(data, wait_seconds=a.wait, what="backfill"), progress.enabled(_show_progress(a)), \
+            in_process_settings():
         result = backfill_flow(a.sources, str(data), as_of=a.as_of, commits=commits or None, publish=a.publish,
                                backend=a.backend, force=a.force)
     if a.json:

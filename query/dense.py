@@ -96,6 +96,10 @@ def _order(rows: np.ndarray, scores: np.ndarray, depth: int) -> tuple[np.ndarray
     return rows[o], scores[o]
 
 
+def _same_buffer(a: np.ndarray, b: np.ndarray) -> bool:
+    return a is b or (a.shape == b.shape and a.dtype == b.dtype and a.ctypes.data == b.ctypes.data)
+
+
 class DenseIndex:
     """Dense retrieval over one snapshot (see the module docstring for the two modes)."""
 
@@ -104,7 +108,8 @@ class DenseIndex:
             raise SnapshotError(f"embeddings must be a [n, dims] matrix, got shape {embeddings.shape}")
         if embeddings.dtype not in (np.float16, np.float32):
             raise SnapshotError(f"embeddings are {embeddings.dtype}; expected float16 (or float32 from older builds)")
-        self.emb = embeddings
+        # A plain ndarray view of a memory map: np.memmap's subclass hooks cost microseconds on every gather.
+        self.emb = np.asarray(embeddings) if isinstance(embeddings, np.memmap) else embeddings
         self.n, self.dims = int(embeddings.shape[0]), int(embeddings.shape[1])
         self._scan_threads = 0 if self.n >= _PARALLEL_FROM else 1  # usearch: 0 = all cores
         self.ann = None
@@ -185,14 +190,14 @@ class DenseIndex:
         from query.dense_int8 import MIN_ROWS, Int8Prefilter
 
         if self._prefilter is None and self.mode == "exact" and self.n >= (MIN_ROWS if min_rows is None else min_rows):
-            from query.encoder import available_cores
-
-            self._prefilter = Int8Prefilter(self.emb, threads or available_cores())
+            # One thread by default: the query encoder's onnxruntime pool keeps spinning for a moment after each
+            # run, and a second pool spinning beside it on 2 cores doubled both runs (docs/benchmarks.md).
+            self._prefilter = Int8Prefilter(self.emb, threads or 1)
         return self._prefilter is not None
 
     def share_warmth(self, other: "DenseIndex") -> None:
         """Reuse ``other``'s prefilter (same embeddings; a policy reload must not rebuild it)."""
-        if other.emb is self.emb and other._prefilter is not None and self.mode == "exact":
+        if _same_buffer(other.emb, self.emb) and other._prefilter is not None and self.mode == "exact":
             self._prefilter = other._prefilter
 
     def _exact_top(self, q: np.ndarray, depth: int, fetch: int) -> tuple[np.ndarray, np.ndarray]:
@@ -218,6 +223,9 @@ class DenseIndex:
         """Candidates by the int8 upper bound; proven exact as in ``_exact_top`` (see query/dense_int8.py)."""
         ub = self._prefilter.upper_bounds(q)
         eps = self.dims * 2.0 ** -24 * qn * 1.002 + 1e-7  # float32 rounding of ``cosines`` (row norms ≤ 1 + 2⁻¹¹)
+        # Twice usearch's first fetch: at 100k rows ~150-220 bounds reach past the exact top 100, so 2×depth
+        # often needed a second round (another pass over every bound).
+        fetch = min(self.n, 2 * fetch)
         while fetch < self.n:
             part = np.argpartition(-ub, fetch)
             rows = np.sort(part[:fetch])

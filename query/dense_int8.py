@@ -27,10 +27,11 @@ import numpy as np
 
 MIN_ROWS = 20_000  # below this usearch's float16 scan is already ~1 ms: not worth ~1 s of building
 _BLOCK = 16_384
+_SLACK = 1e-6  # absolute margin added to float32 bounds (see Int8Prefilter.__init__)
 
 
 class Int8Prefilter:
-    def __init__(self, emb: np.ndarray, threads: int):
+    def __init__(self, emb: np.ndarray, threads: int = 1):
         import onnx
         import onnxruntime as ort
         from onnx import TensorProto, helper, numpy_helper
@@ -51,7 +52,12 @@ class Int8Prefilter:
             err[s:s + _BLOCK] = np.linalg.norm(x - approx, axis=1)
             qnorm[s:s + _BLOCK] = np.linalg.norm(approx, axis=1)
         self.n, self.dims = n, d
-        self.scale, self.err, self.qnorm = scale, err, qnorm
+        # float32 copies for the per-query arithmetic (half the memory traffic of float64), each rounded up by a
+        # margin far above float32's rounding (values ≤ ~2, relative 6e-8), so the bound stays a bound.
+        self.scale = scale.astype(np.float32)
+        self.scale_delta = float(np.abs(scale - self.scale).max(initial=0.0))  # the float32 scales' rounding
+        self.err = (err + _SLACK).astype(np.float32)
+        self.qnorm = (qnorm + _SLACK).astype(np.float32)
         graph = helper.make_graph(
             [helper.make_node("MatMulInteger", ["q", "rows", "zero"], ["dot"])], "int8_prefilter",
             [helper.make_tensor_value_info("q", TensorProto.UINT8, [1, d])],
@@ -69,11 +75,18 @@ class Int8Prefilter:
         del model, graph
 
     def upper_bounds(self, q: np.ndarray) -> np.ndarray:
-        """For every row, a float64 upper bound of its exact dot product with ``q`` (see the module docstring)."""
+        """For every row, a float32 upper bound of its exact dot product with ``q`` (see the module docstring)."""
         q = np.asarray(q, dtype=np.float64)
         qs = float(np.abs(q).max()) / 127.0 or 1.0
         q8 = np.clip(np.rint(q / qs), -127, 127)
         e_q = float(np.linalg.norm(q - q8 * qs))
+        qn = float(np.linalg.norm(q))
         dot = self._session.run(["dot"], {"q": (q8 + 128).astype(np.uint8).reshape(1, -1)})[0][0]
-        est = dot.astype(np.float64) * (self.scale * qs)
-        return est + (self.qnorm * e_q + self.err * float(np.linalg.norm(q)))
+        ub = dot.astype(np.float32)  # exact: |dot| ≤ 127·127·dims < 2²⁴
+        ub *= np.float32(qs) * self.scale
+        ub += self.qnorm * np.float32(e_q)
+        ub += self.err * np.float32(qn)
+        # float32 rounding of the steps above (each ≤ ~1e-7 on values ≤ ~2), and the scales' own rounding
+        # (|dot| ≤ 127²·dims times qs times it)
+        ub += np.float32(4 * _SLACK + 127 * 127 * self.dims * qs * self.scale_delta)
+        return ub
