@@ -153,8 +153,6 @@ class OnnxEncoder:
         opts.inter_op_num_threads = 1
         opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        if os.environ.get("TI_SPIN_ENC") == "0":
-            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         opts.log_severity_level = 3
         try:
             return ort.InferenceSession(str(self.directory / MODEL_FILE), opts, providers=["CPUExecutionProvider"])
