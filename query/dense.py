@@ -187,9 +187,10 @@ class DenseIndex:
 
     def warm(self, threads: int | None = None, min_rows: int | None = None) -> bool:
         """Build the int8 prefilter (query/dense_int8.py) for a long-lived process; True if one is in use."""
-        from query.dense_int8 import MIN_ROWS, Int8Prefilter
+        from query.dense_int8 import MIN_ROWS, Int8Prefilter, available
 
-        if self._prefilter is None and self.mode == "exact" and self.n >= (MIN_ROWS if min_rows is None else min_rows):
+        if self._prefilter is None and self.mode == "exact" and self.n >= (MIN_ROWS if min_rows is None else min_rows) \
+                and available():
             # One thread by default: the query encoder's onnxruntime pool keeps spinning for a moment after each
             # run, and a second pool spinning beside it on 2 cores doubled both runs (docs/benchmarks.md).
             self._prefilter = Int8Prefilter(self.emb, threads or 1)

@@ -19,7 +19,9 @@ float32 scan with or without the prefilter (tests/test_dense_int8.py).
 
 Building it costs ~1 s and ~2 bytes a value at 100k rows, so it is made on request
 (``Index.warm()``: the MCP server, ``--batch``, the benchmarks' warm runs), never by a
-one-shot ``trustindex query``.
+one-shot ``trustindex query``.  The graph is written with the ``onnx`` package; a serving
+install without it (query/ needs only numpy, pyarrow, tokenizers and onnxruntime) skips
+the prefilter and searches with usearch alone — same results, slower.
 """
 from __future__ import annotations
 
@@ -28,6 +30,12 @@ import numpy as np
 MIN_ROWS = 20_000  # below this usearch's float16 scan is already ~1 ms: not worth ~1 s of building
 _BLOCK = 16_384
 _SLACK = 1e-6  # absolute margin added to float32 bounds (see Int8Prefilter.__init__)
+
+
+def available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("onnx") is not None
 
 
 class Int8Prefilter:

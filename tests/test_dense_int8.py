@@ -61,3 +61,15 @@ def test_policy_reload_keeps_the_prefilter():
     c = DenseIndex(clustered(1000, seed=9, dims=DIMS), None, exact_below=1 << 40)
     c.share_warmth(a)  # other embeddings: nothing shared
     assert c._prefilter is None
+
+
+def test_without_the_onnx_package_warm_keeps_usearch(monkeypatch):
+    """A serving install may lack `onnx` (query/ needs only onnxruntime): warm() then changes nothing."""
+    import query.dense_int8 as di
+
+    monkeypatch.setattr(di, "available", lambda: False)
+    emb = clustered(1000, dims=DIMS)
+    index = DenseIndex(emb, None, exact_below=1 << 40)
+    assert index.warm(min_rows=0) is False and index._prefilter is None
+    q = emb[3].astype(np.float32)
+    np.testing.assert_array_equal(index.top(q, 10)[0], full_scan(emb, q, 10)[0])
