@@ -48,3 +48,21 @@ def in_process_settings():
 
 
 _NO_HEARTBEAT: dict = {}
+
+
+def describe_refresh(result: dict) -> str:
+    lines = [f"snapshot {result['snapshot_id']} {'published' if result['published'] else 'built'}"]
+    for s in result["sources"]:
+        lines.append(f"  {s['source']}: {s['status']}" + (f" at {s['commit'][:12]}" if s["commit"] else "")
+                     + (f" — {s['error']}" if s["error"] else "") + (f" ({s['note']})" if s.get("note") else ""))
+    rc = result["row_counts"]
+    e = result["embeddings"]
+    if result.get("reused_snapshot"):
+        lines.append(f"  {rc.get('documents', 0)} documents, {rc.get('chunks', 0)} chunks; nothing changed: the "
+                     f"snapshot already holds this build")
+    else:
+        lines.append(f"  {rc.get('documents', 0)} documents, {rc.get('chunks', 0)} chunks; embeddings: "
+                     f"{e['encoded']} encoded, {e['cache_hits']} from cache ({e['distinct']} distinct)")
+    for g in result.get("forced_past_gate") or []:
+        lines.append(f"  published despite the safety gate (--force): {g}")
+    return "\n".join(lines)

@@ -1,0 +1,51 @@
+"""The build commands end to end as a user runs them: `trustindex refresh` and `backfill` in their own processes."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("PREFECT_API_URL", None)  # its own ephemeral server, as on an operator's machine
+    return subprocess.run([sys.executable, "-m", "cli.main", *args], capture_output=True, text=True, env=env,
+                          cwd=ROOT, timeout=600)
+
+
+def test_refresh_then_backfill_print_what_they_built(demo, tmp_path):
+    data = tmp_path / "data"
+    r = cli("refresh", "--sources", str(demo), "--data", str(data))
+    assert r.returncode == 0, r.stderr[-3000:]
+    lines = r.stdout.strip().splitlines()
+    assert lines[0].startswith("snapshot ") and lines[0].endswith(" published")
+    sid = lines[0].split()[1]
+    assert (data / "CURRENT").read_text().strip() == sid
+    assert any("chunks; embeddings:" in line and "encoded" in line for line in lines)
+    today = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    b = cli("backfill", "--sources", str(demo), "--data", str(data), "--as-of", today)
+    assert b.returncode == 0, b.stderr[-3000:]
+    # the sources as they stand today are what was just built: the same snapshot, not published again
+    assert b.stdout.startswith(f"snapshot {sid} built")
+    assert "nothing changed: the snapshot already holds this build" in b.stdout
+
+
+def test_command_line_runs_send_no_heartbeat_without_an_api():
+    import prefect.context
+    from prefect.settings import PREFECT_API_URL, get_current_settings, temporary_settings
+
+    from cli.build import in_process_settings
+
+    with temporary_settings(restore_defaults={PREFECT_API_URL}):
+        assert get_current_settings().flows.heartbeat_frequency is not None
+        with in_process_settings():
+            assert get_current_settings().flows.heartbeat_frequency is None
+        assert get_current_settings().flows.heartbeat_frequency is not None
+    with temporary_settings(updates={PREFECT_API_URL: "http://127.0.0.1:9/api"}):
+        before = prefect.context.get_settings_context().settings
+        with in_process_settings():  # a configured API (a worker, a deployment): heartbeats stay on
+            assert get_current_settings().flows.heartbeat_frequency == before.flows.heartbeat_frequency
