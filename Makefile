@@ -24,7 +24,7 @@ demo: install
 	$(BIN)/python examples/build_demo.py $(DEMO)
 	PREFECT_HOME=$(abspath $(DATA))/.prefect $(BIN)/trustindex refresh --sources $(DEMO)/sources.toml --data $(DATA)
 	$(BIN)/trustindex query "How do I install the Compact compiler?" --data $(DATA) --k 3 --explain
-	@echo; echo "With a version target: the hit at rank 5 names its verifier chain, its version match and why it is deprecated."
+	@echo; echo "With a version target: the deprecated Wallet API page ranks below the Wallet SDK that replaces it, and its hit says why it is deprecated, who verified it and how its version matches."
 	$(BIN)/trustindex query "Wallet API deprecated replacement" --target docs=v1 --data $(DATA) --k 5 --explain
 
 test: install
