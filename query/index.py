@@ -130,7 +130,7 @@ class Index:
         cos_user = dict(zip(pool.tolist(), pool_cos.tolist()))  # the user's query's cosine, by row, for the hits
         rel = relevance_of(pool_cos, lex_user[pool], policy, lex_ran) if pool.size else np.zeros(0)
         today = reference_day()
-        prior = self._prior(today)
+        prior = self._prior(today, policy)
         # Version match is the only query-dependent trust factor: per candidate, and only when targets are given.
         vfs: dict[int, dict] = {}
         keep = np.ones(pool.size, dtype=bool)
@@ -161,7 +161,7 @@ class Index:
         if reason in ("no_candidates", "version_unavailable"):
             hits = []
         for h in hits[:k]:
-            h["factors"] = self._factors(h["i"], today, vfs.get(h["i"]), tlist, strict)
+            h["factors"] = self._factors(h["i"], today, vfs.get(h["i"]), tlist, strict, policy)
         out_hits = [R.hit(d, h, rank, ceiling, pool_best, dense_rank, lex_rank, cos_user, lex_user)
                     for rank, h in enumerate(hits[:k], 1)]
         return R.response(query=query, snapshot_id=self.snapshot_id, policy=policy, targets=target_report,
@@ -169,19 +169,25 @@ class Index:
                           reason=reason, channels=channels, hits=out_hits, also=phrasings)
 
     # -- pieces ---------------------------------------------------------------------------------
-    def _prior(self, today) -> TrustPrior:
-        """The query-independent trust of every passage, for this policy and day (built once, then shared)."""
+    def _prior(self, today, policy: Policy | None = None) -> TrustPrior:
+        """The query-independent trust of every passage, for this policy and day (built once, then shared).
+
+        A search passes the policy it started with, so a concurrent ``reload_policy`` never mixes two policies
+        in one response."""
+        policy = policy or self.policy
         prior = self._trust_prior
-        if prior is None or prior.key != (self.policy.policy_id, today):
+        if prior is None or prior.key != (policy.policy_id, today):
             with self._lock:
                 prior = self._trust_prior
-                if prior is None or prior.key != (self.policy.policy_id, today):
-                    prior = self._trust_prior = TrustPrior(self.data, self.policy, today)
+                if prior is None or prior.key != (policy.policy_id, today):
+                    prior = TrustPrior(self.data, policy, today)
+                    if policy is self.policy:
+                        self._trust_prior = prior
         return prior
 
-    def _factors(self, i: int, today, vf: dict | None, targets, strict: bool) -> dict:
+    def _factors(self, i: int, today, vf: dict | None, targets, strict: bool, policy: Policy | None = None) -> dict:
         """The explained factors of one hit (their multipliers are the ones the prior multiplied)."""
-        d, policy = self.data, self.policy
+        d, policy = self.data, policy or self.policy
         doc_id = d.chunk_doc[i]
         if vf is None:
             vf, _excluded = version_factor(d.version_rows(i), targets, policy, strict)
