@@ -73,3 +73,19 @@ def test_without_the_onnx_package_warm_keeps_usearch(monkeypatch):
     assert index.warm(min_rows=0) is False and index._prefilter is None
     q = emb[3].astype(np.float32)
     np.testing.assert_array_equal(index.top(q, 10)[0], full_scan(emb, q, 10)[0])
+
+
+def test_concurrent_searches_agree_with_sequential_ones():
+    from concurrent.futures import ThreadPoolExecutor
+
+    emb = clustered(4000, seed=12, dims=DIMS)
+    index = DenseIndex(emb, None, exact_below=1 << 40)
+    index.warm(min_rows=0)
+    rng = np.random.default_rng(13)
+    qs = [unit(rng.standard_normal(DIMS)).astype(np.float32) for _ in range(40)]
+    alone = [index.top(q, 60) for q in qs]
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(lambda q: index.top(q, 60), qs * 3))
+    for j, (rows, cos) in enumerate(together):
+        np.testing.assert_array_equal(rows, alone[j % len(qs)][0])
+        np.testing.assert_array_equal(cos, alone[j % len(qs)][1])
