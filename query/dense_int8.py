@@ -32,6 +32,13 @@ _BLOCK = 16_384
 _SLACK = 1e-6  # absolute margin added to float32 bounds (see Int8Prefilter.__init__)
 
 
+def _to_int8(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Symmetric int8 values (as float64) and the scale of each vector along the last axis: x ≈ scale·q."""
+    scale = np.abs(x).max(axis=-1) / 127.0
+    scale = np.where(scale == 0, 1.0, scale)
+    return np.clip(np.rint(x / scale[..., None]), -127, 127), scale
+
+
 def available() -> bool:
     import importlib.util
 
@@ -40,9 +47,10 @@ def available() -> bool:
 
 class Int8Prefilter:
     def __init__(self, emb: np.ndarray, threads: int = 1):
-        import onnx
         import onnxruntime as ort
         from onnx import TensorProto, helper, numpy_helper
+
+        from query.encoder import session_options
 
         n, d = emb.shape
         q8 = np.empty((n, d), dtype=np.int8)
@@ -51,9 +59,7 @@ class Int8Prefilter:
         qnorm = np.empty(n, dtype=np.float64)
         for s in range(0, n, _BLOCK):  # bounded temporaries: a block of float64 at a time
             x = np.asarray(emb[s:s + _BLOCK], dtype=np.float64)
-            sc = np.abs(x).max(axis=1) / 127.0
-            sc[sc == 0] = 1.0
-            q = np.clip(np.rint(x / sc[:, None]), -127, 127)
+            q, sc = _to_int8(x)
             q8[s:s + _BLOCK] = q.astype(np.int8)
             scale[s:s + _BLOCK] = sc
             approx = q * sc[:, None]
@@ -75,18 +81,15 @@ class Int8Prefilter:
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
         model.ir_version = 8  # onnxruntime 1.31 reads IR ≤ 13; onnx 1.23 writes 14 by default
         del q8
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads
-        opts.inter_op_num_threads = 1
-        opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        self._session = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+        self._session = ort.InferenceSession(model.SerializeToString(), session_options(threads),
+                                             providers=["CPUExecutionProvider"])
         del model, graph
 
     def upper_bounds(self, q: np.ndarray) -> np.ndarray:
         """For every row, a float32 upper bound of its exact dot product with ``q`` (see the module docstring)."""
         q = np.asarray(q, dtype=np.float64)
-        qs = float(np.abs(q).max()) / 127.0 or 1.0
-        q8 = np.clip(np.rint(q / qs), -127, 127)
+        q8, qs = _to_int8(q)
+        qs = float(qs)
         e_q = float(np.linalg.norm(q - q8 * qs))
         qn = float(np.linalg.norm(q))
         dot = self._session.run(["dot"], {"q": (q8 + 128).astype(np.uint8).reshape(1, -1)})[0][0]

@@ -65,6 +65,18 @@ def available_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def session_options(threads: int) -> ort.SessionOptions:
+    """onnxruntime options for this module's graphs (and query.dense_int8's): ``threads`` intra-op threads."""
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    # One graph, one request at a time: parallel execution only adds scheduling overhead.
+    opts.inter_op_num_threads = 1
+    opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    opts.log_severity_level = 3
+    return opts
+
+
 def read_manifest(directory: Path) -> dict:
     """Load and validate encoder.json (shape only; file hashes are checked by verify_files)."""
     path = Path(directory) / ENCODER_JSON
@@ -147,15 +159,9 @@ class OnnxEncoder:
         self._wants_token_types = "token_type_ids" in names
 
     def _open_session(self, threads: int) -> ort.InferenceSession:
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads
-        # One graph, one request at a time: parallel execution only adds scheduling overhead.
-        opts.inter_op_num_threads = 1
-        opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        opts.log_severity_level = 3
         try:
-            return ort.InferenceSession(str(self.directory / MODEL_FILE), opts, providers=["CPUExecutionProvider"])
+            return ort.InferenceSession(str(self.directory / MODEL_FILE), session_options(threads),
+                                        providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph types
             raise EncoderError(f"{self.directory / MODEL_FILE}: onnxruntime cannot load it: {exc}") from None
 

@@ -55,7 +55,7 @@ class Index:
         self.data = data
         self.policy = policy
         self.snapshot_id = data.manifest.snapshot_id
-        self.encoder = open_encoder(data.dir, data.manifest, getattr(data, "checksums_verified", False))
+        self.encoder = open_encoder(data.dir, data.manifest, data.checksums_verified)
         self.dense = DenseIndex(data.embeddings, data.dir, policy["dense"]["exact_below"])
         self._lock = threading.Lock()
         self._reranker = None

@@ -7,8 +7,8 @@ agree with the manifest's model dimensions and the chunk count.
 Tables stay Arrow in memory; Python objects are made only for the rows a query
 returns (``RowMap``, ``Columns``): converting 100k passages to Python lists and
 dicts at open took ~0.3 s of a cold query and ~200 MiB, and a search needs a few
-hundred rows.  Per-row numbers the trust prior needs are numpy arrays
-(``chunk_doc_row``, ``doc_index``), see ``query.trust_prior``.
+hundred rows.  The trust prior (``query.trust_prior``) works on the Arrow columns and
+``chunk_doc_row``, each chunk's row in the documents table.
 """
 from __future__ import annotations
 
@@ -112,7 +112,7 @@ class SnapshotData:
         self.docs = RowMap(t["documents"], "doc_id")
         self.attribution = RowMap(t["attribution"], "doc_id")
         # Row of each chunk's document in the documents table (-1: a chunk whose document is missing).
-        self.chunk_doc_row = _positions(chunks.column("doc_id"), t["documents"].column("doc_id"))
+        self.chunk_doc_row = row_positions(chunks.column("doc_id"), t["documents"].column("doc_id"))
         self.verifications: dict[str, list[dict]] = defaultdict(list)
         for r in t.get("verifications", _empty()).to_pylist():
             self.verifications[r["doc_id"]].append(r)
@@ -150,14 +150,11 @@ class SnapshotData:
             out[comp] = [r for r in chunk_rows if r["component"] == comp]
         return out
 
-    def has_version_rows(self, i: int) -> bool:
-        return self.chunk_doc[i] in self.doc_versions or self.chunk_ids[i] in self.chunk_versions
-
     def deprecation_rows(self, i: int) -> list[dict]:
         return self.chunk_deprecations.get(self.chunk_ids[i], []) + self.doc_deprecations.get(self.chunk_doc[i], [])
 
 
-def _positions(values: pa.ChunkedArray, keys: pa.ChunkedArray) -> np.ndarray:
+def row_positions(values: pa.ChunkedArray, keys: pa.ChunkedArray) -> np.ndarray:
     """For each value, its row in ``keys`` (-1 where absent)."""
     idx = pc.index_in(values, value_set=keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys)
     return np.asarray(idx.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)

@@ -18,7 +18,9 @@ from datetime import datetime
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from query.reader import row_positions
 from query.trust import verification_factor
 from schemas.policy import Policy
 
@@ -54,10 +56,10 @@ class TrustPrior:
         self.key = (policy.policy_id, today)
         docs = data.docs.table
         n_docs = docs.num_rows
-        attr_rows = {doc: data.attribution.row_of(doc) for doc in data.docs}
-        tiers_col = data.attribution.table.column("tier").to_pylist()
-        doc_ids = docs.column("doc_id").to_pylist()
-        tiers = [tiers_col[attr_rows[d]] if attr_rows.get(d) is not None else None for d in doc_ids]
+        attr = data.attribution.table
+        tiers_col = attr.column("tier").to_pylist()
+        tiers = [tiers_col[r] if r >= 0 else None
+                 for r in row_positions(docs.column("doc_id"), attr.column("doc_id")).tolist()]
         attribution = attribution_multipliers(tiers, policy)
         verification = np.full(n_docs, policy["verification"]["unverified"], dtype=np.float64)
         for doc, links in data.verifications.items():
@@ -69,9 +71,16 @@ class TrustPrior:
         per_doc = attribution * verification * freshness  # the order query.trust.combine multiplies in
         rows = data.chunk_doc_row
         base = np.where(rows >= 0, per_doc[np.maximum(rows, 0)] if n_docs else 0.0, 0.0)
-        deprecated = np.zeros(data.n, dtype=bool)
-        if data.chunk_deprecations or data.doc_deprecations:
-            deprecated = np.fromiter(((cid in data.chunk_deprecations) or (doc in data.doc_deprecations)
-                                      for cid, doc in zip(data.chunk_ids, data.chunk_doc)), dtype=bool, count=data.n)
+        chunks = data.chunks.table
+        deprecated = _member(chunks.column("chunk_id"), data.chunk_deprecations) | \
+            _member(chunks.column("doc_id"), data.doc_deprecations)
         self.base = base * np.where(deprecated, policy["deprecation"]["multiplier"], 1.0)
         self.deprecated = deprecated
+
+
+def _member(column: pa.ChunkedArray, keys) -> np.ndarray:
+    """Whether each value is one of ``keys``."""
+    if not keys:
+        return np.zeros(len(column), dtype=bool)
+    return np.asarray(pc.is_in(column, value_set=pa.array(list(keys), pa.string())).to_numpy(zero_copy_only=False),
+                      dtype=bool)
