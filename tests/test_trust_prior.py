@@ -6,17 +6,13 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 
 from query.index import Index
-from query.trust import reference_day
+from query.trust import combine, reference_day
 from query.trust_prior import TrustPrior, freshness_multipliers
 from schemas.policy import Policy
 
 
 def explained_product(index: Index, i: int, today) -> float:
-    f = index._factors(i, today, None, [], False)
-    product = 1.0
-    for name in ("attribution", "verification", "freshness", "deprecation", "version_match"):
-        product *= f[name]["multiplier"]
-    return min(1.0, max(0.0, product))
+    return combine(index._factors(i, today, None, [], False))  # the scalar definition of trust
 
 
 def test_every_passage_prior_equals_its_explained_factors(index):
