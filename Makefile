@@ -1,5 +1,5 @@
 # make demo: venv + pinned install, build the demo corpus, refresh, query with an explained answer.
-# make test: venv + pinned install, run the test suite.
+# make test: venv + pinned install, lint (ruff), type check (mypy), run the test suite.
 PY ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
@@ -10,7 +10,7 @@ export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
 export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 
-.PHONY: install demo test bench clean
+.PHONY: install demo test lint typecheck bench clean
 
 $(BIN)/.installed: requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -27,11 +27,25 @@ demo: install
 	@echo; echo "With a version target: the deprecated Wallet API page ranks below the Wallet SDK that replaces it, and its hit says why it is deprecated, who verified it and how its version matches."
 	$(BIN)/trustindex query "Wallet API deprecated replacement" --target docs=v1 --data $(DATA) --k 5 --explain
 
-test: install
+test: install lint typecheck
 	PREFECT_HOME=$$(mktemp -d) $(BIN)/python -m pytest
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+# mypy cannot follow the editable install's import hook, so it checks a tree of links that lays the repository's
+# folders out as the installed package is (trustindex/<stage> -> <stage>/).
+TYPECHECK := build/typecheck
+STAGES := schemas crawl extractors ingest warehouse flows query cli
+typecheck: install
+	rm -rf $(TYPECHECK) && mkdir -p $(TYPECHECK)/trustindex
+	ln -s $(abspath trustindex)/__init__.py $(abspath trustindex)/py.typed $(TYPECHECK)/trustindex/
+	for s in $(STAGES); do ln -s $(abspath $$s) $(TYPECHECK)/trustindex/$$s; done
+	cd $(TYPECHECK) && $(abspath $(BIN))/mypy --config-file $(abspath pyproject.toml) -p trustindex.schemas -p trustindex.query
 
 bench: install
 	$(BIN)/python bench/run_all.py
 
 clean:
-	rm -rf $(DEMO) data .pytest_cache
+	rm -rf $(DEMO) data .pytest_cache build

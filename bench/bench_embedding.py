@@ -13,6 +13,7 @@ taken within each round and the median across rounds is reported: on a shared ma
 the load changes from second to second, and a ratio of two far-apart measurements would
 mostly measure the neighbours.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,10 +31,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from query.encoder import DEFAULT_BATCH_SIZE, OnnxEncoder, available_cores  # noqa: E402
-from warehouse.encoder_export import default_model_path, ensure_encoder  # noqa: E402
+from trustindex.query.encoder import DEFAULT_BATCH_SIZE, OnnxEncoder, available_cores  # noqa: E402
+from trustindex.warehouse.encoder_export import default_model_path, ensure_encoder  # noqa: E402
 
-CORPUS = Path("/work/shared/corpus/midnight-docs")
+CORPUS = Path(os.environ.get("TRUSTINDEX_BENCH_CORPUS", ROOT.parent / "shared" / "corpus" / "midnight-docs"))
 _FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.S)
 _FENCE = re.compile(r"^(```|~~~).*?^\1", re.S | re.M)
 _COMMENT = re.compile(r"<!--.*?-->|\{/\*.*?\*/\}", re.S)
@@ -50,20 +51,22 @@ def _prose(text: str) -> str:
 
 def corpus_passages(root: Path = CORPUS, n: int = 400, words: int = 120) -> list[str]:
     """``n`` real passages of ``words`` words, evenly sampled over the corpus in path order (deterministic)."""
-    files = sorted(p for p in Path(root).rglob("*")
-                   if p.suffix in (".md", ".mdx") and p.is_file() and not p.is_symlink())
+    files = sorted(
+        p for p in Path(root).rglob("*") if p.suffix in (".md", ".mdx") and p.is_file() and not p.is_symlink()
+    )
     pieces: list[str] = []
     for f in files:
         w = _prose(f.read_text(encoding="utf-8", errors="replace")).split()
-        pieces.extend(" ".join(w[i:i + words]) for i in range(0, len(w) - words + 1, words))
+        pieces.extend(" ".join(w[i : i + words]) for i in range(0, len(w) - words + 1, words))
     if not pieces:
         raise SystemExit(f"{root}: no passages of {words} words found")
     step = max(1, len(pieces) // n)
     return pieces[::step][:n]
 
 
-def run(n: int, rounds: int, batch_size: int, threads: int | None, cache: Path, chunk: int,
-        cpu_time: bool = False) -> dict:
+def run(
+    n: int, rounds: int, batch_size: int, threads: int | None, cache: Path, chunk: int, cpu_time: bool = False
+) -> dict:
     import torch
     from sentence_transformers import SentenceTransformer
 
@@ -89,7 +92,7 @@ def run(n: int, rounds: int, batch_size: int, threads: int | None, cache: Path, 
     # Warm both (first calls allocate arenas and pick kernels).
     st.encode(texts[:32])
     fast.encode(texts[:32], batch_size=batch_size)
-    chunks = [texts[i:i + chunk] for i in range(0, len(texts), chunk)]
+    chunks = [texts[i : i + chunk] for i in range(0, len(texts), chunk)]
     ref_rates, fast_rates, ratios = [], [], []
     ref_parts: list[np.ndarray] = []
     fast_parts: list[np.ndarray] = []
@@ -110,8 +113,10 @@ def run(n: int, rounds: int, batch_size: int, threads: int | None, cache: Path, 
         ref_rates.append(ref_rate)
         fast_rates.append(fast_rate)
         ratios.append(fast_rate / ref_rate)
-        print(f"  round {r + 1}: reference {ref_rate:6.1f}/s  onnx-int8 {fast_rate:6.1f}/s  ratio {fast_rate / ref_rate:.2f}",
-              flush=True)
+        print(
+            f"  round {r + 1}: reference {ref_rate:6.1f}/s  onnx-int8 {fast_rate:6.1f}/s  ratio {fast_rate / ref_rate:.2f}",
+            flush=True,
+        )
     ref = np.vstack(ref_parts).astype(np.float32)
     emb = np.vstack(fast_parts)
     ref /= np.linalg.norm(ref, axis=1, keepdims=True)  # ST already normalises; guards a config change
@@ -155,18 +160,27 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE, help="onnx texts per run")
     ap.add_argument("--chunk", type=int, default=50, help="passages per interleaved timing step (default 50)")
     ap.add_argument("--threads", type=int, default=None, help="onnxruntime intra-op threads (default: cores)")
-    ap.add_argument("--cpu-time", action="store_true",
-                    help="one thread each, timed in thread CPU time (robust on a shared machine)")
-    ap.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "trustindex-encoder-cache",
-                    help="where the export is cached (reused when the source weights are unchanged)")
+    ap.add_argument(
+        "--cpu-time", action="store_true", help="one thread each, timed in thread CPU time (robust on a shared machine)"
+    )
+    ap.add_argument(
+        "--cache",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "trustindex-encoder-cache",
+        help="where the export is cached (reused when the source weights are unchanged)",
+    )
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results_embedding.json")
     args = ap.parse_args(argv)
     r = run(args.n, args.rounds, args.batch_size, args.threads, args.cache, args.chunk, args.cpu_time)
     print(f"clock: {r['clock']}")
-    print(f"passages: {r['passages']} (median {r['tokens_median']:.0f} tokens, {r['truncated_at_256']} truncated), "
-          f"{r['cores']} cores, load {r['load_average_1m']:.1f}")
+    print(
+        f"passages: {r['passages']} (median {r['tokens_median']:.0f} tokens, {r['truncated_at_256']} truncated), "
+        f"{r['cores']} cores, load {r['load_average_1m']:.1f}"
+    )
     print(f"reference (sentence-transformers, torch fp32): {r['reference_passages_per_s']:.1f} passages/s")
-    print(f"onnx int8 (batch {r['batch_size']}, {r['onnx_threads']} threads): {r['onnx_passages_per_s']:.1f} passages/s")
+    print(
+        f"onnx int8 (batch {r['batch_size']}, {r['onnx_threads']} threads): {r['onnx_passages_per_s']:.1f} passages/s"
+    )
     print(f"ratio: {r['ratio_median']:.2f}x (per round {r['ratios']})")
     print(f"cosine: median {r['cosine_median']:.4f}  min {r['cosine_min']:.4f}  p1 {r['cosine_p1']:.4f}")
     print(f"onnx load {r['onnx_load_s']:.2f} s, one query {r['onnx_query_ms']:.1f} ms")

@@ -9,6 +9,7 @@ files and decoding them as UTF-8, the floor any extractor pays.  Both passes run
 warm page cache (one untimed read first), interleaved round by round; the reported
 ratio is the median of the per-round ratios.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,20 +21,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import CORPUS, figure, print_figures, save, setup_env  # noqa: E402
 
 
-
 def corpus_files(root: Path = CORPUS, limit: int | None = None) -> list[tuple[str, Path]]:
     """(repository path, file) for every regular file outside .git, in path order."""
-    out = sorted((p.relative_to(root).as_posix(), p) for p in root.rglob("*")
-                 if p.is_file() and not p.is_symlink() and ".git" not in p.relative_to(root).parts)
+    out = sorted(
+        (p.relative_to(root).as_posix(), p)
+        for p in root.rglob("*")
+        if p.is_file() and not p.is_symlink() and ".git" not in p.relative_to(root).parts
+    )
     return out[:limit] if limit else out
 
 
 def extract_all(files: list[tuple[str, Path]], count_tokens=None, keep_chunks: bool = False):
     """Run the real extractors over ``files``; returns (bytes, files, chunks, failures, chunk rows)."""
-    from extractors.base import ExtractionError, FileContext
-    from ingest.dispatch import extractor_for, kind_of
-    from schemas.policy import Policy
-    from warehouse.tokens import token_counter
+    from trustindex.extractors.base import ExtractionError, FileContext
+    from trustindex.ingest.dispatch import extractor_for, kind_of
+    from trustindex.schemas.policy import Policy
+    from trustindex.warehouse.tokens import token_counter
 
     count_tokens = count_tokens or token_counter()
     ing = Policy.default()["ingest"]
@@ -46,8 +49,14 @@ def extract_all(files: list[tuple[str, Path]], count_tokens=None, keep_chunks: b
         nfiles += 1
         if kind == "config":  # manifests feed version evidence, not passages (ingest.source does the same)
             continue
-        ctx = FileContext(source="bench", path=rel, commit="0" * 40, count_tokens=count_tokens,
-                          max_tokens=ing["max_tokens"], target_tokens=ing["target_tokens"])
+        ctx = FileContext(
+            source="bench",
+            path=rel,
+            commit="0" * 40,
+            count_tokens=count_tokens,
+            max_tokens=ing["max_tokens"],
+            target_tokens=ing["target_tokens"],
+        )
         try:
             ex = extractor_for(kind)(data, ctx)
         except ExtractionError:
@@ -67,7 +76,7 @@ def read_decode(files: list[tuple[str, Path]]) -> int:
 
 
 def run(limit: int | None = None, rounds: int = 2) -> dict:
-    from warehouse.tokens import token_counter
+    from trustindex.warehouse.tokens import token_counter
 
     files = corpus_files(limit=limit)
     if not files:
@@ -92,16 +101,23 @@ def run(limit: int | None = None, rounds: int = 2) -> dict:
     mb = total / 1e6
     figures = [
         figure("extraction throughput", mb / ours, "MB/s", "read + decode", mb / ref, float(np.median(ratios))),
-        figure("extraction files/s", nfiles / ours, "files/s", "read + decode", nfiles / ref,
-               float(np.median(ratios))),
+        figure("extraction files/s", nfiles / ours, "files/s", "read + decode", nfiles / ref, float(np.median(ratios))),
         figure("passages extracted", nchunks, "chunks"),
     ]
-    return {"figures": figures, "files": nfiles, "bytes": total, "chunks": nchunks, "failures": failures,
-            "rounds": rounds, "extract_s": ours_s, "reference_s": ref_s,
-            "method": f"{nfiles} real files ({mb:.2f} MB) of {CORPUS.name} through the real extractors with the "
-                      f"model's WordPiece token counter; reference: reading and UTF-8 decoding the same bytes "
-                      f"(page cache warm); ratio = our throughput / the reference's (median of {rounds} "
-                      f"interleaved rounds)."}
+    return {
+        "figures": figures,
+        "files": nfiles,
+        "bytes": total,
+        "chunks": nchunks,
+        "failures": failures,
+        "rounds": rounds,
+        "extract_s": ours_s,
+        "reference_s": ref_s,
+        "method": f"{nfiles} real files ({mb:.2f} MB) of {CORPUS.name} through the real extractors with the "
+        f"model's WordPiece token counter; reference: reading and UTF-8 decoding the same bytes "
+        f"(page cache warm); ratio = our throughput / the reference's (median of {rounds} "
+        f"interleaved rounds).",
+    }
 
 
 def main(argv=None) -> int:

@@ -11,6 +11,7 @@ saved index, the query tokenized by the same tokenizer, ``BM25.get_scores`` +
 ``bm25s.selection.topk``.  Rounds interleave the two; the ratio is the median of the
 per-round ratios of total time.  Goal: ours ≤ 1.2× bm25s per query.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,14 +26,13 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import figure, print_figures, save, setup_env  # noqa: E402
 
-
 GOAL = 1.2
 
 
 def real_chunks(files: int) -> tuple[list[str], list[str]]:
     """Texts as build_bm25 sees them, and headings to use as queries."""
     from bench.bench_extract import corpus_files, extract_all
-    from ingest.source import embed_text
+    from trustindex.ingest.source import embed_text
 
     _, _, _, _, rows = extract_all(corpus_files(limit=files), keep_chunks=True)
     texts = [embed_text(c.heading_path, c.symbol_path, rel, c.text) for rel, c in rows]
@@ -44,10 +44,10 @@ def run(files: int = 1200, rounds: int = 5, queries: int = 200, chunks=None) -> 
     import bm25s
     from bm25s import selection
 
-    from query.fusion import top_ranking
-    from query.lexical import LexicalIndex
-    from schemas.lexical import tokenize
-    from warehouse.bm25 import build_bm25
+    from trustindex.query.fusion import top_ranking
+    from trustindex.query.lexical import LexicalIndex
+    from trustindex.schemas.lexical import tokenize
+    from trustindex.warehouse.bm25 import build_bm25
 
     texts, headings = chunks or real_chunks(files)
     qs = random.Random(0).sample(headings, min(queries, len(headings)))
@@ -100,21 +100,41 @@ def run(files: int = 1200, rounds: int = 5, queries: int = 200, chunks=None) -> 
             ratios.append(o / r)
     ratio = float(np.median(ratios))
     figures = [
-        figure("lexical query time", np.median(ours_s) * 1e6, "µs/query", "bm25s", np.median(ref_s) * 1e6, ratio,
-               f"≤ {GOAL}× bm25s", ratio <= GOAL),
-        figure("lexical top-10 agreement with bm25s (ties at the cut count)", float(np.mean(agree)) if agree else 0.0,
-               "", goal="1.0", met=bool(agree) and float(np.mean(agree)) >= 0.999),
+        figure(
+            "lexical query time",
+            np.median(ours_s) * 1e6,
+            "µs/query",
+            "bm25s",
+            np.median(ref_s) * 1e6,
+            ratio,
+            f"≤ {GOAL}× bm25s",
+            ratio <= GOAL,
+        ),
+        figure(
+            "lexical top-10 agreement with bm25s (ties at the cut count)",
+            float(np.mean(agree)) if agree else 0.0,
+            "",
+            goal="1.0",
+            met=bool(agree) and float(np.mean(agree)) >= 0.999,
+        ),
         figure("lexical top-10 same passages as bm25s", float(np.mean(same_ids)) if same_ids else 0.0, ""),
         figure("lexical max abs score difference vs bm25s", max_diff, ""),
     ]
-    return {"figures": figures, "chunks": len(texts), "queries": len(qs), "queries_with_known_terms": known,
-            "rounds": rounds, "ratios": [round(r, 3) for r in ratios], "bm25_build_s": build_s,
-            "method": f"{len(texts)} real passages (first {files} files of the Midnight docs, real extractors), "
-                      f"{len(qs)} section headings as queries, the same tokenizer (schemas.lexical) on both sides; "
-                      f"ours = LexicalIndex.scores + top 10, reference = bm25s get_scores + selection.topk on the "
-                      f"same saved index; ratio = our time / bm25s's (median of {rounds} interleaved rounds); "
-                      f"agreement = share of our top 10 that scores at least bm25s's 10th (equal scores at the cut may "
-                      f"be ordered either way); 'same passages' = plain overlap of the two top-10 sets."}
+    return {
+        "figures": figures,
+        "chunks": len(texts),
+        "queries": len(qs),
+        "queries_with_known_terms": known,
+        "rounds": rounds,
+        "ratios": [round(r, 3) for r in ratios],
+        "bm25_build_s": build_s,
+        "method": f"{len(texts)} real passages (first {files} files of the Midnight docs, real extractors), "
+        f"{len(qs)} section headings as queries, the same tokenizer (schemas.lexical) on both sides; "
+        f"ours = LexicalIndex.scores + top 10, reference = bm25s get_scores + selection.topk on the "
+        f"same saved index; ratio = our time / bm25s's (median of {rounds} interleaved rounds); "
+        f"agreement = share of our top 10 that scores at least bm25s's 10th (equal scores at the cut may "
+        f"be ordered either way); 'same passages' = plain overlap of the two top-10 sets.",
+    }
 
 
 def main(argv=None) -> int:

@@ -28,6 +28,7 @@ lexical channel: ``warehouse.bm25.build_bm25`` + ``query.lexical.LexicalIndex``)
 reciprocal rank fusion (``query.fusion.rrf``, the default policy's k = 60 and weights),
 then ranks files by their best fused chunk.  Goal (issue 6): abs(nDCG@10 fast − reference) ≤ 0.01.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -83,8 +84,11 @@ def ndcg_at_10(ranked_paths, judgments: dict, k: int = K) -> float:
         raise ValueError("nDCG is undefined without a relevant judgment")
     ranked = _distinct(ranked_paths, k)
     missing = [p for p in judgments if p not in ranked]
-    gains = [float(judgments.get(p, 0)) for p in ranked] + [0.0] * (k - len(ranked)) \
+    gains = (
+        [float(judgments.get(p, 0)) for p in ranked]
+        + [0.0] * (k - len(ranked))
         + [float(judgments[p]) for p in missing]
+    )
     scores = np.arange(len(gains), 0, -1, dtype=np.float64)
     return float(ndcg_score(np.asarray([gains]), scores[None, :], k=k))
 
@@ -116,8 +120,8 @@ def corpus_chunks(queries: list[dict], total_chunks: int, root: Path = CORPUS, s
     is reached; judged files are always all included.  ``chunk_file[i]`` indexes ``paths``.
     """
     from bench.bench_extract import corpus_files, extract_all
-    from ingest.source import embed_text
-    from warehouse.tokens import token_counter
+    from trustindex.ingest.source import embed_text
+    from trustindex.warehouse.tokens import token_counter
 
     judged = sorted({p for q in queries for p in q["relevant"]})
     files = dict(corpus_files(root))
@@ -164,10 +168,10 @@ def _evaluate(queries, rankings: list[list[str]]) -> dict:
 def run(total_chunks: int = DEFAULT_CHUNKS, n_queries: int | None = None, hybrid: bool = True) -> dict:
     from sentence_transformers import SentenceTransformer
 
-    from query.encoder import DEFAULT_BATCH_SIZE, OnnxEncoder
-    from query.fusion import rrf, top_ranking
-    from schemas.policy import Policy
-    from warehouse.encoder_export import default_model_path, ensure_encoder
+    from trustindex.query.encoder import DEFAULT_BATCH_SIZE, OnnxEncoder
+    from trustindex.query.fusion import rrf, top_ranking
+    from trustindex.schemas.policy import Policy
+    from trustindex.warehouse.encoder_export import default_model_path, ensure_encoder
 
     t_all = time.perf_counter()
     queries = load_queries()[:n_queries] if n_queries else load_queries()
@@ -207,8 +211,8 @@ def run(total_chunks: int = DEFAULT_CHUNKS, n_queries: int | None = None, hybrid
 
     hyb = None
     if hybrid:
-        from query.lexical import LexicalIndex
-        from warehouse.bm25 import build_bm25
+        from trustindex.query.lexical import LexicalIndex
+        from trustindex.warehouse.bm25 import build_bm25
 
         fz = Policy.default()["fusion"]
         depth = fz["candidate_depth"]
@@ -231,12 +235,15 @@ def run(total_chunks: int = DEFAULT_CHUNKS, n_queries: int | None = None, hybrid
 
     per_query = []
     for j, q in enumerate(queries):
-        row = {"id": q["id"], "ndcg_reference": round(ev["reference"]["ndcg"][j], 4),
-               "ndcg_fast": round(ev["fast"]["ndcg"][j], 4),
-               "diff": round(ev["fast"]["ndcg"][j] - ev["reference"]["ndcg"][j], 4),
-               "top10_overlap": len(set(dense["reference"][j]) & set(dense["fast"][j])),
-               "same_top10_order": dense["reference"][j] == dense["fast"][j],
-               "query_cosine": round(float(query_cos[j]), 4)}
+        row = {
+            "id": q["id"],
+            "ndcg_reference": round(ev["reference"]["ndcg"][j], 4),
+            "ndcg_fast": round(ev["fast"]["ndcg"][j], 4),
+            "diff": round(ev["fast"]["ndcg"][j] - ev["reference"]["ndcg"][j], 4),
+            "top10_overlap": len(set(dense["reference"][j]) & set(dense["fast"][j])),
+            "same_top10_order": dense["reference"][j] == dense["fast"][j],
+            "query_cosine": round(float(query_cos[j]), 4),
+        }
         if hyb:
             row["hybrid_diff"] = round(hyb["fast"]["ndcg"][j] - hyb["reference"]["ndcg"][j], 4)
         per_query.append(row)
@@ -249,62 +256,94 @@ def run(total_chunks: int = DEFAULT_CHUNKS, n_queries: int | None = None, hybrid
     ci95 = [float(np.percentile(boot, 2.5)), float(np.percentile(boot, 97.5))]
     figures = [
         figure("nDCG@10 dense (onnx-int8)", fast_nd, "", "sentence-transformers (torch fp32)", ref_nd),
-        figure("nDCG@10 dense difference (onnx − reference)", delta, "", goal=f"abs(Δ) ≤ {GOAL}",
-               met=abs(delta) <= GOAL),
-        figure("recall@10 of grade-2 files, dense (onnx-int8)", ev["fast"]["recall_mean"], "",
-               "sentence-transformers (torch fp32)", ev["reference"]["recall_mean"]),
+        figure(
+            "nDCG@10 dense difference (onnx − reference)", delta, "", goal=f"abs(Δ) ≤ {GOAL}", met=abs(delta) <= GOAL
+        ),
+        figure(
+            "recall@10 of grade-2 files, dense (onnx-int8)",
+            ev["fast"]["recall_mean"],
+            "",
+            "sentence-transformers (torch fp32)",
+            ev["reference"]["recall_mean"],
+        ),
     ]
     if hyb:
         hd = hyb["fast"]["ndcg_mean"] - hyb["reference"]["ndcg_mean"]
         figures += [
-            figure("nDCG@10 hybrid BM25 + dense, RRF k=60 (onnx-int8)", hyb["fast"]["ndcg_mean"], "",
-                   "sentence-transformers (torch fp32)", hyb["reference"]["ndcg_mean"]),
-            figure("nDCG@10 hybrid difference (onnx − reference)", hd, "", goal=f"abs(Δ) ≤ {GOAL}",
-                   met=abs(hd) <= GOAL),
+            figure(
+                "nDCG@10 hybrid BM25 + dense, RRF k=60 (onnx-int8)",
+                hyb["fast"]["ndcg_mean"],
+                "",
+                "sentence-transformers (torch fp32)",
+                hyb["reference"]["ndcg_mean"],
+            ),
+            figure(
+                "nDCG@10 hybrid difference (onnx − reference)", hd, "", goal=f"abs(Δ) ≤ {GOAL}", met=abs(hd) <= GOAL
+            ),
         ]
-    figures += [figure("evaluation queries (judged)", len(queries), "queries"),
-                figure("evaluation corpus", len(texts), "chunks")]
+    figures += [
+        figure("evaluation queries (judged)", len(queries), "queries"),
+        figure("evaluation corpus", len(texts), "chunks"),
+    ]
     n_grades = [g for q in queries for g in q["relevant"].values()]
     wall = time.perf_counter() - t_all
     return {
         "figures": figures,
-        "queries": len(queries), "judgments": len(n_grades), "grade2": n_grades.count(2), "grade1": n_grades.count(1),
-        "chunks": len(texts), "unique_chunk_texts": len(unique), "files": nfiles, "judged_files": n_judged,
+        "queries": len(queries),
+        "judgments": len(n_grades),
+        "grade2": n_grades.count(2),
+        "grade1": n_grades.count(1),
+        "chunks": len(texts),
+        "unique_chunk_texts": len(unique),
+        "files": nfiles,
+        "judged_files": n_judged,
         "sample_files": nfiles - n_judged,
-        "ndcg_reference": ref_nd, "ndcg_fast": fast_nd, "ndcg_diff": delta,
-        "ndcg_diff_sd_per_query": float(d.std(ddof=1)) if d.size > 1 else 0.0, "ndcg_diff_bootstrap_ci95": ci95,
+        "ndcg_reference": ref_nd,
+        "ndcg_fast": fast_nd,
+        "ndcg_diff": delta,
+        "ndcg_diff_sd_per_query": float(d.std(ddof=1)) if d.size > 1 else 0.0,
+        "ndcg_diff_bootstrap_ci95": ci95,
         "ndcg_abs_diff_max_per_query": max(abs(r["diff"]) for r in per_query),
         "queries_with_different_ndcg": sum(1 for r in per_query if r["diff"] != 0),
         "queries_with_same_top10_order": sum(1 for r in per_query if r["same_top10_order"]),
-        "recall2_reference": ev["reference"]["recall_mean"], "recall2_fast": ev["fast"]["recall_mean"],
+        "recall2_reference": ev["reference"]["recall_mean"],
+        "recall2_fast": ev["fast"]["recall_mean"],
         "hybrid_ndcg_reference": hyb["reference"]["ndcg_mean"] if hyb else None,
         "hybrid_ndcg_fast": hyb["fast"]["ndcg_mean"] if hyb else None,
-        "chunk_cosine_median": float(np.median(chunk_cos)), "chunk_cosine_min": float(chunk_cos.min()),
+        "chunk_cosine_median": float(np.median(chunk_cos)),
+        "chunk_cosine_min": float(chunk_cos.min()),
         "query_cosine_min": float(query_cos.min()),
-        "onnx_batch_size": DEFAULT_BATCH_SIZE, "onnx_threads": fast.threads,
-        "reference_encode_s": ref_s, "fast_encode_s": fast_s, "extract_s": extract_s, "wall_s": wall,
+        "onnx_batch_size": DEFAULT_BATCH_SIZE,
+        "onnx_threads": fast.threads,
+        "reference_encode_s": ref_s,
+        "fast_encode_s": fast_s,
+        "extract_s": extract_s,
+        "wall_s": wall,
         "per_query": per_query,
         "method": f"bench/bench_quality.py: {len(queries)} developer questions with {len(n_grades)} graded judgments "
-                  f"(bench/eval/midnight_docs_queries.jsonl; 2 = answers, 1 = partly answers) over {len(texts)} "
-                  f"chunks ({len(unique)} distinct texts, each embedded once) of {nfiles} Midnight docs files "
-                  f"({n_judged} judged files + a seeded sample of the others, real extractors, embed_text as a refresh "
-                  f"embeds); "
-                  f"reference = SentenceTransformer (torch fp32), "
-                  f"fast = OnnxEncoder int8 (default batch size {DEFAULT_BATCH_SIZE}; queries embedded alone); files "
-                  f"ranked by their best chunk's cosine, top 10; nDCG@10 with linear graded gains by "
-                  f"sklearn.metrics.ndcg_score (unretrieved judged files counted in the ideal), recall@10 = share of "
-                  f"grade-2 files in the top 10; hybrid = dense top {Policy.default()['fusion']['candidate_depth']} "
-                  f"and BM25 top {Policy.default()['fusion']['candidate_depth']} chunks fused by RRF (k = "
-                  f"{Policy.default()['fusion']['rrf_k']}), files by best fused chunk; per-query differences and a "
-                  f"paired bootstrap interval of the mean difference are in results.json.",
+        f"(bench/eval/midnight_docs_queries.jsonl; 2 = answers, 1 = partly answers) over {len(texts)} "
+        f"chunks ({len(unique)} distinct texts, each embedded once) of {nfiles} Midnight docs files "
+        f"({n_judged} judged files + a seeded sample of the others, real extractors, embed_text as a refresh "
+        f"embeds); "
+        f"reference = SentenceTransformer (torch fp32), "
+        f"fast = OnnxEncoder int8 (default batch size {DEFAULT_BATCH_SIZE}; queries embedded alone); files "
+        f"ranked by their best chunk's cosine, top 10; nDCG@10 with linear graded gains by "
+        f"sklearn.metrics.ndcg_score (unretrieved judged files counted in the ideal), recall@10 = share of "
+        f"grade-2 files in the top 10; hybrid = dense top {Policy.default()['fusion']['candidate_depth']} "
+        f"and BM25 top {Policy.default()['fusion']['candidate_depth']} chunks fused by RRF (k = "
+        f"{Policy.default()['fusion']['rrf_k']}), files by best fused chunk; per-query differences and a "
+        f"paired bootstrap interval of the mean difference are in results.json.",
     }
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--chunks", type=int, default=DEFAULT_CHUNKS,
-                    help="corpus size in chunks: every judged file, then sampled files up to this "
-                         f"(default {DEFAULT_CHUNKS})")
+    ap.add_argument(
+        "--chunks",
+        type=int,
+        default=DEFAULT_CHUNKS,
+        help=f"corpus size in chunks: every judged file, then sampled files up to this (default {DEFAULT_CHUNKS})",
+    )
     ap.add_argument("--queries", type=int, default=None, help="only the first N queries (a smoke run)")
     ap.add_argument("--no-hybrid", action="store_true", help="skip the BM25 + dense (RRF) figure")
     ap.add_argument("--no-save", action="store_true")
@@ -313,16 +352,25 @@ def main(argv=None) -> int:
     r = run(a.chunks, a.queries, not a.no_hybrid)
     print_figures("quality", r["figures"])
     diffs = [q for q in r["per_query"] if q["diff"] != 0]
-    print(f"  {r['queries']} queries, {r['chunks']} chunks ({r['judged_files']} judged + {r['sample_files']} sampled "
-          f"files); chunk cosine onnx vs reference: median {r['chunk_cosine_median']:.4f}, min "
-          f"{r['chunk_cosine_min']:.4f}; encode: reference {r['reference_encode_s']:.0f} s, onnx "
-          f"{r['fast_encode_s']:.0f} s; total {r['wall_s']:.0f} s")
+    print(
+        f"  {r['queries']} queries, {r['chunks']} chunks ({r['judged_files']} judged + {r['sample_files']} sampled "
+        f"files); chunk cosine onnx vs reference: median {r['chunk_cosine_median']:.4f}, min "
+        f"{r['chunk_cosine_min']:.4f}; encode: reference {r['reference_encode_s']:.0f} s, onnx "
+        f"{r['fast_encode_s']:.0f} s; total {r['wall_s']:.0f} s"
+    )
     lo, hi = r["ndcg_diff_bootstrap_ci95"]
-    print(f"  nDCG@10 difference per query: sd {r['ndcg_diff_sd_per_query']:.4f}; mean difference, paired "
-          f"bootstrap 95% interval over the queries: [{lo:+.4f}, {hi:+.4f}]")
-    print(f"  queries whose nDCG@10 differs: {len(diffs)}" + "".join(
-        f"\n    {q['id']}: reference {q['ndcg_reference']:.4f}  onnx {q['ndcg_fast']:.4f}  diff {q['diff']:+.4f}"
-        f"  (top-10 overlap {q['top10_overlap']})" for q in diffs))
+    print(
+        f"  nDCG@10 difference per query: sd {r['ndcg_diff_sd_per_query']:.4f}; mean difference, paired "
+        f"bootstrap 95% interval over the queries: [{lo:+.4f}, {hi:+.4f}]"
+    )
+    print(
+        f"  queries whose nDCG@10 differs: {len(diffs)}"
+        + "".join(
+            f"\n    {q['id']}: reference {q['ndcg_reference']:.4f}  onnx {q['ndcg_fast']:.4f}  diff {q['diff']:+.4f}"
+            f"  (top-10 overlap {q['top10_overlap']})"
+            for q in diffs
+        )
+    )
     if not a.no_save:
         save("quality", r)
     return 0

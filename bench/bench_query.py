@@ -11,7 +11,7 @@ dense int8 prefilter and the trust prior; its time is reported), runs one untime
 ``Index.search(q, k=10)`` (embedding + dense + lexical + fusion + trust + response) for
 30 real questions × ``--reps``; p50/p99 over all of them; peak RSS
 (``resource.getrusage``) of that process at the end of the timed loop.  Cold:
-``python -m cli.main query ... --json`` as a new process (imports, snapshot verification
+``python -m trustindex.cli.main query ... --json`` as a new process (imports, snapshot verification
 with sha256 of every file, model load, one search), its wall time and peak RSS, median
 of 3.  At 100k the same corpus is measured exact (default policy: ``dense.exact_below``
 200000) and ANN (a policy with ``exact_below`` 50000; HNSW built for the snapshot);
@@ -19,6 +19,7 @@ recall@10 = share of the exact dense top 10 that the ANN dense top 10 returns, o
 real queries (30 questions + 200 docs headings), embedded by the real encoder.
 Reference for the ANN figures: exact search on the same snapshot in the same run.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,25 +33,41 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.common import (CORPUS, WORK, figure, peak_rss_mib, percentile_ms, print_figures,  # noqa: E402
-                          run_measured, save, setup_env)
-
+from bench.common import CORPUS, WORK, figure, peak_rss_mib, percentile_ms, print_figures, run_measured, save, setup_env  # noqa: E402
 
 RECALL_GOAL = 0.99
 ANN_EXACT_BELOW = 50_000
 QUESTIONS = [
-    "How do I install the Compact compiler?", "What is a witness in Compact?", "How do I run the proof server?",
-    "How do I deploy a contract to testnet?", "What does the ledger keyword declare?",
-    "How are shielded tokens minted?", "How do I connect a DApp to the Lace wallet?",
-    "What is the Midnight indexer GraphQL API?", "pragma language_version", "How does zswap work?",
-    "What is the difference between public and private state?", "How do I write a unit test for a contract?",
-    "What is a circuit in Compact?", "How do I get tDUST from the faucet?", "Explain zero-knowledge proofs",
-    "How do I update the compiler version?", "disclose() explained", "What are Merkle trees used for?",
-    "How does the DApp connector API authorize a site?", "What is the Midnight.js contracts package?",
-    "How to query contract state from the indexer", "What node version do I need?",
-    "Error: proof server is not running", "How to configure the network id", "What is a coin commitment?",
-    "Counter contract tutorial", "How do I export a circuit?", "What is the bulletin board example?",
-    "Where are private state providers configured?", "How big can a transaction be?",
+    "How do I install the Compact compiler?",
+    "What is a witness in Compact?",
+    "How do I run the proof server?",
+    "How do I deploy a contract to testnet?",
+    "What does the ledger keyword declare?",
+    "How are shielded tokens minted?",
+    "How do I connect a DApp to the Lace wallet?",
+    "What is the Midnight indexer GraphQL API?",
+    "pragma language_version",
+    "How does zswap work?",
+    "What is the difference between public and private state?",
+    "How do I write a unit test for a contract?",
+    "What is a circuit in Compact?",
+    "How do I get tDUST from the faucet?",
+    "Explain zero-knowledge proofs",
+    "How do I update the compiler version?",
+    "disclose() explained",
+    "What are Merkle trees used for?",
+    "How does the DApp connector API authorize a site?",
+    "What is the Midnight.js contracts package?",
+    "How to query contract state from the indexer",
+    "What node version do I need?",
+    "Error: proof server is not running",
+    "How to configure the network id",
+    "What is a coin commitment?",
+    "Counter contract tutorial",
+    "How do I export a circuit?",
+    "What is the bulletin board example?",
+    "Where are private state providers configured?",
+    "How big can a transaction be?",
 ]
 
 
@@ -75,8 +92,8 @@ def policy_file(exact_below: int) -> Path:
 
 # -- the measured process -----------------------------------------------------------------------
 def worker(data: str, exact_below: int, reps: int, recall: bool) -> dict:
-    from query.index import Index
-    from schemas.policy import Policy
+    from trustindex.query.index import Index
+    from trustindex.schemas.policy import Policy
 
     t0 = time.perf_counter()
     index = Index.open(data_dir=data, policy=Policy.from_dict({"dense": {"exact_below": exact_below}}))
@@ -97,16 +114,23 @@ def worker(data: str, exact_below: int, reps: int, recall: bool) -> dict:
         t0 = time.perf_counter()
         index.encoder.encode([q])
         embed.append(time.perf_counter() - t0)
-    return {"mode": index.dense.mode, "n": index.dense.n, "open_s": open_s, "warm_s": warm_s,
-            "prefilter": index.dense._prefilter is not None, **percentile_ms(times),
-            "embed_p50_ms": round(float(np.median(embed)) * 1000, 2), "self_rss_mib": peak_rss_mib()}
+    return {
+        "mode": index.dense.mode,
+        "n": index.dense.n,
+        "open_s": open_s,
+        "warm_s": warm_s,
+        "prefilter": index.dense._prefilter is not None,
+        **percentile_ms(times),
+        "embed_p50_ms": round(float(np.median(embed)) * 1000, 2),
+        "self_rss_mib": peak_rss_mib(),
+    }
 
 
 def recall_figures(index, headings_n: int = 200) -> dict:
     """The index's dense top 10/100 against exact search, and its final hits against an exact index's."""
-    from query.dense import DenseIndex
-    from query.index import Index
-    from schemas.policy import Policy
+    from trustindex.query.dense import DenseIndex
+    from trustindex.query.index import Index
+    from trustindex.schemas.policy import Policy
 
     if index.dense.mode != "ann":
         raise SystemExit(f"recall needs an ANN index; this one is {index.dense.mode} ({index.dense.reason})")
@@ -125,15 +149,27 @@ def recall_figures(index, headings_n: int = 200) -> dict:
         a = [h["chunk_id"] for h in index.search(q, k=10)["hits"]]
         b = [h["chunk_id"] for h in exact_index.search(q, k=10)["hits"]]
         agree.append(len(set(a) & set(b)) / max(1, len(b)))
-    return {"recall_at_10": float(np.mean(r10)), "recall_at_10_min": float(np.min(r10)),
-            "recall_at_100": float(np.mean(r100)), "hits_top10_agreement": float(np.mean(agree)),
-            "recall_queries": len(qs)}
+    return {
+        "recall_at_10": float(np.mean(r10)),
+        "recall_at_10_min": float(np.min(r10)),
+        "recall_at_100": float(np.mean(r100)),
+        "hits_top10_agreement": float(np.mean(agree)),
+        "recall_queries": len(qs),
+    }
 
 
 def measure_warm(data: Path, exact_below: int, reps: int, recall: bool = False) -> dict:
     """The worker in a fresh process (run_measured: its peak RSS by getrusage, not inherited from this one)."""
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", str(data), "--exact-below", str(exact_below),
-           "--reps", str(reps)] + (["--recall"] if recall else [])
+    cmd = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--worker",
+        str(data),
+        "--exact-below",
+        str(exact_below),
+        "--reps",
+        str(reps),
+    ] + (["--recall"] if recall else [])
     r = run_measured(cmd, timeout=1800)
     if r["rc"] != 0:
         raise RuntimeError(f"warm worker failed:\n{r['stderr'][-3000:]}")
@@ -143,20 +179,36 @@ def measure_warm(data: Path, exact_below: int, reps: int, recall: bool = False) 
 
 
 def measure_cold(data: Path, exact_below: int, runs: int = 3) -> dict:
-    cmd = [sys.executable, "-m", "cli.main", "query", QUESTIONS[0], "--data", str(data), "--k", "10", "--json",
-           "--policy", str(policy_file(exact_below))]
+    cmd = [
+        sys.executable,
+        "-m",
+        "trustindex.cli.main",
+        "query",
+        QUESTIONS[0],
+        "--data",
+        str(data),
+        "--k",
+        "10",
+        "--json",
+        "--policy",
+        str(policy_file(exact_below)),
+    ]
     rs = [run_measured(cmd) for _ in range(runs)]
     bad = [r for r in rs if r["rc"] != 0]
     if bad:
         raise RuntimeError(f"cold query failed: {bad[0]['stderr'][-2000:]}")
-    return {"wall_s": float(np.median([r["wall_s"] for r in rs])), "rss_mib": max(r["rss_mib"] for r in rs),
-            "runs": runs}
+    return {
+        "wall_s": float(np.median([r["wall_s"] for r in rs])),
+        "rss_mib": max(r["rss_mib"] for r in rs),
+        "runs": runs,
+    }
 
 
-def run(sizes: list[int], reps: int, cold_runs: int = 3, ann_threads: int = 0,
-        ann_exact_below: int = ANN_EXACT_BELOW) -> dict:
+def run(
+    sizes: list[int], reps: int, cold_runs: int = 3, ann_threads: int = 0, ann_exact_below: int = ANN_EXACT_BELOW
+) -> dict:
     from bench import synthetic
-    from query.dense import CONNECTIVITY, EXPANSION_ADD, SEARCH_EXPANSION
+    from trustindex.query.dense import CONNECTIVITY, EXPANSION_ADD, SEARCH_EXPANSION
 
     results, builds, figures = {}, {}, []
     for n in sizes:
@@ -165,18 +217,36 @@ def run(sizes: list[int], reps: int, cold_runs: int = 3, ann_threads: int = 0,
         warm = measure_warm(data, 1 << 40, reps)
         cold = measure_cold(data, 1 << 40, cold_runs)
         results[f"{n}-exact"] = {"warm": warm, "cold": cold}
-        print(f"  {n} exact: warm p50 {warm['p50_ms']} ms p99 {warm['p99_ms']} ms, rss {warm['rss_mib']} MiB; "
-              f"cold {cold['wall_s']:.2f} s, rss {cold['rss_mib']:.0f} MiB", flush=True)
-        figures += [figure(f"warm query p50 @ {n // 1000}k (exact)", warm["p50_ms"], "ms",
-                           "query embedding alone", warm["embed_p50_ms"], warm["p50_ms"] / warm["embed_p50_ms"],
-                           goal="< 10 ms", met=warm["p50_ms"] < 10),
-                    figure(f"warm query p99 @ {n // 1000}k (exact)", warm["p99_ms"], "ms", goal="< 30 ms",
-                           met=warm["p99_ms"] < 30),
-                    figure(f"warm process peak RSS @ {n // 1000}k (exact)", warm["rss_mib"], "MiB"),
-                    figure(f"warm-up (int8 prefilter + trust prior) @ {n // 1000}k", warm["warm_s"], "s"),
-                    figure(f"cold `cli.main query` @ {n // 1000}k (exact)", cold["wall_s"], "s", goal="< 1.5 s",
-                           met=cold["wall_s"] < 1.5),
-                    figure(f"cold process peak RSS @ {n // 1000}k (exact)", cold["rss_mib"], "MiB")]
+        print(
+            f"  {n} exact: warm p50 {warm['p50_ms']} ms p99 {warm['p99_ms']} ms, rss {warm['rss_mib']} MiB; "
+            f"cold {cold['wall_s']:.2f} s, rss {cold['rss_mib']:.0f} MiB",
+            flush=True,
+        )
+        figures += [
+            figure(
+                f"warm query p50 @ {n // 1000}k (exact)",
+                warm["p50_ms"],
+                "ms",
+                "query embedding alone",
+                warm["embed_p50_ms"],
+                warm["p50_ms"] / warm["embed_p50_ms"],
+                goal="< 10 ms",
+                met=warm["p50_ms"] < 10,
+            ),
+            figure(
+                f"warm query p99 @ {n // 1000}k (exact)", warm["p99_ms"], "ms", goal="< 30 ms", met=warm["p99_ms"] < 30
+            ),
+            figure(f"warm process peak RSS @ {n // 1000}k (exact)", warm["rss_mib"], "MiB"),
+            figure(f"warm-up (int8 prefilter + trust prior) @ {n // 1000}k", warm["warm_s"], "s"),
+            figure(
+                f"cold `trustindex query` @ {n // 1000}k (exact)",
+                cold["wall_s"],
+                "s",
+                goal="< 1.5 s",
+                met=cold["wall_s"] < 1.5,
+            ),
+            figure(f"cold process peak RSS @ {n // 1000}k (exact)", cold["rss_mib"], "MiB"),
+        ]
     big = max(sizes)
     if big >= ann_exact_below:
         data, info = synthetic.build(big, ann=True, ann_threads=ann_threads)
@@ -188,34 +258,80 @@ def run(sizes: list[int], reps: int, cold_runs: int = 3, ann_threads: int = 0,
         ex = results[f"{big}-exact"]
         results[f"{big}-ann"] = {"warm": warm, "cold": cold}
         k = big // 1000
-        print(f"  {big} ann: warm p50 {warm['p50_ms']} ms p99 {warm['p99_ms']} ms, rss {warm['rss_mib']} MiB; "
-              f"cold {cold['wall_s']:.2f} s; recall@10 {warm['recall_at_10']:.4f}", flush=True)
-        figures += [figure(f"warm query p50 @ {k}k (ANN)", warm["p50_ms"], "ms", "exact, same snapshot",
-                           ex["warm"]["p50_ms"], warm["p50_ms"] / ex["warm"]["p50_ms"]),
-                    figure(f"warm query p99 @ {k}k (ANN)", warm["p99_ms"], "ms", "exact, same snapshot",
-                           ex["warm"]["p99_ms"], warm["p99_ms"] / ex["warm"]["p99_ms"]),
-                    figure(f"warm process peak RSS @ {k}k (ANN)", warm["rss_mib"], "MiB", "exact",
-                           ex["warm"]["rss_mib"], warm["rss_mib"] / ex["warm"]["rss_mib"]),
-                    figure(f"cold `cli.main query` @ {k}k (ANN)", cold["wall_s"], "s", "exact",
-                           ex["cold"]["wall_s"], cold["wall_s"] / ex["cold"]["wall_s"]),
-                    figure(f"cold process peak RSS @ {k}k (ANN)", cold["rss_mib"], "MiB", "exact",
-                           ex["cold"]["rss_mib"], cold["rss_mib"] / ex["cold"]["rss_mib"]),
-                    figure(f"ANN recall@10 vs exact @ {k}k", warm["recall_at_10"], "", goal=f"≥ {RECALL_GOAL}",
-                           met=warm["recall_at_10"] >= RECALL_GOAL),
-                    figure(f"ANN recall@100 (candidate depth) @ {k}k", warm["recall_at_100"], ""),
-                    figure(f"final top-10 hits shared with exact @ {k}k", warm["hits_top10_agreement"], ""),
-                    figure(f"HNSW build @ {k}k", info.get("ann_build_s", float("nan")), "s")]
-    return {"figures": figures, "results": results, "builds": builds, "reps": reps, "questions": len(QUESTIONS),
-            "method": f"synthetic snapshots (bench/synthetic.py) of {', '.join(str(s) for s in sizes)} passages with "
-                      f"the real ONNX int8 query encoder; warm = Index.search(k=10) incl. query embedding after Index.warm() "
-                      f"(as the MCP server and --batch do), "
-                      f"{len(QUESTIONS)} questions x {reps} after one untimed search, in a fresh process (peak RSS "
-                      f"of that process); cold = `python -m cli.main query --json` wall time and peak RSS, median "
-                      f"of {cold_runs}; ANN = HNSW (M {CONNECTIVITY}, efConstruction {EXPANSION_ADD}, efSearch "
-                      f"{SEARCH_EXPANSION}, top k of a 2k-deep search re-scored) with policy "
-                      f"dense.exact_below {ann_exact_below}, recall against exact search on the same snapshot; the "
-                      f"benchmark builds its HNSW with all cores (the product builds single-threaded for "
-                      f"reproducible bytes); exact and ANN runs are sequential, not interleaved."}
+        print(
+            f"  {big} ann: warm p50 {warm['p50_ms']} ms p99 {warm['p99_ms']} ms, rss {warm['rss_mib']} MiB; "
+            f"cold {cold['wall_s']:.2f} s; recall@10 {warm['recall_at_10']:.4f}",
+            flush=True,
+        )
+        figures += [
+            figure(
+                f"warm query p50 @ {k}k (ANN)",
+                warm["p50_ms"],
+                "ms",
+                "exact, same snapshot",
+                ex["warm"]["p50_ms"],
+                warm["p50_ms"] / ex["warm"]["p50_ms"],
+            ),
+            figure(
+                f"warm query p99 @ {k}k (ANN)",
+                warm["p99_ms"],
+                "ms",
+                "exact, same snapshot",
+                ex["warm"]["p99_ms"],
+                warm["p99_ms"] / ex["warm"]["p99_ms"],
+            ),
+            figure(
+                f"warm process peak RSS @ {k}k (ANN)",
+                warm["rss_mib"],
+                "MiB",
+                "exact",
+                ex["warm"]["rss_mib"],
+                warm["rss_mib"] / ex["warm"]["rss_mib"],
+            ),
+            figure(
+                f"cold `trustindex query` @ {k}k (ANN)",
+                cold["wall_s"],
+                "s",
+                "exact",
+                ex["cold"]["wall_s"],
+                cold["wall_s"] / ex["cold"]["wall_s"],
+            ),
+            figure(
+                f"cold process peak RSS @ {k}k (ANN)",
+                cold["rss_mib"],
+                "MiB",
+                "exact",
+                ex["cold"]["rss_mib"],
+                cold["rss_mib"] / ex["cold"]["rss_mib"],
+            ),
+            figure(
+                f"ANN recall@10 vs exact @ {k}k",
+                warm["recall_at_10"],
+                "",
+                goal=f"≥ {RECALL_GOAL}",
+                met=warm["recall_at_10"] >= RECALL_GOAL,
+            ),
+            figure(f"ANN recall@100 (candidate depth) @ {k}k", warm["recall_at_100"], ""),
+            figure(f"final top-10 hits shared with exact @ {k}k", warm["hits_top10_agreement"], ""),
+            figure(f"HNSW build @ {k}k", info.get("ann_build_s", float("nan")), "s"),
+        ]
+    return {
+        "figures": figures,
+        "results": results,
+        "builds": builds,
+        "reps": reps,
+        "questions": len(QUESTIONS),
+        "method": f"synthetic snapshots (bench/synthetic.py) of {', '.join(str(s) for s in sizes)} passages with "
+        f"the real ONNX int8 query encoder; warm = Index.search(k=10) incl. query embedding after Index.warm() "
+        f"(as the MCP server and --batch do), "
+        f"{len(QUESTIONS)} questions x {reps} after one untimed search, in a fresh process (peak RSS "
+        f"of that process); cold = `python -m trustindex.cli.main query --json` wall time and peak RSS, median "
+        f"of {cold_runs}; ANN = HNSW (M {CONNECTIVITY}, efConstruction {EXPANSION_ADD}, efSearch "
+        f"{SEARCH_EXPANSION}, top k of a 2k-deep search re-scored) with policy "
+        f"dense.exact_below {ann_exact_below}, recall against exact search on the same snapshot; the "
+        f"benchmark builds its HNSW with all cores (the product builds single-threaded for "
+        f"reproducible bytes); exact and ANN runs are sequential, not interleaved.",
+    }
 
 
 def main(argv=None) -> int:
@@ -223,10 +339,18 @@ def main(argv=None) -> int:
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--cold-runs", type=int, default=3)
-    ap.add_argument("--ann-threads", type=int, default=0,
-                    help="threads for the benchmark's HNSW build (0 = all cores; the product builds with 1)")
-    ap.add_argument("--ann-exact-below", type=int, default=ANN_EXACT_BELOW,
-                    help="the policy's dense.exact_below for the ANN measurement (default 50000)")
+    ap.add_argument(
+        "--ann-threads",
+        type=int,
+        default=0,
+        help="threads for the benchmark's HNSW build (0 = all cores; the product builds with 1)",
+    )
+    ap.add_argument(
+        "--ann-exact-below",
+        type=int,
+        default=ANN_EXACT_BELOW,
+        help="the policy's dense.exact_below for the ANN measurement (default 50000)",
+    )
     ap.add_argument("--worker", metavar="DATA_DIR", help=argparse.SUPPRESS)
     ap.add_argument("--exact-below", type=int, default=1 << 40, help=argparse.SUPPRESS)
     ap.add_argument("--recall", action="store_true", help=argparse.SUPPRESS)

@@ -13,6 +13,7 @@ the flows reuse it).  Ratios are refresh time / full-build time, start-up exclud
 
 Goals (issue "Speed at the hardware's limit"): no-change < 0.03, 1% change < 0.06 of the full build.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,7 +24,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import CORPUS, ENCODER_CACHE, WORK, figure, print_figures, save, setup_env  # noqa: E402
-
 
 GOAL_NOCHANGE, GOAL_ONE_PERCENT = 0.03, 0.06
 PUBLISHER = "midnight-foundation"
@@ -36,10 +36,10 @@ def cut(text: str, body_chars: int) -> str:
     if text.startswith("---\n"):
         end = text.find("\n---", 4)
         if end != -1:
-            head, text = text[:end + 4], text[end + 4:]
+            head, text = text[: end + 4], text[end + 4 :]
     if len(text) > body_chars:
         nl = text.find("\n", body_chars)
-        text = text[:nl + 1] if nl != -1 else text
+        text = text[: nl + 1] if nl != -1 else text
     return head + text
 
 
@@ -47,12 +47,16 @@ def make_corpus(root: Path, files: int, body_chars: int) -> tuple[Path, list[str
     """A git repository of the cut files (one commit) and sources/identities files beside it."""
     import git
 
-    src = sorted(p for p in CORPUS.rglob("*") if p.suffix in (".md", ".mdx") and p.is_file()
-                 and ".git" not in p.relative_to(CORPUS).parts)[:files]
+    src = sorted(
+        p
+        for p in CORPUS.rglob("*")
+        if p.suffix in (".md", ".mdx") and p.is_file() and ".git" not in p.relative_to(CORPUS).parts
+    )[:files]
     if len(src) < files:
         raise SystemExit(f"{CORPUS}: only {len(src)} Markdown files, asked for {files}")
-    contents = {p.relative_to(CORPUS).as_posix(): cut(p.read_text(encoding="utf-8", errors="replace"), body_chars)
-                for p in src}
+    contents = {
+        p.relative_to(CORPUS).as_posix(): cut(p.read_text(encoding="utf-8", errors="replace"), body_chars) for p in src
+    }
     repo = git.Repo.init(root / "repo", initial_branch="main")
     for rel, text in contents.items():
         (root / "repo" / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -60,10 +64,12 @@ def make_corpus(root: Path, files: int, body_chars: int) -> tuple[Path, list[str
     commit(repo, sorted(contents), "import the docs")
     (root / "sources.toml").write_text(
         f'[[source]]\nname = "docs"\nurl = "repo"\nref = "main"\npublisher = "{PUBLISHER}"\n'
-        f'include = ["**/*.md", "**/*.mdx"]\n')
+        f'include = ["**/*.md", "**/*.mdx"]\n'
+    )
     (root / "identities.toml").write_text(
         f'[[publisher]]\nid = "{PUBLISHER}"\nname = "Midnight Foundation"\ntier = "foundation"\n\n'
-        f'[[person]]\nname = "{AUTHOR[0]}"\nemails = ["{AUTHOR[1]}"]\npublisher = "{PUBLISHER}"\n')
+        f'[[person]]\nname = "{AUTHOR[0]}"\nemails = ["{AUTHOR[1]}"]\npublisher = "{PUBLISHER}"\n'
+    )
     return root / "sources.toml", sorted(contents)
 
 
@@ -77,7 +83,7 @@ def commit(repo, paths: list[str], message: str) -> None:
 
 def pick_backend() -> str:
     """onnx-int8 when it loads here, else sentence-transformers; the model stays loaded for the flows."""
-    from warehouse.embeddings import make_embedder
+    from trustindex.warehouse.embeddings import make_embedder
 
     try:
         make_embedder("onnx-int8", cache_dir=ENCODER_CACHE)
@@ -92,8 +98,8 @@ def run(files: int = 2000, body_chars: int = 250, change_share: float = 0.01) ->
 
     from prefect import flow
 
-    from cli.build import load_build_config, run_refresh
-    from warehouse.embeddings import make_embedder
+    from trustindex.cli.build import load_build_config, run_refresh
+    from trustindex.warehouse.embeddings import make_embedder
 
     root = WORK / "refresh"
     shutil.rmtree(root, ignore_errors=True)
@@ -124,8 +130,11 @@ def run(files: int = 2000, body_chars: int = 250, change_share: float = 0.01) ->
         r = run_refresh(cfg, data, backend=backend)
         s = time.perf_counter() - t0
         e = r["embeddings"]
-        print(f"  {label}: {s:.2f} s — {r['row_counts'].get('chunks', 0)} chunks, {e['encoded']} encoded, "
-              f"reused snapshot: {r.get('reused_snapshot')}", flush=True)
+        print(
+            f"  {label}: {s:.2f} s — {r['row_counts'].get('chunks', 0)} chunks, {e['encoded']} encoded, "
+            f"reused snapshot: {r.get('reused_snapshot')}",
+            flush=True,
+        )
         return s, r
 
     full_s, full = timed("full build")
@@ -137,29 +146,54 @@ def run(files: int = 2000, body_chars: int = 250, change_share: float = 0.01) ->
     changed = paths[::step][: max(1, int(len(paths) * change_share))]
     for rel in changed:
         p = root / "repo" / rel
-        p.write_text(p.read_text(encoding="utf-8") + "\n\nThis page was revised for the benchmark.\n",
-                     encoding="utf-8")
+        p.write_text(p.read_text(encoding="utf-8") + "\n\nThis page was revised for the benchmark.\n", encoding="utf-8")
     commit(repo, changed, f"revise {len(changed)} pages")
     one_s, one = timed(f"{len(changed)} files changed")
     r_none, r_one = nochange_s / full_s, one_s / full_s
     figures = [
         figure("full build (start-up excluded)", full_s, "s"),
-        figure("refresh, no change / full build", nochange_s, "s", "full build (s)", full_s, r_none,
-               f"< {GOAL_NOCHANGE}", r_none < GOAL_NOCHANGE),
-        figure(f"refresh, {len(changed)} files (1%) changed / full build", one_s, "s", "full build (s)", full_s, r_one,
-               f"< {GOAL_ONE_PERCENT}", r_one < GOAL_ONE_PERCENT),
+        figure(
+            "refresh, no change / full build",
+            nochange_s,
+            "s",
+            "full build (s)",
+            full_s,
+            r_none,
+            f"< {GOAL_NOCHANGE}",
+            r_none < GOAL_NOCHANGE,
+        ),
+        figure(
+            f"refresh, {len(changed)} files (1%) changed / full build",
+            one_s,
+            "s",
+            "full build (s)",
+            full_s,
+            r_one,
+            f"< {GOAL_ONE_PERCENT}",
+            r_one < GOAL_ONE_PERCENT,
+        ),
         figure("start-up: Prefect server", prefect_s, "s"),
         figure("start-up: model load", load_s, "s"),
     ]
-    out = {"figures": figures, "backend": backend, "files": len(paths), "changed_files": len(changed),
-           "chunks": full["row_counts"].get("chunks"), "full_s": full_s, "nochange_s": nochange_s,
-           "one_percent_s": one_s, "prefect_start_s": prefect_s, "model_load_s": load_s,
-           "full_embeddings": full["embeddings"], "one_percent_embeddings": one["embeddings"],
-           "nochange_reused_snapshot": nochange.get("reused_snapshot"),
-           "method": f"git repo of {len(paths)} real Midnight docs files (front matter whole, body cut near "
-                     f"{body_chars} characters; {full['row_counts'].get('chunks')} passages), backend {backend}; "
-                     f"in-process run_refresh under one Prefect server; ratio = refresh time / full-build time; "
-                     f"start-up (Prefect server start, model load) measured once, separately, and excluded."}
+    out = {
+        "figures": figures,
+        "backend": backend,
+        "files": len(paths),
+        "changed_files": len(changed),
+        "chunks": full["row_counts"].get("chunks"),
+        "full_s": full_s,
+        "nochange_s": nochange_s,
+        "one_percent_s": one_s,
+        "prefect_start_s": prefect_s,
+        "model_load_s": load_s,
+        "full_embeddings": full["embeddings"],
+        "one_percent_embeddings": one["embeddings"],
+        "nochange_reused_snapshot": nochange.get("reused_snapshot"),
+        "method": f"git repo of {len(paths)} real Midnight docs files (front matter whole, body cut near "
+        f"{body_chars} characters; {full['row_counts'].get('chunks')} passages), backend {backend}; "
+        f"in-process run_refresh under one Prefect server; ratio = refresh time / full-build time; "
+        f"start-up (Prefect server start, model load) measured once, separately, and excluded.",
+    }
     shutil.rmtree(root / "data", ignore_errors=True)
     return out
 

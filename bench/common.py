@@ -6,6 +6,7 @@ average is recorded beside every result for that reason).  Each script merges it
 figures into ``bench/results.json`` under its own key and re-renders the table in
 ``docs/benchmarks.md`` from the whole file.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,7 +23,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results.json"
 DOCS = ROOT / "docs" / "benchmarks.md"
-CORPUS = Path(os.environ.get("TRUSTINDEX_BENCH_CORPUS", "/work/shared/corpus/midnight-docs"))
+CORPUS = Path(os.environ.get("TRUSTINDEX_BENCH_CORPUS", ROOT.parent / "shared" / "corpus" / "midnight-docs"))
 # One encoder export shared by every bench script (and bench_embedding.py's default cache).
 ENCODER_CACHE = Path(os.environ.get("TRUSTINDEX_ENCODER_CACHE", "/tmp/trustindex-encoder-cache"))
 WORK = Path(os.environ.get("TRUSTINDEX_BENCH_WORK", "/tmp/trustindex-bench"))
@@ -31,12 +32,21 @@ WORK = Path(os.environ.get("TRUSTINDEX_BENCH_WORK", "/tmp/trustindex-bench"))
 def bench_env() -> dict[str, str]:
     """Environment for the processes the benches start (offline, quiet, one shared encoder export)."""
     env = dict(os.environ)
-    env.update({"PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-                "TOKENIZERS_PARALLELISM": "false", "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-                "PREFECT_LOGGING_LEVEL": "WARNING", "TRUSTINDEX_ENCODER_CACHE": str(ENCODER_CACHE)})
+    env.update(
+        {
+            "PYTHONPATH": str(ROOT),
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "TOKENIZERS_PARALLELISM": "false",
+            "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+            "PREFECT_LOGGING_LEVEL": "WARNING",
+            "TRUSTINDEX_ENCODER_CACHE": str(ENCODER_CACHE),
+        }
+    )
     # A loaded 2-core machine can take minutes to start the ephemeral Prefect server.
     env["PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"] = str(
-        max(300, int(env.get("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS") or 0)))
+        max(300, int(env.get("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS") or 0))
+    )
     return env
 
 
@@ -60,21 +70,30 @@ def machine() -> dict:
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
             if line.startswith("MemTotal:"):
-                mem_gib = round(int(line.split()[1]) / 1024 ** 2, 1)
+                mem_gib = round(int(line.split()[1]) / 1024**2, 1)
     except OSError:
         pass
     try:
         nproc = len(os.sched_getaffinity(0))
     except AttributeError:
         nproc = os.cpu_count() or 1
-    return {"nproc": nproc, "memory_gib": mem_gib, "cpu_model": model, "python": platform.python_version(),
-            "numpy": np.__version__, "load_average_1m": round(os.getloadavg()[0], 2)}
+    return {
+        "nproc": nproc,
+        "memory_gib": mem_gib,
+        "cpu_model": model,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "load_average_1m": round(os.getloadavg()[0], 2),
+    }
 
 
 def percentile_ms(seconds: list[float]) -> dict:
     a = np.asarray(seconds) * 1000
-    return {"p50_ms": round(float(np.percentile(a, 50)), 2), "p99_ms": round(float(np.percentile(a, 99)), 2),
-            "samples": int(a.size)}
+    return {
+        "p50_ms": round(float(np.percentile(a, 50)), 2),
+        "p99_ms": round(float(np.percentile(a, 99)), 2),
+        "samples": int(a.size),
+    }
 
 
 def peak_rss_mib() -> float:
@@ -87,13 +106,21 @@ def run_measured(cmd: list[str], env: dict | None = None, timeout: float = 600) 
 
     The wrapper has that one child, so RUSAGE_CHILDREN's ru_maxrss is the child's own peak.
     """
-    code = ("import json,resource,subprocess,sys,time\n"
-            "t=time.perf_counter(); p=subprocess.run(sys.argv[1:],capture_output=True,text=True)\n"
-            "w=time.perf_counter()-t\n"
-            "print(json.dumps({'wall_s':w,'rss_mib':resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss/1024,"
-            "'rc':p.returncode,'stdout':p.stdout[-4000:],'stderr':p.stderr[-4000:]}))")
-    out = subprocess.run([sys.executable, "-c", code, *cmd], capture_output=True, text=True, env=env or bench_env(),
-                         cwd=ROOT, timeout=timeout)
+    code = (
+        "import json,resource,subprocess,sys,time\n"
+        "t=time.perf_counter(); p=subprocess.run(sys.argv[1:],capture_output=True,text=True)\n"
+        "w=time.perf_counter()-t\n"
+        "print(json.dumps({'wall_s':w,'rss_mib':resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss/1024,"
+        "'rc':p.returncode,'stdout':p.stdout[-4000:],'stderr':p.stderr[-4000:]}))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, *cmd],
+        capture_output=True,
+        text=True,
+        env=env or bench_env(),
+        cwd=ROOT,
+        timeout=timeout,
+    )
     if out.returncode != 0:
         raise RuntimeError(f"measurement wrapper failed: {out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -108,11 +135,27 @@ class Timer:
         self.s = time.perf_counter() - self.t0
 
 
-def figure(name: str, value: float, unit: str, reference: str | None = None, reference_value: float | None = None,
-           ratio: float | None = None, goal: str | None = None, met: bool | None = None) -> dict:
+def figure(
+    name: str,
+    value: float,
+    unit: str,
+    reference: str | None = None,
+    reference_value: float | None = None,
+    ratio: float | None = None,
+    goal: str | None = None,
+    met: bool | None = None,
+) -> dict:
     """One row of the table: a measured value, the reference measured in the same run, their ratio, a goal."""
-    return {"name": name, "value": _r(value), "unit": unit, "reference": reference,
-            "reference_value": _r(reference_value), "ratio": _r(ratio), "goal": goal, "met": met}
+    return {
+        "name": name,
+        "value": _r(value),
+        "unit": unit,
+        "reference": reference,
+        "reference_value": _r(reference_value),
+        "ratio": _r(ratio),
+        "goal": goal,
+        "met": met,
+    }
 
 
 def _r(x):
@@ -151,21 +194,33 @@ ORDER = ["extraction", "embedding", "quality", "lexical", "query", "refresh"]
 
 def render(data: dict) -> str:
     """docs/benchmarks.md from results.json."""
-    lines = ["# Benchmarks", "",
-             "Generated by `make bench` (`bench/run_all.py`) from `bench/results.json`; do not edit by hand.",
-             "Every figure is set against a reference measured in the same run (ratio = ours / reference, or",
-             "the ratio the goal names), because absolute times on a shared machine move with the load.",
-             "Scripts: `bench/bench_extract.py`, `bench/bench_embedding.py`, `bench/bench_quality.py` (judged",
-             "queries: `bench/eval/`), `bench/bench_lexical.py`, `bench/bench_query.py`, `bench/bench_refresh.py`;",
-             "method notes follow the table.", ""]
-    machines = {json.dumps({k: v for k, v in r.get("machine", {}).items() if k != "load_average_1m"}, sort_keys=True)
-                for r in data.values() if isinstance(r, dict)}
+    lines = [
+        "# Benchmarks",
+        "",
+        "Generated by `make bench` (`bench/run_all.py`) from `bench/results.json`; do not edit by hand.",
+        "Every figure is set against a reference measured in the same run (ratio = ours / reference, or",
+        "the ratio the goal names), because absolute times on a shared machine move with the load.",
+        "Scripts: `bench/bench_extract.py`, `bench/bench_embedding.py`, `bench/bench_quality.py` (judged",
+        "queries: `bench/eval/`), `bench/bench_lexical.py`, `bench/bench_query.py`, `bench/bench_refresh.py`;",
+        "method notes follow the table.",
+        "",
+    ]
+    machines = {
+        json.dumps({k: v for k, v in r.get("machine", {}).items() if k != "load_average_1m"}, sort_keys=True)
+        for r in data.values()
+        if isinstance(r, dict)
+    }
     for m in sorted(machines):
         d = json.loads(m)
-        lines.append(f"Machine: {d.get('nproc')} cores (`nproc`), {d.get('memory_gib')} GiB memory, "
-                     f"CPU {d.get('cpu_model')}; Python {d.get('python')}, numpy {d.get('numpy')}.")
-    lines += ["", "| area | figure | value | reference (same run) | ratio | goal | met | load (1 min) |",
-              "|---|---|---|---|---|---|---|---|"]
+        lines.append(
+            f"Machine: {d.get('nproc')} cores (`nproc`), {d.get('memory_gib')} GiB memory, "
+            f"CPU {d.get('cpu_model')}; Python {d.get('python')}, numpy {d.get('numpy')}."
+        )
+    lines += [
+        "",
+        "| area | figure | value | reference (same run) | ratio | goal | met | load (1 min) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for key in ORDER + sorted(k for k in data if k not in ORDER):
         r = data.get(key)
         if not isinstance(r, dict):
@@ -175,21 +230,29 @@ def render(data: dict) -> str:
             ref = f"{f['reference']}: {f['reference_value']}" if f.get("reference") else ""
             met = "" if f.get("met") is None else ("yes" if f["met"] else "**no**")
             ratio = "" if f.get("ratio") is None else f["ratio"]
-            lines.append(f"| {key} | {f['name']} | {f['value']} {f['unit']} | {ref} | {ratio} | {f.get('goal') or ''} "
-                         f"| {met} | {load} |")
-    lines += ["", "## Dense search", "",
-              "Passage vectors are stored as float16 (`embeddings.npy`, memory-mapped). Below the policy's",
-              "`dense.exact_below` rows (200,000 by default) search is exact: a kernel proposes candidates, which",
-              "are re-scored in float32 with a bound that proves the result equals a full float32 scan",
-              "(query/dense.py). The kernel is usearch's float16 brute-force scan, or in a warmed process",
-              "(`Index.warm()`: the MCP server, `--batch`, these warm figures) an int8 `MatMulInteger` in",
-              "onnxruntime whose per-row error bounds give the same proof (query/dense_int8.py); a one-shot",
-              "query skips its ~1.5 s build. From `exact_below` rows on, the build also writes an HNSW index",
-              "(`dense.usearch`, usearch, M 16, efConstruction 128, single-threaded so the bytes are",
-              "reproducible) that the query side opens memory-mapped and searches with efSearch 2048 (the least",
-              "that reached recall@10 ≥ 0.99 on these synthetic vectors), re-scoring its candidates exactly. At",
-              "100k exact search is about twice as fast as that HNSW search; the crossover was not measured.", "",
-              "## Method", ""]
+            lines.append(
+                f"| {key} | {f['name']} | {f['value']} {f['unit']} | {ref} | {ratio} | {f.get('goal') or ''} "
+                f"| {met} | {load} |"
+            )
+    lines += [
+        "",
+        "## Dense search",
+        "",
+        "Passage vectors are stored as float16 (`embeddings.npy`, memory-mapped). Below the policy's",
+        "`dense.exact_below` rows (200,000 by default) search is exact: a kernel proposes candidates, which",
+        "are re-scored in float32 with a bound that proves the result equals a full float32 scan",
+        "(query/dense.py). The kernel is usearch's float16 brute-force scan, or in a warmed process",
+        "(`Index.warm()`: the MCP server, `--batch`, these warm figures) an int8 `MatMulInteger` in",
+        "onnxruntime whose per-row error bounds give the same proof (query/dense_int8.py); a one-shot",
+        "query skips its ~1.5 s build. From `exact_below` rows on, the build also writes an HNSW index",
+        "(`dense.usearch`, usearch, M 16, efConstruction 128, single-threaded so the bytes are",
+        "reproducible) that the query side opens memory-mapped and searches with efSearch 2048 (the least",
+        "that reached recall@10 ≥ 0.99 on these synthetic vectors), re-scoring its candidates exactly. At",
+        "100k exact search is about twice as fast as that HNSW search; the crossover was not measured.",
+        "",
+        "## Method",
+        "",
+    ]
     for key in ORDER + sorted(k for k in data if k not in ORDER):
         r = data.get(key)
         if isinstance(r, dict) and r.get("method"):

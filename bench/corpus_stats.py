@@ -4,6 +4,7 @@ The corpus has no history, so it becomes a one-commit git repository in a temp d
 exactly as a refresh does (no embedding: stats need only the evidence tables), and the stats SQL of
 `trustindex stats` runs over the tables.  Usage: python bench/corpus_stats.py [--json OUT]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -12,7 +13,7 @@ import shutil
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,7 +28,7 @@ def corpus_repo(dest: Path) -> Path:
     repo = git.Repo.init(dest, initial_branch="main")
     repo.git.add("-A")
     who = git.Actor("Corpus Import", "import@example.org")
-    when = datetime(2026, 8, 22, 15, 37, 6, tzinfo=timezone.utc)  # the corpus's source commit date
+    when = datetime(2026, 8, 22, 15, 37, 6, tzinfo=UTC)  # the corpus's source commit date
     repo.index.commit("import midnight-docs", author=who, committer=who, author_date=when, commit_date=when)
     return dest
 
@@ -38,19 +39,24 @@ def main() -> None:
     a = ap.parse_args()
     import duckdb
 
-    from cli.inspect_cmd import stats_from
-    from ingest.source import ingest_source
-    from schemas.config import Identities, Publisher, Source
-    from schemas.policy import Policy
-    from schemas.tables import table_from_rows
-    from warehouse.tokens import token_counter
+    from trustindex.cli.inspect_cmd import stats_from
+    from trustindex.ingest.source import ingest_source
+    from trustindex.schemas.config import Identities, Publisher, Source
+    from trustindex.schemas.policy import Policy
+    from trustindex.schemas.tables import table_from_rows
+    from trustindex.warehouse.tokens import token_counter
 
     with tempfile.TemporaryDirectory() as tmp:
         repo = corpus_repo(Path(tmp) / "midnight-docs")
         ids = Identities()
         ids.publishers["midnight-foundation"] = Publisher("midnight-foundation", "Midnight Foundation", "foundation")
-        src = Source(name="midnight-docs", url=str(repo), ref="main", publisher="midnight-foundation",
-                     include=("**/*.md", "**/*.mdx"))
+        src = Source(
+            name="midnight-docs",
+            url=str(repo),
+            ref="main",
+            publisher="midnight-foundation",
+            include=("**/*.md", "**/*.mdx"),
+        )
         t0 = time.perf_counter()
         res = ingest_source(src, Path(tmp) / "data", ids, [], Policy.default(), token_counter())
         seconds = time.perf_counter() - t0
@@ -60,8 +66,11 @@ def main() -> None:
     con.register("sources", table_from_rows("sources", [{"source": "midnight-docs", "status": "ok"}]))
     out = stats_from(con)
     report = res.tables["ingest_report"].to_pydict()
-    out["_run"] = {"ingest_seconds": round(seconds, 1), "files": len(report["path"]),
-                   "status": {s: report["status"].count(s) for s in set(report["status"])}}
+    out["_run"] = {
+        "ingest_seconds": round(seconds, 1),
+        "files": len(report["path"]),
+        "status": {s: report["status"].count(s) for s in set(report["status"])},
+    }
     text = json.dumps(out, indent=2, default=str)
     print(text)
     if a.json:

@@ -8,6 +8,7 @@ writes its JSON to the work directory and is folded in here.  Budget: under 15 m
 on a 2-core machine with a warm encoder export; the first run on a machine also exports
 the ONNX encoder once and builds the synthetic snapshots (cached for later runs).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,8 +19,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.common import (ENCODER_CACHE, ORDER, RESULTS, ROOT, WORK, bench_env, figure,  # noqa: E402
-                          print_figures, save)
+from bench.common import ENCODER_CACHE, ORDER, RESULTS, ROOT, WORK, bench_env, figure, print_figures, save  # noqa: E402
 
 STEPS = ["extract", "embedding", "lexical", "query", "refresh", "quality"]
 
@@ -29,14 +29,21 @@ def step_args(step: str, quick: bool) -> list[str]:
     if step == "extract":
         return [str(b / "bench_extract.py")] + (["--files", "300", "--rounds", "1"] if quick else [])
     if step == "embedding":
-        return [str(b / "bench_embedding.py"), "--n", "64" if quick else "200", "--rounds", "1" if quick else "3",
-                "--cache", str(ENCODER_CACHE), "--out", str(WORK / "embedding.json")]
+        return [
+            str(b / "bench_embedding.py"),
+            "--n",
+            "64" if quick else "200",
+            "--rounds",
+            "1" if quick else "3",
+            "--cache",
+            str(ENCODER_CACHE),
+            "--out",
+            str(WORK / "embedding.json"),
+        ]
     if step == "lexical":
-        return [str(b / "bench_lexical.py")] + (["--files", "200", "--rounds", "2", "--queries", "50"] if quick
-                                                else [])
+        return [str(b / "bench_lexical.py")] + (["--files", "200", "--rounds", "2", "--queries", "50"] if quick else [])
     if step == "query":
-        return [str(b / "bench_query.py")] + (["--sizes", "2000", "--reps", "1", "--cold-runs", "1"] if quick
-                                              else [])
+        return [str(b / "bench_query.py")] + (["--sizes", "2000", "--reps", "1", "--cold-runs", "1"] if quick else [])
     if step == "refresh":
         return [str(b / "bench_refresh.py")] + (["--files", "200", "--body-chars", "300"] if quick else [])
     if step == "quality":
@@ -48,20 +55,37 @@ def fold_embedding(path: Path) -> None:
     r = json.loads(path.read_text())
     ratio = r["ratio_median"]
     figures = [
-        figure("embedding throughput (onnx-int8)", r["onnx_passages_per_s"], "passages/s",
-               "sentence-transformers (torch fp32)", r["reference_passages_per_s"], ratio, goal="≥ 3×",
-               met=ratio >= 3.0),
-        figure("embedding cosine vs reference (median)", r["cosine_median"], "", goal="≥ 0.99",
-               met=r["cosine_median"] >= 0.99),
-        figure("embedding cosine vs reference (min)", r["cosine_min"], "", goal="≥ 0.98",
-               met=r["cosine_min"] >= 0.98),
+        figure(
+            "embedding throughput (onnx-int8)",
+            r["onnx_passages_per_s"],
+            "passages/s",
+            "sentence-transformers (torch fp32)",
+            r["reference_passages_per_s"],
+            ratio,
+            goal="≥ 3×",
+            met=ratio >= 3.0,
+        ),
+        figure(
+            "embedding cosine vs reference (median)",
+            r["cosine_median"],
+            "",
+            goal="≥ 0.99",
+            met=r["cosine_median"] >= 0.99,
+        ),
+        figure("embedding cosine vs reference (min)", r["cosine_min"], "", goal="≥ 0.98", met=r["cosine_min"] >= 0.98),
         figure("query embedding (onnx-int8, one query)", r["onnx_query_ms"], "ms"),
         figure("encoder load (onnx-int8)", r["onnx_load_s"], "s"),
     ]
-    save("embedding", {"figures": figures, "details": r,
-                       "method": f"bench/bench_embedding.py: {r['passages']} real passages (median "
-                                 f"{r['tokens_median']:.0f} tokens), {r['rounds']} interleaved rounds, ratio = median "
-                                 f"per-round ratio of passages/s; cosine between the two models' vectors."})
+    save(
+        "embedding",
+        {
+            "figures": figures,
+            "details": r,
+            "method": f"bench/bench_embedding.py: {r['passages']} real passages (median "
+            f"{r['tokens_median']:.0f} tokens), {r['rounds']} interleaved rounds, ratio = median "
+            f"per-round ratio of passages/s; cosine between the two models' vectors.",
+        },
+    )
 
 
 def main(argv=None) -> int:

@@ -16,11 +16,13 @@ passages.  Queries are embedded with the real encoder at query time.
 Snapshots are cached under the bench work directory by their parameters, so a second
 run does not rebuild them (the first run's build times are kept in ``build.json``).
 """
+
 from __future__ import annotations
 
 import json
 import shutil
 import time
+from datetime import UTC
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +35,7 @@ CHUNKS_PER_DOC = 8
 
 def token_stream(max_words: int = 300_000, root: Path = CORPUS, work: Path = WORK) -> list[str]:
     """Real tokens of the corpus in path order (cached under the work directory)."""
-    from schemas.lexical import tokenize
+    from trustindex.schemas.lexical import tokenize
 
     cache = work / f"tokens-{max_words}.json"
     if cache.is_file():
@@ -51,7 +53,7 @@ def token_stream(max_words: int = 300_000, root: Path = CORPUS, work: Path = WOR
 
 
 def encoder_dir() -> Path:
-    from warehouse.encoder_export import ensure_encoder
+    from trustindex.warehouse.encoder_export import ensure_encoder
 
     return ensure_encoder(ENCODER_CACHE).directory
 
@@ -63,7 +65,7 @@ def real_spectrum(n: int = 512, work: Path = WORK) -> tuple[np.ndarray, np.ndarr
         z = np.load(cache)
         return z["mean"], z["cov"]
     from bench.bench_embedding import corpus_passages
-    from query.encoder import OnnxEncoder
+    from trustindex.query.encoder import OnnxEncoder
 
     emb = OnnxEncoder(encoder_dir()).encode(corpus_passages(n=n)).astype(np.float64)
     mean, cov = emb.mean(0), np.cov(emb.T)
@@ -80,7 +82,7 @@ def vectors(n: int, mean: np.ndarray, cov: np.ndarray, seed: int) -> np.ndarray:
     for s in range(0, n, 20_000):  # bounded temporary memory
         m = min(20_000, n - s)
         x = mean + (rng.standard_normal((m, mean.shape[0])) * scale) @ v.T
-        out[s:s + m] = x / np.linalg.norm(x, axis=1, keepdims=True)
+        out[s : s + m] = x / np.linalg.norm(x, axis=1, keepdims=True)
     return out
 
 
@@ -89,59 +91,122 @@ def _bm25_from_tokens(docs: list[list[str]], out_dir: Path) -> None:
     import bm25s
     from bm25s.tokenization import Tokenized
 
-    from schemas.lexical import TOKENIZER_ID
-    from warehouse.bm25 import B, K1, METHOD
+    from trustindex.schemas.lexical import TOKENIZER_ID
+    from trustindex.warehouse.bm25 import K1, METHOD, B
 
     vocab = {tok: i for i, tok in enumerate(sorted({t for d in docs for t in d} | {""}))}
     r = bm25s.BM25(k1=K1, b=B, method=METHOD)
     r.index(Tokenized(ids=[[vocab[t] for t in d] for d in docs], vocab=vocab), show_progress=False)
     out_dir.mkdir(parents=True, exist_ok=True)
     r.save(str(out_dir), show_progress=False)
-    meta = {"tokenizer": TOKENIZER_ID, "k1": K1, "b": B, "method": METHOD, "documents": len(docs),
-            "vocabulary": len(vocab)}
+    meta = {
+        "tokenizer": TOKENIZER_ID,
+        "k1": K1,
+        "b": B,
+        "method": METHOD,
+        "documents": len(docs),
+        "vocabulary": len(vocab),
+    }
     (out_dir / "tokenizer.json").write_text(json.dumps(meta, sort_keys=True, indent=2) + "\n")
 
 
 def _tables(n: int, docs_tokens: list[list[str]], seed: int) -> dict:
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
-    from schemas.tables import chunk_id_of, doc_id_of, sha256_text, table_from_rows
+    from trustindex.schemas.tables import chunk_id_of, doc_id_of, sha256_text, table_from_rows
 
     rng = np.random.default_rng(seed + 1)
     ndocs = (n + CHUNKS_PER_DOC - 1) // CHUNKS_PER_DOC
-    now = datetime(2026, 6, 1, tzinfo=timezone.utc)
+    now = datetime(2026, 6, 1, tzinfo=UTC)
     docs, attr, chunks = [], [], []
     for d in range(ndocs):
         path = f"docs/section-{d // 100:04d}/page-{d:06d}.md"
         did = doc_id_of("synthetic", path)
         changed = now - timedelta(days=int(rng.integers(0, 900)))
-        docs.append({"doc_id": did, "source": "synthetic", "repo": "https://example.invalid/synthetic.git",
-                     "commit": "0" * 40, "path": path, "kind": "markdown", "content_sha256": sha256_text(path),
-                     "size": 4000, "last_modified": changed, "last_modified_commit": "0" * 40,
-                     "last_substantive_change": changed, "last_substantive_commit": "0" * 40, "front_matter": "{}",
-                     "url": None, "warnings": []})
-        attr.append({"doc_id": did, "publisher": "midnight", "publisher_name": "Midnight", "tier": "official",
-                     "origin": "source", "author_name": None, "author_email": None, "author_publisher": None})
+        docs.append(
+            {
+                "doc_id": did,
+                "source": "synthetic",
+                "repo": "https://example.invalid/synthetic.git",
+                "commit": "0" * 40,
+                "path": path,
+                "kind": "markdown",
+                "content_sha256": sha256_text(path),
+                "size": 4000,
+                "last_modified": changed,
+                "last_modified_commit": "0" * 40,
+                "last_substantive_change": changed,
+                "last_substantive_commit": "0" * 40,
+                "front_matter": "{}",
+                "url": None,
+                "warnings": [],
+            }
+        )
+        attr.append(
+            {
+                "doc_id": did,
+                "publisher": "midnight",
+                "publisher_name": "Midnight",
+                "tier": "official",
+                "origin": "source",
+                "author_name": None,
+                "author_email": None,
+                "author_publisher": None,
+            }
+        )
     for i in range(n):
         d = i // CHUNKS_PER_DOC
         text = " ".join(docs_tokens[i])
         sha = sha256_text(text)
         path = docs[d]["path"]
         ordinal = i % CHUNKS_PER_DOC
-        chunks.append({"chunk_id": chunk_id_of("synthetic", path, ordinal * 10 + 1, ordinal * 10 + 9, sha, ordinal),
-                       "doc_id": docs[d]["doc_id"], "source": "synthetic", "path": path, "ordinal": ordinal,
-                       "heading_path": [f"Section {d}"], "symbol_path": None, "start_line": ordinal * 10 + 1,
-                       "end_line": ordinal * 10 + 9, "text": text, "content_sha256": sha,
-                       "token_count": len(docs_tokens[i])})
-    sources = [{"source": "synthetic", "repo": "https://example.invalid/synthetic.git", "ref": "main",
-                "commit": "0" * 40, "publisher": "midnight", "tier": "official", "config_sha256": "0" * 64,
-                "status": "ok", "error": None}]
-    return {"documents": table_from_rows("documents", docs), "chunks": table_from_rows("chunks", chunks),
-            "attribution": table_from_rows("attribution", attr), "sources": table_from_rows("sources", sources)}
+        chunks.append(
+            {
+                "chunk_id": chunk_id_of("synthetic", path, ordinal * 10 + 1, ordinal * 10 + 9, sha, ordinal),
+                "doc_id": docs[d]["doc_id"],
+                "source": "synthetic",
+                "path": path,
+                "ordinal": ordinal,
+                "heading_path": [f"Section {d}"],
+                "symbol_path": None,
+                "start_line": ordinal * 10 + 1,
+                "end_line": ordinal * 10 + 9,
+                "text": text,
+                "content_sha256": sha,
+                "token_count": len(docs_tokens[i]),
+            }
+        )
+    sources = [
+        {
+            "source": "synthetic",
+            "repo": "https://example.invalid/synthetic.git",
+            "ref": "main",
+            "commit": "0" * 40,
+            "publisher": "midnight",
+            "tier": "official",
+            "config_sha256": "0" * 64,
+            "status": "ok",
+            "error": None,
+        }
+    ]
+    return {
+        "documents": table_from_rows("documents", docs),
+        "chunks": table_from_rows("chunks", chunks),
+        "attribution": table_from_rows("attribution", attr),
+        "sources": table_from_rows("sources", sources),
+    }
 
 
-def build(n: int, ann: bool, seed: int = 0, work: Path = WORK, ann_threads: int = 0, backend: str = "onnx-int8",
-          spectrum: tuple[np.ndarray, np.ndarray] | None = None, max_words: int = 300_000) -> tuple[Path, dict]:
+def build(
+    n: int,
+    ann: bool,
+    seed: int = 0,
+    work: Path = WORK,
+    ann_threads: int = 0,
+    backend: str = "onnx-int8",
+    spectrum: tuple[np.ndarray, np.ndarray] | None = None,
+    max_words: int = 300_000,
+) -> tuple[Path, dict]:
     """A data directory whose live snapshot holds ``n`` synthetic passages (+ an HNSW index when ``ann``).
 
     The ANN snapshot is the exact one's files plus ``dense.usearch`` (the same passages and
@@ -149,10 +214,16 @@ def build(n: int, ann: bool, seed: int = 0, work: Path = WORK, ann_threads: int 
     snapshot declares (onnx-int8 carries its files); ``spectrum`` (mean, covariance)
     replaces the real embeddings' one (small test runs).
     """
-    from query.dense import build_ann_index
-    from schemas.snapshot import DENSE_INDEX
-    from schemas.snapshot import EMBEDDINGS, MANIFEST, read_manifest, resolve_current, verify_snapshot
-    from warehouse.snapshots import finish_snapshot, new_build_dir, set_current
+    from trustindex.query.dense import build_ann_index
+    from trustindex.schemas.snapshot import (
+        DENSE_INDEX,
+        EMBEDDINGS,
+        MANIFEST,
+        read_manifest,
+        resolve_current,
+        verify_snapshot,
+    )
+    from trustindex.warehouse.snapshots import finish_snapshot, new_build_dir, set_current
 
     data = work / f"query-n{n}-{'ann' if ann else 'exact'}-s{seed}-{backend}-f{FORMAT}"
     info_file = data / "build.json"
@@ -177,22 +248,33 @@ def build(n: int, ann: bool, seed: int = 0, work: Path = WORK, ann_threads: int 
     build_ann_index(np.load(bdir / EMBEDDINGS, mmap_mode="r"), bdir / DENSE_INDEX, threads=ann_threads)
     ann_s = time.perf_counter() - t0
     m = read_manifest(base)
-    new = finish_snapshot(data, bdir, sources=m.sources, embedding_model=m.embedding_model, row_counts=m.row_counts,
-                          build_policy_id=m.build_policy_id)
+    new = finish_snapshot(
+        data,
+        bdir,
+        sources=m.sources,
+        embedding_model=m.embedding_model,
+        row_counts=m.row_counts,
+        build_policy_id=m.build_policy_id,
+    )
     set_current(data, new.snapshot_id)
-    info = {**base_info, "ann": True, "snapshot_id": new.snapshot_id, "ann_build_s": round(ann_s, 2),
-            "ann_threads": ann_threads}
+    info = {
+        **base_info,
+        "ann": True,
+        "snapshot_id": new.snapshot_id,
+        "ann_build_s": round(ann_s, 2),
+        "ann_threads": ann_threads,
+    }
     info_file.write_text(json.dumps(info, indent=2) + "\n")
     return data, info
 
 
 def _build_exact(data: Path, n: int, seed: int, work: Path, backend: str, spectrum, max_words: int):
-    from query.encoder import OnnxEncoder
-    from schemas.policy import Policy
-    from schemas.snapshot import BM25_DIR, EMBEDDINGS, ENCODER_DIR, TABLE_FILES
-    from warehouse.embeddings import MODEL_ID, weights_sha256
-    from warehouse.snapshots import finish_snapshot, new_build_dir, set_current
-    from warehouse.tables import write_table
+    from trustindex.query.encoder import OnnxEncoder
+    from trustindex.schemas.policy import Policy
+    from trustindex.schemas.snapshot import BM25_DIR, EMBEDDINGS, ENCODER_DIR, TABLE_FILES
+    from trustindex.warehouse.embeddings import MODEL_ID, weights_sha256
+    from trustindex.warehouse.snapshots import finish_snapshot, new_build_dir, set_current
+    from trustindex.warehouse.tables import write_table
 
     shutil.rmtree(data, ignore_errors=True)
     data.mkdir(parents=True)
@@ -202,7 +284,7 @@ def _build_exact(data: Path, n: int, seed: int, work: Path, backend: str, spectr
     rng = np.random.default_rng(seed)
     lengths = rng.integers(60, 141, size=n)
     starts = rng.integers(0, len(stream) - 141, size=n)
-    docs_tokens = [stream[s:s + k] for s, k in zip(starts, lengths)]
+    docs_tokens = [stream[s : s + k] for s, k in zip(starts, lengths)]
     bdir = new_build_dir(data)
     for name, t in _tables(n, docs_tokens, seed).items():
         write_table(t, bdir / TABLE_FILES[name])
@@ -221,18 +303,33 @@ def _build_exact(data: Path, n: int, seed: int, work: Path, backend: str, spectr
         for f in sorted(enc.iterdir()):
             shutil.copyfile(f, bdir / ENCODER_DIR / f.name)
         encoder = OnnxEncoder(bdir / ENCODER_DIR)
-        model = {"id": MODEL_ID, "backend": backend, "dimensions": encoder.dimensions,
-                 "sha256": encoder.meta["files"]["model.int8.onnx"], "encoder_dir": ENCODER_DIR,
-                 "max_seq_length": encoder.max_seq_length}
+        model = {
+            "id": MODEL_ID,
+            "backend": backend,
+            "dimensions": encoder.dimensions,
+            "sha256": encoder.meta["files"]["model.int8.onnx"],
+            "encoder_dir": ENCODER_DIR,
+            "max_seq_length": encoder.max_seq_length,
+        }
     elif backend == "sentence-transformers":
         model = {"id": MODEL_ID, "backend": backend, "dimensions": int(emb.shape[1]), "sha256": weights_sha256()}
     else:
         raise ValueError(f"unknown backend {backend!r}")
-    m = finish_snapshot(data, bdir, sources=[{"source": "synthetic", "commit": "0" * 40, "status": "ok"}],
-                        embedding_model=model, row_counts={"chunks": n, "embeddings": n},
-                        build_policy_id=Policy.default().policy_id)
+    m = finish_snapshot(
+        data,
+        bdir,
+        sources=[{"source": "synthetic", "commit": "0" * 40, "status": "ok"}],
+        embedding_model=model,
+        row_counts={"chunks": n, "embeddings": n},
+        build_policy_id=Policy.default().policy_id,
+    )
     set_current(data, m.snapshot_id)
-    info = {"n": n, "ann": False, "seed": seed, "snapshot_id": m.snapshot_id,
-            **{k: round(v, 2) for k, v in times.items()}}
+    info = {
+        "n": n,
+        "ann": False,
+        "seed": seed,
+        "snapshot_id": m.snapshot_id,
+        **{k: round(v, 2) for k, v in times.items()},
+    }
     (data / "build.json").write_text(json.dumps(info, indent=2) + "\n")
     return data, info

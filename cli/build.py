@@ -1,24 +1,40 @@
 """Configuration loading and flow invocation for the build commands."""
+
 from __future__ import annotations
 
 from contextlib import contextmanager
 from pathlib import Path
 
-from warehouse.embeddings import DEFAULT_BACKEND
+from trustindex.schemas.config import BuildConfig, load_build_config  # noqa: F401  (re-exported for the command line)
+from trustindex.warehouse.embeddings import DEFAULT_BACKEND
 
-from schemas.config import BuildConfig, load_build_config  # noqa: F401  (re-exported for the command line)
 
-
-def run_refresh(cfg: BuildConfig, data_dir: Path, backend: str = DEFAULT_BACKEND,
-                commits: dict[str, str] | None = None, publish: bool = True, force: bool = False,
-                rebuild: bool = False, dask_address: str | None = None) -> dict:
-    from flows.refresh import refresh_flow, with_task_runner
+def run_refresh(
+    cfg: BuildConfig,
+    data_dir: Path,
+    backend: str = DEFAULT_BACKEND,
+    commits: dict[str, str] | None = None,
+    publish: bool = True,
+    force: bool = False,
+    rebuild: bool = False,
+    dask_address: str | None = None,
+) -> dict:
+    from trustindex.flows.refresh import refresh_flow, with_task_runner
 
     data_dir.mkdir(parents=True, exist_ok=True)
     with in_process_settings():
         return with_task_runner(refresh_flow, dask_address)(
-            cfg.sources, cfg.ids, cfg.ledger, cfg.policy, str(data_dir), commits=commits, publish=publish,
-            backend=backend, force=force, rebuild=rebuild)
+            cfg.sources,
+            cfg.ids,
+            cfg.ledger,
+            cfg.policy,
+            str(data_dir),
+            commits=commits,
+            publish=publish,
+            backend=backend,
+            force=force,
+            rebuild=rebuild,
+        )
 
 
 @contextmanager
@@ -41,8 +57,9 @@ def in_process_settings():
     # copy_with_update validates a whole Settings object (~50 ms): made once per process and settings
     key = id(context.settings)
     if _NO_HEARTBEAT.get("key") != key:
-        _NO_HEARTBEAT.update(key=key, settings=context.settings.copy_with_update(
-            updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}))
+        _NO_HEARTBEAT.update(
+            key=key, settings=context.settings.copy_with_update(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None})
+        )
     with prefect.context.SettingsContext(profile=context.profile, settings=_NO_HEARTBEAT["settings"]):
         yield
 
@@ -53,16 +70,24 @@ _NO_HEARTBEAT: dict = {}
 def describe_refresh(result: dict) -> str:
     lines = [f"snapshot {result['snapshot_id']} {'published' if result['published'] else 'built'}"]
     for s in result["sources"]:
-        lines.append(f"  {s['source']}: {s['status']}" + (f" at {s['commit'][:12]}" if s["commit"] else "")
-                     + (f" — {s['error']}" if s["error"] else "") + (f" ({s['note']})" if s.get("note") else ""))
+        lines.append(
+            f"  {s['source']}: {s['status']}"
+            + (f" at {s['commit'][:12]}" if s["commit"] else "")
+            + (f" — {s['error']}" if s["error"] else "")
+            + (f" ({s['note']})" if s.get("note") else "")
+        )
     rc = result["row_counts"]
     e = result["embeddings"]
     if result.get("reused_snapshot"):
-        lines.append(f"  {rc.get('documents', 0)} documents, {rc.get('chunks', 0)} chunks; nothing changed: the "
-                     f"snapshot already holds this build")
+        lines.append(
+            f"  {rc.get('documents', 0)} documents, {rc.get('chunks', 0)} chunks; nothing changed: the "
+            f"snapshot already holds this build"
+        )
     else:
-        lines.append(f"  {rc.get('documents', 0)} documents, {rc.get('chunks', 0)} chunks; embeddings: "
-                     f"{e['encoded']} encoded, {e['cache_hits']} from cache ({e['distinct']} distinct)")
+        lines.append(
+            f"  {rc.get('documents', 0)} documents, {rc.get('chunks', 0)} chunks; embeddings: "
+            f"{e['encoded']} encoded, {e['cache_hits']} from cache ({e['distinct']} distinct)"
+        )
     for g in result.get("forced_past_gate") or []:
         lines.append(f"  published despite the safety gate (--force): {g}")
     return "\n".join(lines)

@@ -1,12 +1,12 @@
 """``trustindex report``, ``inspect`` and ``stats``: what the live snapshot holds, via DuckDB."""
+
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-from schemas.errors import TrustIndexError
-from schemas.snapshot import read_manifest, resolve_current
-from warehouse.catalog import connect_snapshot
+from trustindex.schemas.errors import TrustIndexError
+from trustindex.schemas.snapshot import read_manifest, resolve_current
+from trustindex.warehouse.catalog import connect_snapshot
 
 
 def _rows(con, sql: str, params=()) -> list[dict]:
@@ -21,22 +21,32 @@ def report(a) -> int:
     con = connect_snapshot(snap)
     files = _rows(con, "SELECT source, path, status, rule, stage, reason FROM ingest_report ORDER BY source, path")
     sources = _rows(con, "SELECT source, commit, status, error FROM sources ORDER BY source")
-    out = {"snapshot_id": m.snapshot_id, "sources": sources, "files": [
-        {k: (v if v != "" else None) for k, v in f.items()} for f in files]}
+    out = {
+        "snapshot_id": m.snapshot_id,
+        "sources": sources,
+        "files": [{k: (v if v != "" else None) for k, v in f.items()} for f in files],
+    }
     if a.json:
         print(json.dumps(out, indent=2, default=str))
         return 0
     print(f"snapshot {m.snapshot_id}")
     for s in sources:
-        counts = _rows(con, "SELECT status, count(*) AS n FROM ingest_report WHERE source = ? GROUP BY status "
-                            "ORDER BY status", [s["source"]])
-        print(f"  {s['source']} ({s['status']}{', ' + s['error'] if s['error'] else ''}): "
-              + ", ".join(f"{c['n']} {c['status']}" for c in counts))
+        counts = _rows(
+            con,
+            "SELECT status, count(*) AS n FROM ingest_report WHERE source = ? GROUP BY status ORDER BY status",
+            [s["source"]],
+        )
+        print(
+            f"  {s['source']} ({s['status']}{', ' + s['error'] if s['error'] else ''}): "
+            + ", ".join(f"{c['n']} {c['status']}" for c in counts)
+        )
     for f in files:
         if f["status"] == "failed":
             print(f"  FAILED {f['source']}/{f['path']}: {f['stage']}: {f['reason']}")
-    rules = _rows(con, "SELECT rule, count(*) AS n FROM ingest_report WHERE status = 'skipped' "
-                       "GROUP BY rule ORDER BY n DESC, rule")
+    rules = _rows(
+        con,
+        "SELECT rule, count(*) AS n FROM ingest_report WHERE status = 'skipped' GROUP BY rule ORDER BY n DESC, rule",
+    )
     if rules:
         print("  skipped by rule: " + ", ".join(f"{r['rule']} {r['n']}" for r in rules))
     return 0
@@ -47,33 +57,56 @@ def inspect(a) -> int:
     con = connect_snapshot(snap)
     docs = _rows(con, "SELECT * FROM documents WHERE source = ? AND path = ?", [a.source, a.path])
     if not docs:
-        raise TrustIndexError(f"{a.source}:{a.path}: no such document in the live snapshot "
-                              f"(see `trustindex report` for skipped and failed files)")
+        raise TrustIndexError(
+            f"{a.source}:{a.path}: no such document in the live snapshot "
+            f"(see `trustindex report` for skipped and failed files)"
+        )
     d = docs[0]
     attr = _rows(con, "SELECT * EXCLUDE (doc_id) FROM attribution WHERE doc_id = ?", [d["doc_id"]])
-    ver = _rows(con, "SELECT verifier, publisher, tier, method, commit, date, stale, detail FROM verifications "
-                     "WHERE doc_id = ? ORDER BY date DESC", [d["doc_id"]])
-    vt = _rows(con, "SELECT component, \"constraint\", origin, status, chunk_id, detail FROM version_targets "
-                    "WHERE doc_id = ? ORDER BY component, origin", [d["doc_id"]])
+    ver = _rows(
+        con,
+        "SELECT verifier, publisher, tier, method, commit, date, stale, detail FROM verifications "
+        "WHERE doc_id = ? ORDER BY date DESC",
+        [d["doc_id"]],
+    )
+    vt = _rows(
+        con,
+        'SELECT component, "constraint", origin, status, chunk_id, detail FROM version_targets '
+        "WHERE doc_id = ? ORDER BY component, origin",
+        [d["doc_id"]],
+    )
     dep = _rows(con, "SELECT scope, reason, marker, chunk_id FROM deprecations WHERE doc_id = ?", [d["doc_id"]])
     n = con.execute("SELECT count(*) FROM chunks WHERE doc_id = ?", [d["doc_id"]]).fetchone()[0]
-    out = {"source": d["source"], "path": d["path"], "commit": d["commit"],
-           "attribution": attr[0] if attr else {},
-           "freshness": {"last_modified": d["last_modified"], "last_modified_commit": d["last_modified_commit"],
-                         "last_substantive_change": d["last_substantive_change"],
-                         "last_substantive_commit": d["last_substantive_commit"]},
-           "verifications": ver, "version_targets": vt, "deprecations": dep, "chunks": int(n)}
+    out = {
+        "source": d["source"],
+        "path": d["path"],
+        "commit": d["commit"],
+        "attribution": attr[0] if attr else {},
+        "freshness": {
+            "last_modified": d["last_modified"],
+            "last_modified_commit": d["last_modified_commit"],
+            "last_substantive_change": d["last_substantive_change"],
+            "last_substantive_commit": d["last_substantive_commit"],
+        },
+        "verifications": ver,
+        "version_targets": vt,
+        "deprecations": dep,
+        "chunks": int(n),
+    }
     if a.json:
         print(json.dumps(out, indent=2, default=str))
     else:
         print(f"{d['source']}/{d['path']} @ {d['commit'][:12]} — {n} chunks")
         at = out["attribution"]
         print(f"  attribution: {at.get('publisher_name')} ({at.get('tier')}, via {at.get('origin')})")
-        print(f"  freshness: last modified {d['last_modified']}, last substantive change "
-              f"{d['last_substantive_change']}")
+        print(
+            f"  freshness: last modified {d['last_modified']}, last substantive change {d['last_substantive_change']}"
+        )
         for v in ver:
-            print(f"  verification: {v['method']} by {v['verifier']} ({v['tier']}) at {v['commit'][:12]} "
-                  f"{'STALE' if v['stale'] else 'current'} — {v['detail']}")
+            print(
+                f"  verification: {v['method']} by {v['verifier']} ({v['tier']}) at {v['commit'][:12]} "
+                f"{'STALE' if v['stale'] else 'current'} — {v['detail']}"
+            )
         for v in vt:
             print(f"  version: {v['component']} {v['constraint']} ({v['origin']}, {v['status']})")
         for x in dep:
@@ -104,21 +137,34 @@ def stats_from(con) -> dict:
         out[name] = {
             "documents": q("SELECT count(*) AS n FROM documents WHERE source = ?")[0]["n"],
             "chunks": q("SELECT count(*) AS n FROM chunks WHERE source = ?")[0]["n"],
-            "chunks_per_version_component": {r["component"]: r["n"] for r in q(
-                "SELECT v.component, count(DISTINCT c.chunk_id) AS n FROM chunks c JOIN version_targets v "
-                "ON v.doc_id = c.doc_id AND (v.chunk_id IS NULL OR v.chunk_id = c.chunk_id) "
-                "WHERE c.source = ? GROUP BY 1 ORDER BY 1")},
-            "chunks_per_verification_method": {r["method"]: r["n"] for r in q(
-                "SELECT v.method, count(DISTINCT c.chunk_id) AS n FROM chunks c JOIN verifications v "
-                "ON v.doc_id = c.doc_id WHERE c.source = ? AND v.tier <> 'unknown' AND NOT v.stale "
-                "GROUP BY 1 ORDER BY 1")},
+            "chunks_per_version_component": {
+                r["component"]: r["n"]
+                for r in q(
+                    "SELECT v.component, count(DISTINCT c.chunk_id) AS n FROM chunks c JOIN version_targets v "
+                    "ON v.doc_id = c.doc_id AND (v.chunk_id IS NULL OR v.chunk_id = c.chunk_id) "
+                    "WHERE c.source = ? GROUP BY 1 ORDER BY 1"
+                )
+            },
+            "chunks_per_verification_method": {
+                r["method"]: r["n"]
+                for r in q(
+                    "SELECT v.method, count(DISTINCT c.chunk_id) AS n FROM chunks c JOIN verifications v "
+                    "ON v.doc_id = c.doc_id WHERE c.source = ? AND v.tier <> 'unknown' AND NOT v.stale "
+                    "GROUP BY 1 ORDER BY 1"
+                )
+            },
             "deprecated_chunks": q(
                 "SELECT count(DISTINCT c.chunk_id) AS n FROM chunks c JOIN deprecations d ON d.doc_id = c.doc_id "
-                "AND (d.chunk_id IS NULL OR d.chunk_id = c.chunk_id) WHERE c.source = ?")[0]["n"],
-            "freshness_days": {r["bucket"]: r["n"] for r in q(
-                "SELECT CASE WHEN age < 30 THEN '<30' WHEN age < 90 THEN '30-90' WHEN age < 365 THEN '90-365' "
-                "WHEN age < 730 THEN '365-730' ELSE '>=730' END AS bucket, count(*) AS n FROM (SELECT "
-                "date_diff('day', last_substantive_change, now()) AS age FROM documents WHERE source = ?) "
-                "GROUP BY 1 ORDER BY 1")},
+                "AND (d.chunk_id IS NULL OR d.chunk_id = c.chunk_id) WHERE c.source = ?"
+            )[0]["n"],
+            "freshness_days": {
+                r["bucket"]: r["n"]
+                for r in q(
+                    "SELECT CASE WHEN age < 30 THEN '<30' WHEN age < 90 THEN '30-90' WHEN age < 365 THEN '90-365' "
+                    "WHEN age < 730 THEN '365-730' ELSE '>=730' END AS bucket, count(*) AS n FROM (SELECT "
+                    "date_diff('day', last_substantive_change, now()) AS age FROM documents WHERE source = ?) "
+                    "GROUP BY 1 ORDER BY 1"
+                )
+            },
         }
     return out

@@ -1,5 +1,6 @@
 """The ``trustindex`` command.  Build commands import Prefect and the model
 lazily, so ``query`` and ``snapshots`` start fast."""
+
 from __future__ import annotations
 
 import argparse
@@ -9,7 +10,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from schemas.errors import TrustIndexError
+from trustindex.schemas.errors import TrustIndexError
 
 DEFAULT_BACKEND = "onnx-int8"  # warehouse.embeddings.DEFAULT_BACKEND, without importing the build side
 
@@ -40,22 +41,22 @@ def _print_json(obj) -> None:
 
 
 def cmd_refresh(a) -> int:
-    from cli.build import load_build_config, run_refresh
+    from trustindex.cli.build import load_build_config, run_refresh
 
     data = Path(a.data)
     cfg = load_build_config(a.sources, a.identities, a.policy, a.ledger)
     data.mkdir(parents=True, exist_ok=True)
     _prefect_env(data)
-    from warehouse.lock import data_dir_lock
-
-    from ingest import progress
+    from trustindex.ingest import progress
+    from trustindex.warehouse.lock import data_dir_lock
 
     with data_dir_lock(data, wait_seconds=a.wait, what="refresh"), progress.enabled(_show_progress(a)):
         result = run_refresh(cfg, data, backend=a.backend, force=a.force, dask_address=_dask_address(a))
     if a.json:
         _print_json(result)
     elif not a.quiet:
-        from cli.build import describe_refresh
+        from trustindex.cli.build import describe_refresh
+
         print(describe_refresh(result))
     return 0 if not result["failures"] else 3
 
@@ -70,27 +71,35 @@ def cmd_backfill(a) -> int:
         commits[name] = sha
     if not a.as_of and not commits:
         raise TrustIndexError("backfill: give --as-of DATE or --commit SOURCE=SHA")
-    from schemas.config import load_build_config
+    from trustindex.schemas.config import load_build_config
 
     load_build_config(a.sources)  # validate before starting Prefect
     data.mkdir(parents=True, exist_ok=True)
     _prefect_env(data)
-    from flows.backfill import backfill_flow
+    from trustindex.cli.build import in_process_settings
+    from trustindex.flows.backfill import backfill_flow
+    from trustindex.ingest import progress
+    from trustindex.warehouse.lock import data_dir_lock
 
-    from warehouse.lock import data_dir_lock
-
-    from ingest import progress
-
-    from cli.build import in_process_settings
-
-    with data_dir_lock(data, wait_seconds=a.wait, what="backfill"), progress.enabled(_show_progress(a)), \
-            in_process_settings():
-        result = backfill_flow(a.sources, str(data), as_of=a.as_of, commits=commits or None, publish=a.publish,
-                               backend=a.backend, force=a.force)
+    with (
+        data_dir_lock(data, wait_seconds=a.wait, what="backfill"),
+        progress.enabled(_show_progress(a)),
+        in_process_settings(),
+    ):
+        result = backfill_flow(
+            a.sources,
+            str(data),
+            as_of=a.as_of,
+            commits=commits or None,
+            publish=a.publish,
+            backend=a.backend,
+            force=a.force,
+        )
     if a.json:
         _print_json(result)
     else:
-        from cli.build import describe_refresh
+        from trustindex.cli.build import describe_refresh
+
         print(describe_refresh(result))
         for name, sha in result["commits"].items():
             print(f"  {name} as of {result['as_of'] or 'pinned'}: {sha[:12]}")
@@ -98,11 +107,14 @@ def cmd_backfill(a) -> int:
 
 
 def cmd_query(a) -> int:
-    from query.index import Index
-    from query.render import render_table
+    from trustindex.query.index import Index
+    from trustindex.query.render import render_table
 
-    index = Index.open(a.snapshot, data_dir=a.data, policy=a.policy) if a.snapshot else \
-        Index.open(data_dir=a.data, policy=a.policy)
+    index = (
+        Index.open(a.snapshot, data_dir=a.data, policy=a.policy)
+        if a.snapshot
+        else Index.open(data_dir=a.data, policy=a.policy)
+    )
     if a.batch:
         return _batch(index.warm(), a)  # many queries: the int8 prefilter pays for itself
     if a.text is None:
@@ -116,7 +128,7 @@ def cmd_query(a) -> int:
 
 
 def _batch(index, a) -> int:
-    from schemas.errors import QueryError
+    from trustindex.schemas.errors import QueryError
 
     path = Path(a.batch)
     if not path.is_file():
@@ -129,8 +141,13 @@ def _batch(index, a) -> int:
             req = json.loads(line)
             if not isinstance(req, dict) or "query" not in req:
                 raise QueryError('expected an object with "query"')
-            r = index.search(req["query"], k=int(req.get("k", a.k)), targets=req.get("targets") or a.target,
-                             strict=bool(req.get("strict", a.strict)), also=req.get("also"))
+            r = index.search(
+                req["query"],
+                k=int(req.get("k", a.k)),
+                targets=req.get("targets") or a.target,
+                strict=bool(req.get("strict", a.strict)),
+                also=req.get("also"),
+            )
         except (json.JSONDecodeError, QueryError, ValueError, TypeError) as e:
             raise TrustIndexError(f"{path}:{n}: {e}") from None
         out.write(json.dumps(r, separators=(",", ":"), default=str) + "\n")
@@ -138,7 +155,7 @@ def _batch(index, a) -> int:
 
 
 def cmd_policy(a) -> int:
-    from schemas.policy import Policy
+    from trustindex.schemas.policy import Policy
 
     p = Policy.load(a.policy)
     print(p.to_toml(), end="")
@@ -146,76 +163,88 @@ def cmd_policy(a) -> int:
 
 
 def cmd_snapshots(a) -> int:
-    from cli import snapshots_cmd
+    from trustindex.cli import snapshots_cmd
 
     return snapshots_cmd.run(a)
 
 
 def cmd_report(a) -> int:
     if a.html:
-        from warehouse.report_html import render_report
+        from trustindex.warehouse.report_html import render_report
 
         out = render_report(Path(a.data), Path(a.html))
         print(f"wrote {out}")
         return 0
-    from cli.inspect_cmd import report
+    from trustindex.cli.inspect_cmd import report
 
     return report(a)
 
 
 def cmd_inspect(a) -> int:
-    from cli.inspect_cmd import inspect
+    from trustindex.cli.inspect_cmd import inspect
 
     return inspect(a)
 
 
 def cmd_stats(a) -> int:
-    from cli.inspect_cmd import stats
+    from trustindex.cli.inspect_cmd import stats
 
     return stats(a)
 
 
 def cmd_calibrate(a) -> int:
-    from query.calibrate import calibrate, read_queries
-    from query.index import Index
-    from schemas.policy import Policy
+    from trustindex.query.calibrate import calibrate, read_queries
+    from trustindex.query.index import Index
+    from trustindex.schemas.policy import Policy
 
     base = Policy.load(a.policy)
     ins, outs = read_queries(a.in_domain), read_queries(a.out_of_domain)
-    index = Index.open(a.snapshot, data_dir=a.data, policy=base) if a.snapshot else \
-        Index.open(data_dir=a.data, policy=base)
+    index = (
+        Index.open(a.snapshot, data_dir=a.data, policy=base) if a.snapshot else Index.open(data_dir=a.data, policy=base)
+    )
     policy, result = calibrate(index, ins, outs, base)
     out = Path(a.out or a.policy or "policy.toml")
     tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text("# Calibrated by `trustindex calibrate` for " + index.data.manifest.embedding_model.get("id", "")
-                   + f" on snapshot {index.snapshot_id}\n" + policy.to_toml())
+    tmp.write_text(
+        "# Calibrated by `trustindex calibrate` for "
+        + index.data.manifest.embedding_model.get("id", "")
+        + f" on snapshot {index.snapshot_id}\n"
+        + policy.to_toml()
+    )
     os.replace(tmp, out)
     result.update(policy_file=str(out), policy_id=policy.policy_id, snapshot_id=index.snapshot_id)
     if a.json:
         _print_json(result)
     else:
-        print(f"separation (AUROC) {result['auroc']:.3f} on {result['in_domain']['n']} in-domain and "
-              f"{result['out_of_domain']['n']} out-of-domain queries")
-        print(f"best cosine: in-domain min {result['in_domain']['min']:.3f} median "
-              f"{result['in_domain']['median']:.3f}; out-of-domain median {result['out_of_domain']['median']:.3f} "
-              f"max {result['out_of_domain']['max']:.3f}")
-        print(f"high_threshold = {result['high_threshold']} (recall {result['high_recall']:.0%}), mid_threshold = "
-              f"{result['mid_threshold']} (out-of-domain above it: {result['ood_above_mid']:.0%})")
-        print(f"answer_confidence = sigmoid({result['calibration_slope']} × cosine + "
-              f"{result['calibration_intercept']})")
+        print(
+            f"separation (AUROC) {result['auroc']:.3f} on {result['in_domain']['n']} in-domain and "
+            f"{result['out_of_domain']['n']} out-of-domain queries"
+        )
+        print(
+            f"best cosine: in-domain min {result['in_domain']['min']:.3f} median "
+            f"{result['in_domain']['median']:.3f}; out-of-domain median {result['out_of_domain']['median']:.3f} "
+            f"max {result['out_of_domain']['max']:.3f}"
+        )
+        print(
+            f"high_threshold = {result['high_threshold']} (recall {result['high_recall']:.0%}), mid_threshold = "
+            f"{result['mid_threshold']} (out-of-domain above it: {result['ood_above_mid']:.0%})"
+        )
+        print(
+            f"answer_confidence = sigmoid({result['calibration_slope']} × cosine + {result['calibration_intercept']})"
+        )
         print(f"wrote {out} ({policy.policy_id}, calibration {result['calibration_id']})")
     return 0
 
 
 def cmd_mcp(a) -> int:
-    from query.mcp_server import serve
+    from trustindex.query.mcp_server import serve
 
     serve(Path(a.data), policy=a.policy)
     return 0
 
 
 def cmd_export(a) -> int:
-    from warehouse.export import export_snapshot
+    from trustindex.warehouse.export import export_snapshot
 
     result = export_snapshot(Path(a.data), a.snapshot_id, a.to, endpoint=a.endpoint)
     if a.json:
@@ -236,14 +265,26 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--policy")
     r.add_argument("--ledger", help="verifications.toml (default: beside the sources file, if present)")
     r.add_argument("--data", default="data")
-    r.add_argument("--backend", default=os.environ.get("TRUSTINDEX_EMBEDDER", DEFAULT_BACKEND),
-                   choices=["sentence-transformers", "onnx-int8"])
+    r.add_argument(
+        "--backend",
+        default=os.environ.get("TRUSTINDEX_EMBEDDER", DEFAULT_BACKEND),
+        choices=["sentence-transformers", "onnx-int8"],
+    )
     r.add_argument("--force", action="store_true", help="publish even past the safety gate (and say so)")
-    r.add_argument("--task-runner", choices=["threads", "dask"], default="threads",
-                   help="where the per-source tasks run (dask: an existing cluster, see --dask-address)")
+    r.add_argument(
+        "--task-runner",
+        choices=["threads", "dask"],
+        default="threads",
+        help="where the per-source tasks run (dask: an existing cluster, see --dask-address)",
+    )
     r.add_argument("--dask-address", metavar="ADDR", help="the Dask scheduler, e.g. tcp://127.0.0.1:8786")
-    r.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
-                   help="wait this long for another writer of the data directory")
+    r.add_argument(
+        "--wait",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="wait this long for another writer of the data directory",
+    )
     r.add_argument("--json", action="store_true")
     r.add_argument("--quiet", action="store_true")
     r.set_defaults(fn=cmd_refresh)
@@ -256,8 +297,11 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--force", action="store_true", help="with --publish: publish even past the safety gate")
     b.add_argument("--wait", type=float, default=0.0, metavar="SECONDS")
     b.add_argument("--data", default="data")
-    b.add_argument("--backend", default=os.environ.get("TRUSTINDEX_EMBEDDER", DEFAULT_BACKEND),
-                   choices=["sentence-transformers", "onnx-int8"])
+    b.add_argument(
+        "--backend",
+        default=os.environ.get("TRUSTINDEX_EMBEDDER", DEFAULT_BACKEND),
+        choices=["sentence-transformers", "onnx-int8"],
+    )
     b.add_argument("--json", action="store_true")
     b.add_argument("--quiet", action="store_true")
     b.set_defaults(fn=cmd_backfill)
@@ -325,8 +369,11 @@ def build_parser() -> argparse.ArgumentParser:
     e = sub.add_parser("export", help="copy a snapshot to a serving tier (path or s3://bucket/prefix)")
     e.add_argument("snapshot_id")
     e.add_argument("--to", required=True, metavar="URI")
-    e.add_argument("--endpoint", default=os.environ.get("AWS_ENDPOINT_URL"),
-                   help="S3-compatible endpoint, e.g. http://127.0.0.1:9000")
+    e.add_argument(
+        "--endpoint",
+        default=os.environ.get("AWS_ENDPOINT_URL"),
+        help="S3-compatible endpoint, e.g. http://127.0.0.1:9000",
+    )
     e.add_argument("--data", default="data")
     e.add_argument("--json", action="store_true")
     e.set_defaults(fn=cmd_export)
@@ -348,8 +395,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.verbose:
             traceback.print_exc()
         else:
-            print(f"trustindex {args.command}: internal error: {type(e).__name__}: {e} (run with --verbose for "
-                  f"the traceback)", file=sys.stderr)
+            print(
+                f"trustindex {args.command}: internal error: {type(e).__name__}: {e} (run with --verbose for "
+                f"the traceback)",
+                file=sys.stderr,
+            )
         return 70
 
 

@@ -1,12 +1,13 @@
 """``trustindex snapshots list|show|verify|rollback|gc``."""
+
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from schemas.errors import TrustIndexError
-from schemas.snapshot import SNAPSHOTS_DIR, read_manifest, verify_snapshot
-from warehouse.snapshots import current_id, gc, list_snapshots, manifest_dict, rollback, snapshot_summary
+from trustindex.schemas.errors import TrustIndexError
+from trustindex.schemas.snapshot import SNAPSHOTS_DIR, read_manifest, verify_snapshot
+from trustindex.warehouse.snapshots import current_id, gc, list_snapshots, manifest_dict, rollback, snapshot_summary
 
 
 def run(a) -> int:
@@ -18,8 +19,10 @@ def run(a) -> int:
             print(json.dumps(rows, indent=2))
         else:
             for r in rows:
-                print(f"{'*' if r['live'] else ' '} {r['snapshot_id']}  {r['created_at']}  "
-                      f"{r['row_counts'].get('chunks', 0)} chunks  parent {r['parent'] or '-'}")
+                print(
+                    f"{'*' if r['live'] else ' '} {r['snapshot_id']}  {r['created_at']}  "
+                    f"{r['row_counts'].get('chunks', 0)} chunks  parent {r['parent'] or '-'}"
+                )
         return 0
     sid = a.snapshot_id or live
     if sid is None and a.action in ("show", "verify"):
@@ -31,14 +34,14 @@ def run(a) -> int:
         m = verify_snapshot(data / SNAPSHOTS_DIR / sid)
         print(f"snapshot {m.snapshot_id}: {len(m.files)} files verified")
         return 0
-    from warehouse.lock import data_dir_lock
+    from trustindex.warehouse.lock import data_dir_lock
 
     if a.action == "rollback":
         with data_dir_lock(data, wait_seconds=a.wait, what="snapshots rollback"):
             target = rollback(data, a.snapshot_id)
         print(f"CURRENT -> {target}")
         return 0
-    from schemas.policy import Policy
+    from trustindex.schemas.policy import Policy
 
     with data_dir_lock(data, wait_seconds=a.wait, what="snapshots gc"):
         removed = gc(data, Policy.load(a.policy)["publish"]["retention"])

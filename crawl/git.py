@@ -6,6 +6,7 @@ submodules, and git runs with system/global configuration disabled.  Files
 are read as blobs from the object database at a commit; symbolic links and
 submodules are listed, never followed.
 """
+
 from __future__ import annotations
 
 import os
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import git
 
-from schemas.errors import TrustIndexError
+from trustindex.schemas.errors import TrustIndexError
 
 SAFE_ENV = {
     "GIT_CONFIG_NOSYSTEM": "1",
@@ -31,8 +32,16 @@ SAFE_ENV = {
     "GIT_CONFIG_COUNT": "0",
     "GIT_CONFIG_PARAMETERS": "",
 }
-SAFE_OPTS = ["-c", "core.hooksPath=" + os.devnull, "-c", "core.fsmonitor=false",
-             "-c", "protocol.ext.allow=never", "-c", "uploadpack.allowFilter=false"]
+SAFE_OPTS = [
+    "-c",
+    "core.hooksPath=" + os.devnull,
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "protocol.ext.allow=never",
+    "-c",
+    "uploadpack.allowFilter=false",
+]
 
 
 class SourceError(TrustIndexError):
@@ -78,16 +87,39 @@ def ensure_mirror(url: str, dest: Path) -> git.Repo:
         if (dest / "HEAD").is_file():
             g = _git(str(dest))
             g.execute(["git", *SAFE_OPTS, "remote", "set-url", "origin", url])
-            g.execute(["git", *SAFE_OPTS, "fetch", "--prune", "--no-recurse-submodules", "--tags", "--force",
-                       "origin", "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"])
+            g.execute(
+                [
+                    "git",
+                    *SAFE_OPTS,
+                    "fetch",
+                    "--prune",
+                    "--no-recurse-submodules",
+                    "--tags",
+                    "--force",
+                    "origin",
+                    "+refs/heads/*:refs/heads/*",
+                    "+refs/tags/*:refs/tags/*",
+                ]
+            )
         else:
             dest.parent.mkdir(parents=True, exist_ok=True)
             tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
             try:
                 template = tmp / "template"
                 template.mkdir()
-                _git().execute(["git", *SAFE_OPTS, "clone", "--mirror", "--no-local", f"--template={template}",
-                                "--no-recurse-submodules", url, str(tmp / "repo")])
+                _git().execute(
+                    [
+                        "git",
+                        *SAFE_OPTS,
+                        "clone",
+                        "--mirror",
+                        "--no-local",
+                        f"--template={template}",
+                        "--no-recurse-submodules",
+                        url,
+                        str(tmp / "repo"),
+                    ]
+                )
                 os.replace(tmp / "repo", dest)
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
@@ -119,7 +151,7 @@ def git_error_detail(e: git.GitCommandError) -> str:
     """
     text = (e.stderr or "").strip()
     if text.startswith("stderr: '"):
-        text = text[len("stderr: '"):].removesuffix("'")
+        text = text[len("stderr: '") :].removesuffix("'")
     lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("Cloning into")]
     detail = " ".join(lines) or str(e)
     return "".join(ch for ch in detail if ch.isprintable())[:500]
@@ -141,8 +173,11 @@ def decode_path(raw: bytes) -> tuple[str, bool]:
 
 def list_tree(repo: git.Repo, commit: str) -> list[TreeEntry]:
     """Every entry at the commit (blobs, symlinks, submodules), with blob sizes."""
-    out = repo.git.execute(["git", *SAFE_OPTS, "ls-tree", "-r", "-z", "--long", "--full-tree", commit],
-                           stdout_as_string=False, strip_newline_in_stdout=False)
+    out = repo.git.execute(
+        ["git", *SAFE_OPTS, "ls-tree", "-r", "-z", "--long", "--full-tree", commit],
+        stdout_as_string=False,
+        strip_newline_in_stdout=False,
+    )
     entries: dict[str, TreeEntry] = {}
     for rec in out.split(b"\0"):
         if not rec:
@@ -156,8 +191,7 @@ def list_tree(repo: git.Repo, commit: str) -> list[TreeEntry]:
         invalid = "" if ok else "non_utf8_path"
         if not invalid and any(c in ("", ".", "..") or c.lower().rstrip(". ") == ".git" for c in name.split("/")):
             invalid = "unsafe_path"
-        entries[name] = TreeEntry(name, int(mode, 8), sha.decode(), int(size) if size.strip() != b"-" else 0,
-                                  invalid)
+        entries[name] = TreeEntry(name, int(mode, 8), sha.decode(), int(size) if size.strip() != b"-" else 0, invalid)
     return list(entries.values())
 
 

@@ -5,20 +5,21 @@ and new blob ids, so the last modification of every file and the evidence of
 every commit (author, committer, trailers, merges) come from one process, not
 one per file (per-file ``git log -1`` takes ~9 s for 2,000 files here).
 """
+
 from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import git
 
-from crawl.git import SAFE_OPTS, decode_path
+from trustindex.crawl.git import SAFE_OPTS, decode_path
 
 # The fields of one commit, in order; %B (the message) is last before the --raw block.
 _FIELDS = ("%H", "%P", "%an", "%ae", "%aI", "%at", "%cn", "%ce", "%cI", "%ct", "%B")
 # A date git cannot print (a hostile "author E <e> abc +0000" header) sorts as the oldest.
-EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass
@@ -75,9 +76,23 @@ def read_log(repo: git.Repo, commit: str) -> list[CommitInfo]:
     nonce = secrets.token_hex(16)
     rec_sep, field_sep = f"\x1e{nonce}\x1e", f"\x1f{nonce}\x1f"
     fmt = rec_sep + field_sep.join(_FIELDS) + field_sep
-    out = repo.git.execute(["git", *SAFE_OPTS, "log", "--raw", "-z", "--no-abbrev", "--no-renames",
-                            "--no-color", "--date-order", f"--format={fmt}", commit],
-                           stdout_as_string=False, strip_newline_in_stdout=False)
+    out = repo.git.execute(
+        [
+            "git",
+            *SAFE_OPTS,
+            "log",
+            "--raw",
+            "-z",
+            "--no-abbrev",
+            "--no-renames",
+            "--no-color",
+            "--date-order",
+            f"--format={fmt}",
+            commit,
+        ],
+        stdout_as_string=False,
+        strip_newline_in_stdout=False,
+    )
     commits = []
     for raw in out.split(rec_sep.encode()):
         if not raw.strip(b"\0\n"):
@@ -88,10 +103,20 @@ def read_log(repo: git.Repo, commit: str) -> list[CommitInfo]:
         f = [x.decode("utf-8", "replace") for x in parts[:-1]]
         commit_date = _when(f[8], f[9])
         author_date = _when(f[4], f[5]) or commit_date or EPOCH
-        commits.append(CommitInfo(
-            sha=f[0], parents=f[1].split(), author_name=f[2], author_email=f[3], author_date=author_date,
-            committer_name=f[6], committer_email=f[7], commit_date=commit_date or author_date,
-            message=f[10], changes=_parse_raw(parts[-1])))
+        commits.append(
+            CommitInfo(
+                sha=f[0],
+                parents=f[1].split(),
+                author_name=f[2],
+                author_email=f[3],
+                author_date=author_date,
+                committer_name=f[6],
+                committer_email=f[7],
+                commit_date=commit_date or author_date,
+                message=f[10],
+                changes=_parse_raw(parts[-1]),
+            )
+        )
     return commits
 
 
@@ -106,7 +131,7 @@ def _when(iso: str, epoch: str) -> datetime | None:
     except ValueError:
         pass
     try:
-        return datetime.fromtimestamp(int(epoch), timezone.utc)
+        return datetime.fromtimestamp(int(epoch), UTC)
     except (ValueError, OverflowError, OSError):
         return None
 

@@ -21,6 +21,7 @@ Tags: git 2.39 has no ``%(signature)`` atom for tags, so each annotated tag is
 checked with its own ``git verify-tag`` process; the count is bounded to the
 MAX_TAGS newest (by tagger date).
 """
+
 from __future__ import annotations
 
 import base64
@@ -32,33 +33,49 @@ import secrets
 import shutil
 import subprocess
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-from crawl.git import SAFE_ENV, SAFE_OPTS
-from extractors.verification import Link, make_link
-from schemas.config import Identities
-from schemas.errors import TrustIndexError
+from trustindex.crawl.git import SAFE_ENV, SAFE_OPTS
+from trustindex.extractors.verification import Link, make_link
+from trustindex.schemas.config import Identities
+from trustindex.schemas.errors import TrustIndexError
 
 log = logging.getLogger(__name__)
 
 CHUNK = 500  # shas per ``git log`` process: keeps the command line far below ARG_MAX
 MAX_TAGS = 200  # newest annotated tags checked, one ``git verify-tag`` each
 TIMEOUT_S = 300
-EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 # Key types ssh-keygen accepts in an allowed-signers file (sshkey.c keytypes, OpenSSH 9).
-KEY_TYPES = frozenset({
-    "ssh-ed25519", "ssh-rsa", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521",
-    "sk-ssh-ed25519@openssh.com", "sk-ecdsa-sha2-nistp256@openssh.com"})
+KEY_TYPES = frozenset(
+    {
+        "ssh-ed25519",
+        "ssh-rsa",
+        "ecdsa-sha2-nistp256",
+        "ecdsa-sha2-nistp384",
+        "ecdsa-sha2-nistp521",
+        "sk-ssh-ed25519@openssh.com",
+        "sk-ecdsa-sha2-nistp256@openssh.com",
+    }
+)
 # A principal is a pattern list (ssh-keygen(1)): ``*``, ``?``, ``!`` and ``,`` would
 # widen it or split it, and quotes/whitespace would break the line, so only plain
 # addresses are written.
 _EMAIL = re.compile(r"^[a-z0-9._%+-]+@[a-z0-9.-]+$")
 _HEX = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 # git's %G? letters (git-log(1) "PRETTY FORMATS").
-_STATUS = {"G": "good", "U": "unknown_key", "B": "bad", "N": "none", "E": "error",
-           "X": "expired", "Y": "expired", "R": "revoked"}
+_STATUS = {
+    "G": "good",
+    "U": "unknown_key",
+    "B": "bad",
+    "N": "none",
+    "E": "error",
+    "X": "expired",
+    "Y": "expired",
+    "R": "revoked",
+}
 # ssh-keygen -Y verify's success line, as git prints it for verify-tag.
 _GOOD_FOR = re.compile(r'^Good "git" signature for (\S+) with \S+ key (SHA256:[A-Za-z0-9+/=]+)$', re.MULTILINE)
 _GOOD_ANON = re.compile(r'^Good "git" signature with \S+ key (SHA256:[A-Za-z0-9+/=]+)$', re.MULTILINE)
@@ -99,7 +116,7 @@ def _key_line(key: str) -> str | None:
     except (binascii.Error, ValueError):
         return None
     n = int.from_bytes(blob[:4], "big") if len(blob) >= 4 else -1
-    if n <= 0 or blob[4:4 + n] != parts[0].encode():
+    if n <= 0 or blob[4 : 4 + n] != parts[0].encode():
         return None
     return f"{parts[0]} {parts[1]}"
 
@@ -116,8 +133,9 @@ def allowed_signers_file(ids: Identities, directory: Path) -> Path | None:
         for key in person.signing_keys:
             line = _key_line(key)
             if line is None:
-                log.warning("identities: %s: signing key %r is not a valid SSH public key; skipped",
-                            person.name, key[:40])
+                log.warning(
+                    "identities: %s: signing key %r is not a valid SSH public key; skipped", person.name, key[:40]
+                )
                 continue
             owners.setdefault(line, set()).add(person.name)
     lines: list[str] = []
@@ -128,8 +146,11 @@ def allowed_signers_file(ids: Identities, directory: Path) -> Path | None:
             if line is None:
                 continue
             if len(owners[line]) > 1:
-                log.warning("identities: signing key %s… is listed for %s; skipped for all of them",
-                            line[:40], ", ".join(sorted(owners[line])))
+                log.warning(
+                    "identities: signing key %s… is listed for %s; skipped for all of them",
+                    line[:40],
+                    ", ".join(sorted(owners[line])),
+                )
                 continue
             keys.append(line)
         for email in person.emails:
@@ -157,17 +178,35 @@ def _program(name: str) -> str:
 def _signature_opts(allowed: Path) -> list[str]:
     """``-c`` settings that fix every program git may run to verify a signature."""
     false = _program("false")
-    return ["-c", f"gpg.program={false}", "-c", f"gpg.openpgp.program={false}", "-c", f"gpg.x509.program={false}",
-            "-c", f"gpg.ssh.program={_program('ssh-keygen')}",
-            "-c", f"gpg.ssh.allowedSignersFile={Path(allowed).resolve()}",
-            "-c", f"gpg.ssh.revocationFile={os.devnull}", "-c", "gpg.minTrustLevel=undefined"]
+    return [
+        "-c",
+        f"gpg.program={false}",
+        "-c",
+        f"gpg.openpgp.program={false}",
+        "-c",
+        f"gpg.x509.program={false}",
+        "-c",
+        f"gpg.ssh.program={_program('ssh-keygen')}",
+        "-c",
+        f"gpg.ssh.allowedSignersFile={Path(allowed).resolve()}",
+        "-c",
+        f"gpg.ssh.revocationFile={os.devnull}",
+        "-c",
+        "gpg.minTrustLevel=undefined",
+    ]
 
 
 def _run(repo, args: list[str], allowed: Path, check: bool = True) -> subprocess.CompletedProcess:
     cmd = ["git", f"--git-dir={repo.git_dir}", *SAFE_OPTS, *_signature_opts(allowed), *args]
     env = {**os.environ, **SAFE_ENV}
-    for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
-                "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE"):
+    for var in (
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+        "GIT_NAMESPACE",
+    ):
         env.pop(var, None)  # the repository is the one given, nothing inherited
     try:
         proc = subprocess.run(cmd, capture_output=True, env=env, timeout=TIMEOUT_S, stdin=subprocess.DEVNULL)
@@ -196,9 +235,10 @@ def commit_signatures(repo, shas: list[str], allowed: Path) -> dict[str, Signatu
     fmt = rec + fld.join(("%H", "%G?", "%GS", "%GF"))
     out: dict[str, SignatureCheck] = {}
     for i in range(0, len(wanted), CHUNK):
-        chunk = wanted[i:i + CHUNK]
-        proc = _run(repo, ["log", "--no-walk=unsorted", "--no-color", f"--format={fmt}", "--end-of-options",
-                           *chunk], allowed)
+        chunk = wanted[i : i + CHUNK]
+        proc = _run(
+            repo, ["log", "--no-walk=unsorted", "--no-color", f"--format={fmt}", "--end-of-options", *chunk], allowed
+        )
         for raw in proc.stdout.decode("utf-8", "replace").split(rec):
             parts = raw.strip("\n").split(fld)
             if len(parts) != 4:
@@ -221,7 +261,7 @@ def _annotated_tags(repo, allowed: Path) -> list[tuple[str, str, str, datetime]]
         if len(parts) != 4 or parts[2] != "tag" or not _HEX.match(parts[1]):
             continue  # lightweight tags carry no signature
         try:
-            when = datetime.fromtimestamp(int(parts[3]), timezone.utc)
+            when = datetime.fromtimestamp(int(parts[3]), UTC)
         except (ValueError, OverflowError, OSError):
             when = EPOCH  # an unreadable tagger date sorts as the oldest
         tags.append((parts[0].removeprefix("refs/tags/"), parts[1], when))
@@ -232,8 +272,11 @@ def _annotated_tags(repo, allowed: Path) -> list[tuple[str, str, str, datetime]]
     # Nested tags peel through every level; a tag of a tree or blob has no commit.
     peel = subprocess.run(
         ["git", f"--git-dir={repo.git_dir}", *SAFE_OPTS, "cat-file", "--batch-check=%(objectname) %(objecttype)"],
-        input="".join(f"{sha}^{{commit}}\n" for _, sha, _ in tags).encode(), capture_output=True,
-        env={**os.environ, **SAFE_ENV}, timeout=TIMEOUT_S)
+        input="".join(f"{sha}^{{commit}}\n" for _, sha, _ in tags).encode(),
+        capture_output=True,
+        env={**os.environ, **SAFE_ENV},
+        timeout=TIMEOUT_S,
+    )
     lines = peel.stdout.decode("utf-8", "replace").splitlines()
     out = []
     for (name, sha, when), line in zip(tags, lines):
@@ -267,8 +310,9 @@ def tag_signatures(repo, allowed: Path) -> list[TagSignature]:
     return results
 
 
-def signature_links(touches, substantive: dict[str, bool], checks: dict[str, SignatureCheck],
-                    ids: Identities) -> list[Link]:
+def signature_links(
+    touches, substantive: dict[str, bool], checks: dict[str, SignatureCheck], ids: Identities
+) -> list[Link]:
     """A ``signature`` link for each good-signed commit that touched the file (touches newest first).
 
     The verifier is the signer (the allowed-signers principal), never the
@@ -282,7 +326,16 @@ def signature_links(touches, substantive: dict[str, bool], checks: dict[str, Sig
             continue
         stale = any(substantive.get(t.sha) for t in touches[:i])
         person = ids.person_by_email(check.principal)
-        links.append(make_link(ids, person.name if person else check.principal, check.principal, "signature",
-                               c.sha, c.commit_date, stale,
-                               f"signed commit {c.sha[:12]} (key {check.fingerprint or 'unknown'})"))
+        links.append(
+            make_link(
+                ids,
+                person.name if person else check.principal,
+                check.principal,
+                "signature",
+                c.sha,
+                c.commit_date,
+                stale,
+                f"signed commit {c.sha[:12]} (key {check.fingerprint or 'unknown'})",
+            )
+        )
     return links

@@ -10,6 +10,7 @@ makes the export a cheap no-op (``warehouse.export`` skips verified files).
 This file is not named ``flows.py``: Prefect loads an entrypoint file under
 its own base name, which would shadow the project's ``flows`` package.
 """
+
 from __future__ import annotations
 
 import os
@@ -18,7 +19,7 @@ from pathlib import Path
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
-from warehouse.export import ExportError, export_snapshot
+from trustindex.warehouse.export import ExportError, export_snapshot
 
 EXPORT_TO_ENV = "TRUSTINDEX_EXPORT_TO"
 
@@ -30,8 +31,9 @@ def export_task(data_dir: str, snapshot_id: str, export_to: str, endpoint: str |
 
 
 @flow(name="trustindex-export")
-def export_live(data_dir: str = "data", export_to: str | None = None, endpoint: str | None = None,
-                snapshot_id: str = "current") -> dict:
+def export_live(
+    data_dir: str = "data", export_to: str | None = None, endpoint: str | None = None, snapshot_id: str = "current"
+) -> dict:
     """Export ``snapshot_id`` (default: the live one) of ``data_dir`` to ``export_to``.
 
     ``export_to`` defaults to $TRUSTINDEX_EXPORT_TO and ``endpoint`` to $AWS_ENDPOINT_URL in the
@@ -39,10 +41,17 @@ def export_live(data_dir: str = "data", export_to: str | None = None, endpoint: 
     """
     target = export_to or os.environ.get(EXPORT_TO_ENV)
     if not target:
-        raise ExportError(f"export of snapshot {snapshot_id} from {data_dir}: no target; set the deployment's "
-                          f"export_to parameter or {EXPORT_TO_ENV} in the worker's environment")
+        raise ExportError(
+            f"export of snapshot {snapshot_id} from {data_dir}: no target; set the deployment's "
+            f"export_to parameter or {EXPORT_TO_ENV} in the worker's environment"
+        )
     result = export_task(data_dir, snapshot_id, target, endpoint or os.environ.get("AWS_ENDPOINT_URL"))
-    get_run_logger().info("exported snapshot %s to %s: %d uploaded, %d already there (previous: %s)",
-                          result["snapshot_id"], result["target"], result["uploaded"], result["reused"],
-                          result["previous"])
+    get_run_logger().info(
+        "exported snapshot %s to %s: %d uploaded, %d already there (previous: %s)",
+        result["snapshot_id"],
+        result["target"],
+        result["uploaded"],
+        result["reused"],
+        result["previous"],
+    )
     return result

@@ -28,6 +28,7 @@ Determinism: a commit SHA is a function of its tree, parents, author, committer,
 offsets and message; all of these come from the spec, so every build gives the same SHAs. Pure stdlib
 plus GitPython; no git command touches anything outside OUT_DIR.
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -124,16 +125,19 @@ def _derive(name: str, entry: object, where: str) -> tuple[str, str]:
         if text.startswith("---\n") and "\n---\n" in text[3:]:
             end = text.index("\n---\n", 3) + 5
             head, body = text[:end], text[end:]
-        text = head + "".join(line[:-1] + " \n" if line.strip() and line.endswith("\n") else line
-                              for line in body.splitlines(keepends=True))
+        text = head + "".join(
+            line[:-1] + " \n" if line.strip() and line.endswith("\n") else line
+            for line in body.splitlines(keepends=True)
+        )
     return dest, text
 
 
 def _render(footer: dict | None, switched: bool, path: str, raw: str) -> bytes:
     """Append the licence footer in the comment style of the file's extension."""
     # fnmatch's "*" crosses "/", so "**/*.md" matches nested files; strip "**/" for top-level ones.
-    if footer and any(fnmatch.fnmatch(path, g) or fnmatch.fnmatch(path, g.removeprefix("**/"))
-                      for g in footer["globs"]):
+    if footer and any(
+        fnmatch.fnmatch(path, g) or fnmatch.fnmatch(path, g.removeprefix("**/")) for g in footer["globs"]
+    ):
         style = _COMMENT_STYLES[os.path.splitext(path)[1]]
         raw = raw.rstrip("\n") + "\n\n" + style.format(footer["after" if switched else "before"]) + "\n"
     return raw.encode("utf-8")
@@ -227,9 +231,16 @@ def build_repo(name: str, dest: Path) -> dict[str, str]:
         if changed:
             index.add(changed)
         worktree = rendered
-        commit = index.commit(c["message"].strip() + "\n", parent_commits=parents, head=False,
-                              author=author, committer=committer, author_date=adate,
-                              commit_date=cdate, skip_hooks=True)
+        commit = index.commit(
+            c["message"].strip() + "\n",
+            parent_commits=parents,
+            head=False,
+            author=author,
+            committer=committer,
+            author_date=adate,
+            commit_date=cdate,
+            skip_hooks=True,
+        )
         br.head, br.tree, br.rendered = commit, tree, rendered
         shas[cid] = commit.hexsha
         if "tag" in c:

@@ -5,10 +5,11 @@ of that source matches the path (first match wins).  Front matter or any
 other file content never enters here: a repository cannot name its own
 publisher.  The last author is evidence (shown), not authority.
 """
+
 from __future__ import annotations
 
-from extractors.globs import matches
-from schemas.config import Identities, Source
+from trustindex.extractors.globs import matches
+from trustindex.schemas.config import Identities, Source
 
 
 def attribute(source: Source, path: str, ids: Identities, author_name: str = "", author_email: str = "") -> dict:

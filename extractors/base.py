@@ -5,10 +5,11 @@ The pipeline (flows/) reads the bytes from git and hands them in; the warehouse
 turns an ``Extraction`` into table rows.  Chunk-scoped evidence names its chunk
 by ``ordinal``; document-scoped evidence uses ``chunk_ordinal=None``.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Optional
 
 
 def approx_token_count(text: str) -> int:
@@ -35,7 +36,7 @@ class Chunk:
     start_line: int  # 1-based, inclusive
     end_line: int  # 1-based, inclusive
     heading_path: list[str] = field(default_factory=list)
-    symbol_path: Optional[str] = None
+    symbol_path: str | None = None
     token_count: int = 0
 
 
@@ -46,7 +47,7 @@ class VersionTarget:
     origin: str  # front_matter | pragma | stamp | manifest | docs_folder
     intervals: str = ""  # schemas.versions ConstraintSet JSON; "" when unparsed
     status: str = "parsed"  # parsed | unparsed
-    chunk_ordinal: Optional[int] = None
+    chunk_ordinal: int | None = None
     detail: str = ""
 
 
@@ -54,8 +55,10 @@ class VersionTarget:
 class Deprecation:
     scope: str  # chunk | document
     reason: str
-    marker: str  # front_matter | admonition | section | jsdoc | rust_attribute | package_json | docs_version | path_rule
-    chunk_ordinal: Optional[int] = None
+    marker: (
+        str  # front_matter | admonition | section | jsdoc | rust_attribute | package_json | docs_version | path_rule
+    )
+    chunk_ordinal: int | None = None
 
 
 @dataclass

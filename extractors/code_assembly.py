@@ -28,13 +28,14 @@ module turns units into ``Chunk``s so that every language obeys the same rules:
 * Deprecation reasons attached to a unit apply to every chunk made from it (its windows, and the
   members and gap code of an expanded container).
 """
+
 from __future__ import annotations
 
 import math
 import re
-from typing import Iterable, Optional
+from collections.abc import Iterable
 
-from extractors.base import Chunk, Deprecation, FileContext
+from trustindex.extractors.base import Chunk, Deprecation, FileContext
 
 # Characters per token allowed before a text is split without asking the tokenizer: code averages
 # 3-4 characters a WordPiece token, so 16 only trips on whitespace-heavy or pathological text.
@@ -51,35 +52,41 @@ class Unit:
     enclosing container's path (set by the engine: groups never cross it); ``gap`` marks code
     between symbols; ``tokens`` caches the count of the unit's current text.
     """
-    __slots__ = ("start", "end", "path", "groupable", "deprecations", "children", "names",
-                 "context", "gap", "tokens")
 
-    def __init__(self, start: int, end: int, path: Optional[str] = None, groupable: bool = False,
-                 deprecations: Optional[list[tuple[str, str]]] = None,
-                 children: Optional[list["Unit"]] = None, names: Optional[list[str]] = None,
-                 context: Optional[str] = None, gap: bool = False):
+    __slots__ = ("start", "end", "path", "groupable", "deprecations", "children", "names", "context", "gap", "tokens")
+
+    def __init__(
+        self,
+        start: int,
+        end: int,
+        path: str | None = None,
+        groupable: bool = False,
+        deprecations: list[tuple[str, str]] | None = None,
+        children: list[Unit] | None = None,
+        names: list[str] | None = None,
+        context: str | None = None,
+        gap: bool = False,
+    ):
         self.start, self.end, self.path, self.groupable = start, end, path, groupable
         self.deprecations = deprecations or []  # (marker, reason)
         self.children = children or []
         self.names = names if names is not None else ([path] if path else [])
         self.context, self.gap = context, gap
-        self.tokens: Optional[int] = None
+        self.tokens: int | None = None
 
     def __repr__(self) -> str:
         return f"Unit({self.start}-{self.end} {self.path!r})"
 
 
-def join_path(prefix: Optional[str], name: str, sep: str = ".") -> str:
+def join_path(prefix: str | None, name: str, sep: str = ".") -> str:
     return f"{prefix}{sep}{name}" if prefix else name
 
 
-def join_names(names: list[str]) -> Optional[str]:
+def join_names(names: list[str]) -> str | None:
     if not names:
         return None
     shown = ", ".join(names[:_MAX_NAMES])
     return shown + (", …" if len(names) > _MAX_NAMES else "")
-
-
 
 
 class _Assembler:
@@ -93,7 +100,7 @@ class _Assembler:
 
     # -- text and tokens ---------------------------------------------------------------------
     def text(self, start: int, end: int) -> str:
-        return "\n".join(self.lines[start - 1:end])
+        return "\n".join(self.lines[start - 1 : end])
 
     def blank(self, i: int) -> bool:
         return not self.lines[i - 1].strip()
@@ -112,19 +119,24 @@ class _Assembler:
         return start, end
 
     # -- units to leaves -----------------------------------------------------------------------
-    def flatten(self, units: list[Unit], lo: int, hi: int, gap_path: Optional[str],
-                deps: list, depth: int, out: list[Unit]) -> None:
+    def flatten(
+        self, units: list[Unit], lo: int, hi: int, gap_path: str | None, deps: list, depth: int, out: list[Unit]
+    ) -> None:
         cursor = lo
         for unit in _normalise(units, lo, hi):
             self.gap(cursor, unit.start - 1, gap_path, deps, out)
             unit.deprecations = _dedupe(deps + unit.deprecations)
             unit.context = gap_path
-            if unit.children and depth < MAX_CONTAINER_DEPTH and (
+            if (
+                unit.children
+                and depth < MAX_CONTAINER_DEPTH
+                and (
                     any(c.deprecations for c in unit.children)
-                    or self.tokens(self.text(unit.start, unit.end)) > self.max_tokens):
+                    or self.tokens(self.text(unit.start, unit.end)) > self.max_tokens
+                )
+            ):
                 members: list[Unit] = []
-                self.flatten(unit.children, unit.start, unit.end, unit.path,
-                             unit.deprecations, depth + 1, members)
+                self.flatten(unit.children, unit.start, unit.end, unit.path, unit.deprecations, depth + 1, members)
                 out.extend(self.fold_header(members))
             else:
                 out.append(unit)
@@ -141,16 +153,14 @@ class _Assembler:
                 return members[1:]
         return members
 
-    def gap(self, start: int, end: int, path: Optional[str], deps: list, out: list[Unit]) -> None:
+    def gap(self, start: int, end: int, path: str | None, deps: list, out: list[Unit]) -> None:
         start, end = self.trim(start, end)
         if start > end:
             return
-        if out and out[-1].end < start and all(
-                _CLOSING_ONLY.match(self.lines[i - 1]) for i in range(start, end + 1)):
+        if out and out[-1].end < start and all(_CLOSING_ONLY.match(self.lines[i - 1]) for i in range(start, end + 1)):
             out[-1].end = end  # a lone "}" belongs to what it closes
             return
-        out.append(Unit(start, end, path, groupable=True, deprecations=list(deps), names=[],
-                        context=path, gap=True))
+        out.append(Unit(start, end, path, groupable=True, deprecations=list(deps), names=[], context=path, gap=True))
 
     # -- grouping and emission -----------------------------------------------------------------
     def count(self, unit: Unit) -> int:
@@ -169,8 +179,13 @@ class _Assembler:
             leaf.tokens = None
             mergeable = leaf.groupable and not leaf.deprecations
             last = grouped[-1] if grouped else None
-            if (mergeable and last is not None and last.groupable and not last.deprecations
-                    and last.context == leaf.context):
+            if (
+                mergeable
+                and last is not None
+                and last.groupable
+                and not last.deprecations
+                and last.context == leaf.context
+            ):
                 cost = self.count(leaf) - self.overhead
                 if run_tokens + cost <= self.target:
                     last.end = leaf.end
@@ -193,8 +208,7 @@ class _Assembler:
             return [(unit.start, unit.end, text, count)]
         return self.windows(unit.start, unit.end, overlap=0, balance=True)
 
-    def windows(self, start: int, end: int, overlap: int,
-                balance: bool) -> list[tuple[int, int, str, int]]:
+    def windows(self, start: int, end: int, overlap: int, balance: bool) -> list[tuple[int, int, str, int]]:
         """Greedy line windows of about ``target`` tokens, each verified against ``max_tokens``."""
         est: dict[int, int] = {}
         total = 0
@@ -229,9 +243,12 @@ class _Assembler:
             j, acc, chars = i, self.overhead + est[i], len(self.lines[i - 1])
             # Past the balanced goal, still take the tail when all of it fits the target:
             # no runt window of three lines at the end of a function.
-            while (j < end and est[j + 1] >= 0
-                   and (acc + est[j + 1] <= goal or acc + rest[j + 1] <= self.target)
-                   and chars + len(self.lines[j]) + 1 <= self.char_cap):
+            while (
+                j < end
+                and est[j + 1] >= 0
+                and (acc + est[j + 1] <= goal or acc + rest[j + 1] <= self.target)
+                and chars + len(self.lines[j]) + 1 <= self.char_cap
+            ):
                 j += 1
                 acc += est[j]
                 chars += len(self.lines[j - 1]) + 1
@@ -307,8 +324,9 @@ def _dedupe(items: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
     return list(dict.fromkeys(items))
 
 
-def assemble(lines: list[str], units: list[Unit], ctx: FileContext,
-             gap_path: Optional[str] = None) -> tuple[list[Chunk], list[Deprecation]]:
+def assemble(
+    lines: list[str], units: list[Unit], ctx: FileContext, gap_path: str | None = None
+) -> tuple[list[Chunk], list[Deprecation]]:
     """Chunks (ordinals from 0) and chunk-scoped deprecations for a file's top-level units."""
     asm = _Assembler(lines, ctx)
     leaves: list[Unit] = []
@@ -321,17 +339,18 @@ def assemble(lines: list[str], units: list[Unit], ctx: FileContext,
             numbered = part > 1 and unit.path is not None and bool(unit.names)
             path = f"{unit.path}#{part}" if numbered else unit.path
             ordinal = len(chunks)
-            chunks.append(Chunk(ordinal=ordinal, text=text, start_line=start, end_line=end,
-                                symbol_path=path, token_count=count))
+            chunks.append(
+                Chunk(ordinal=ordinal, text=text, start_line=start, end_line=end, symbol_path=path, token_count=count)
+            )
             for marker, reason in unit.deprecations:
-                deprecations.append(Deprecation(scope="chunk", reason=reason, marker=marker,
-                                                chunk_ordinal=ordinal))
+                deprecations.append(Deprecation(scope="chunk", reason=reason, marker=marker, chunk_ordinal=ordinal))
     return chunks, deprecations
 
 
 def text_windows(lines: list[str], ctx: FileContext, overlap: int = 2) -> list[Chunk]:
     """Plain line windows of about ``ctx.target_tokens`` with ``overlap`` lines shared."""
     asm = _Assembler(lines, ctx)
-    return [Chunk(ordinal=n, text=text, start_line=s, end_line=e, token_count=c)
-            for n, (s, e, text, c) in enumerate(asm.windows(1, len(lines), overlap, balance=False))]
-
+    return [
+        Chunk(ordinal=n, text=text, start_line=s, end_line=e, token_count=c)
+        for n, (s, e, text, c) in enumerate(asm.windows(1, len(lines), overlap, balance=False))
+    ]

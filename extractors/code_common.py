@@ -7,15 +7,24 @@ turning a sibling list into ``Unit``s with their leading comments.  In
 units into ``Chunk``s, with the chunking rules every language obeys (its
 docstring lists them).  Every name of both halves is importable from here.
 """
+
 from __future__ import annotations
 
 import time
-from typing import Callable, Optional
+from collections.abc import Callable
 
-from extractors.base import ExtractionError
+from trustindex.extractors.base import ExtractionError
+
 # The assembly half, re-exported: language modules and tests import these from here.
-from extractors.code_assembly import (CHARS_PER_TOKEN_CAP, MAX_CONTAINER_DEPTH, Unit,  # noqa: F401
-                                      assemble, join_names, join_path, text_windows)
+from trustindex.extractors.code_assembly import (  # noqa: F401
+    CHARS_PER_TOKEN_CAP,
+    MAX_CONTAINER_DEPTH,
+    Unit,
+    assemble,
+    join_names,
+    join_path,
+    text_windows,
+)
 
 # CPU budget (this thread's CPU time, so a loaded machine or busy sibling threads do not trip it)
 # for one tree-sitter parse: PARSE_BUDGET_S plus PARSE_BUDGET_S_PER_MB a MB of source.
@@ -34,8 +43,7 @@ def decode_lines(data: bytes, path: str) -> list[str]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ExtractionError(
-            f"{path}: invalid UTF-8 at byte offset {exc.start}: {exc.reason}") from None
+        raise ExtractionError(f"{path}: invalid UTF-8 at byte offset {exc.start}: {exc.reason}") from None
     if text.startswith("\ufeff"):
         text = text[1:]
     lines = text.split("\n")
@@ -54,7 +62,7 @@ def parse(parser, data: bytes):
     deadline = time.thread_time() + PARSE_BUDGET_S + PARSE_BUDGET_S_PER_MB * len(data) / 1e6
 
     def read(offset: int, _point) -> bytes:
-        return bytes(view[offset:offset + 65536])
+        return bytes(view[offset : offset + 65536])
 
     def progress(_offset: int, _has_error: bool) -> bool:
         return time.thread_time() > deadline  # True cancels the parse
@@ -68,7 +76,7 @@ def parse(parser, data: bytes):
 def node_text(src: bytes, node) -> str:
     """A node's source text.  Slice the bytes ourselves: a tree parsed through a read callback
     (as ``parse`` does) holds no source, and ``node.text`` then costs ~0.2 ms a call."""
-    return src[node.start_byte:node.end_byte].decode("utf-8", "replace")
+    return src[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
 
 def first_line(node) -> int:
@@ -109,17 +117,23 @@ def error_lines(root, limit: int = 10, max_visits: int = 200_000) -> list[int]:
     return sorted(set(found))
 
 
-def parse_warning(lang: str, root) -> Optional[str]:
+def parse_warning(lang: str, root) -> str | None:
     if not root.has_error:
         return None
     lines = error_lines(root)
     where = ", ".join(str(n) for n in lines) or "unknown"
-    return (f"tree-sitter-{lang} could not parse cleanly (errors at line {where}); "
-            "code outside recognised declarations was split into line windows")
+    return (
+        f"tree-sitter-{lang} could not parse cleanly (errors at line {where}); "
+        "code outside recognised declarations was split into line windows"
+    )
 
 
-def units_from_siblings(nodes: list, classify: Callable, attachable: Callable[[object], bool],
-                        sticky: Callable[[object], bool] = lambda n: False) -> list[Unit]:
+def units_from_siblings(
+    nodes: list,
+    classify: Callable,
+    attachable: Callable[[object], bool],
+    sticky: Callable[[object], bool] = lambda n: False,
+) -> list[Unit]:
     """Units for a sibling list, each extended upwards over the comments/attributes before it.
 
     ``classify(node, leading_nodes)`` returns a Unit or None (the node is gap code).  A leading

@@ -18,29 +18,54 @@ their own; a module over ``ctx.max_tokens`` is split into its members.  Comments
 a declaration (``//`` or ``/* */``, no blank line between) belong to its chunk.  Chunking rules
 shared with the other languages are in ``extractors.code_common``.
 """
-from __future__ import annotations
 
-from typing import Optional
+from __future__ import annotations
 
 import tree_sitter_compact
 from tree_sitter import Language, Parser
 
-from extractors.base import Extraction, FileContext
-from extractors.code_common import (Unit, assemble, decode_lines, first_line, join_path,
-                                    last_line, node_text, parse, parse_warning, strip_bom,
-                                    units_from_siblings)
+from trustindex.extractors.base import Extraction, FileContext
+from trustindex.extractors.code_common import (
+    Unit,
+    assemble,
+    decode_lines,
+    first_line,
+    join_path,
+    last_line,
+    node_text,
+    parse,
+    parse_warning,
+    strip_bom,
+    units_from_siblings,
+)
 
 LANGUAGE = Language(tree_sitter_compact.language())
 
-_GROUPABLE = {"pragma", "idecl", "incld", "xdecl", "ldecl", "wdecl", "type_alias_declaration",
-              "contract_implements_declaration"}
+_GROUPABLE = {
+    "pragma",
+    "idecl",
+    "incld",
+    "xdecl",
+    "ldecl",
+    "wdecl",
+    "type_alias_declaration",
+    "contract_implements_declaration",
+}
 _STANDALONE = {"cdefn", "lconstructor", "struct", "enumdef", "ecdecl", "mdefn"}
 # The field holding each declaration's name (node-types of tree-sitter-compact 0.3.0).
-_NAME_FIELD = {"cdefn": "id", "wdecl": "id", "ldecl": "name", "struct": "name", "enumdef": "name",
-               "ecdecl": "name", "mdefn": "name", "type_alias_declaration": "name"}
+_NAME_FIELD = {
+    "cdefn": "id",
+    "wdecl": "id",
+    "ldecl": "name",
+    "struct": "name",
+    "enumdef": "name",
+    "ecdecl": "name",
+    "mdefn": "name",
+    "type_alias_declaration": "name",
+}
 
 
-def _name(src: bytes, node) -> Optional[str]:
+def _name(src: bytes, node) -> str | None:
     if node.type == "lconstructor":
         return "constructor"
     fld = _NAME_FIELD.get(node.type)
@@ -52,8 +77,8 @@ def _is_comment(node) -> bool:
     return node.type == "comment"
 
 
-def _units(src: bytes, nodes: list, prefix: Optional[str], depth: int) -> list[Unit]:
-    def classify(node, _lead) -> Optional[Unit]:
+def _units(src: bytes, nodes: list, prefix: str | None, depth: int) -> list[Unit]:
+    def classify(node, _lead) -> Unit | None:
         kind = node.type
         if kind not in _GROUPABLE and kind not in _STANDALONE:
             return None  # ERROR regions and anything unknown stay gap code
@@ -75,8 +100,9 @@ def extract_compact(data: bytes, ctx: FileContext) -> Extraction:
     src = strip_bom(data)
     tree = parse(Parser(LANGUAGE), src)
     if tree is None:
-        result.warnings.append(f"{ctx.path}: tree-sitter-compact parse exceeded its time budget; "
-                               "file split into line windows")
+        result.warnings.append(
+            f"{ctx.path}: tree-sitter-compact parse exceeded its time budget; file split into line windows"
+        )
         units: list[Unit] = []
     else:
         warning = parse_warning("compact", tree.root_node)

@@ -27,19 +27,30 @@ Outer doc comments (``///``, ``/** */``), plain comments directly above an item 
 "The deprecated attribute") mark every chunk of the item ``Deprecation(marker="rust_attribute")``
 with the note as reason (``"deprecated since 1.2"`` or ``"deprecated"`` without one).
 """
+
 from __future__ import annotations
 
 import re
 from pathlib import PurePosixPath
-from typing import Optional
 
 import tree_sitter_rust
 from tree_sitter import Language, Parser
 
-from extractors.base import Extraction, FileContext
-from extractors.code_common import (MAX_CONTAINER_DEPTH, Unit, assemble, decode_lines, first_line,
-                                    join_path, last_line, node_text, parse, parse_warning,
-                                    strip_bom, units_from_siblings)
+from trustindex.extractors.base import Extraction, FileContext
+from trustindex.extractors.code_common import (
+    MAX_CONTAINER_DEPTH,
+    Unit,
+    assemble,
+    decode_lines,
+    first_line,
+    join_path,
+    last_line,
+    node_text,
+    parse,
+    parse_warning,
+    strip_bom,
+    units_from_siblings,
+)
 
 LANGUAGE = Language(tree_sitter_rust.language())
 
@@ -51,14 +62,14 @@ _STRING = r'"((?:[^"\\]|\\.)*)"'
 _DEPRECATED = re.compile(r"^#\s*\[\s*deprecated\b(.*)\]\s*$", re.S)
 
 
-def module_path(path: str) -> Optional[str]:
+def module_path(path: str) -> str | None:
     """Module path of a Rust file from its repository path (rules in the module docstring)."""
     parts = list(PurePosixPath(path).parts)
     if not parts:
         return None
     if "src" in parts[:-1]:
         cut = len(parts) - 1 - parts[::-1].index("src")
-        mods = parts[cut + 1:]
+        mods = parts[cut + 1 :]
     else:
         mods = parts[-2:] if len(parts) >= 2 else parts
         mods = mods if PurePosixPath(mods[-1]).stem in ("main", "mod", "lib") else mods[-1:]
@@ -68,7 +79,7 @@ def module_path(path: str) -> Optional[str]:
     return "::".join(mods) or None
 
 
-def deprecation_reason(attribute: str) -> Optional[str]:
+def deprecation_reason(attribute: str) -> str | None:
     """Reason of a ``#[deprecated...]`` attribute's source text, or None for other attributes."""
     match = _DEPRECATED.match(attribute.strip())
     if match is None:
@@ -109,25 +120,27 @@ class _Walker:
     def __init__(self, src: bytes):
         self.src = src
 
-    def items(self, nodes: list, prefix: Optional[str], depth: int) -> list[Unit]:
+    def items(self, nodes: list, prefix: str | None, depth: int) -> list[Unit]:
         def classify(node, lead):
             unit = self.item(node, prefix, depth)
             if unit is not None:
-                unit.deprecations = [("rust_attribute", r) for r in
-                                     (deprecation_reason(node_text(self.src, n)) for n in lead
-                                      if n.type == "attribute_item") if r]
+                unit.deprecations = [
+                    ("rust_attribute", r)
+                    for r in (deprecation_reason(node_text(self.src, n)) for n in lead if n.type == "attribute_item")
+                    if r
+                ]
             return unit
+
         return units_from_siblings(nodes, classify, _is_leading, _is_attribute)
 
-    def item(self, node, prefix: Optional[str], depth: int) -> Optional[Unit]:
+    def item(self, node, prefix: str | None, depth: int) -> Unit | None:
         kind, start, end = node.type, first_line(node), last_line(node)
         name_node = node.child_by_field_name("name")
         name = node_text(self.src, name_node) if name_node is not None else None
         if kind in _NAMED and name:
             return Unit(start, end, join_path(prefix, name, "::"))
         if kind in _GROUPABLE_NAMED:
-            return Unit(start, end, join_path(prefix, name, "::") if name else prefix,
-                        groupable=True)
+            return Unit(start, end, join_path(prefix, name, "::") if name else prefix, groupable=True)
         if kind in _GROUPABLE:
             return Unit(start, end, None, groupable=True, names=[])
         if kind == "macro_definition" and name:
@@ -161,8 +174,7 @@ class _Walker:
             return Unit(start, end, prefix)
         return None
 
-    def container(self, start: int, end: int, path: str, body, child_prefix: str,
-                  depth: int) -> Unit:
+    def container(self, start: int, end: int, path: str, body, child_prefix: str, depth: int) -> Unit:
         unit = Unit(start, end, path)
         if body is not None and depth < MAX_CONTAINER_DEPTH:
             unit.children = self.items(body.children, child_prefix, depth + 1)
@@ -177,8 +189,9 @@ def extract_rust(data: bytes, ctx: FileContext) -> Extraction:
     src = strip_bom(data)
     tree = parse(Parser(LANGUAGE), src)
     if tree is None:
-        result.warnings.append(f"{ctx.path}: tree-sitter-rust parse exceeded its time budget; "
-                               "file split into line windows")
+        result.warnings.append(
+            f"{ctx.path}: tree-sitter-rust parse exceeded its time budget; file split into line windows"
+        )
         units: list[Unit] = []
     else:
         warning = parse_warning("rust", tree.root_node)

@@ -9,10 +9,11 @@ UTF-8 or a NUL byte (a binary file) raises ``ExtractionError`` naming the byte o
 ``chunk_problems`` checks the invariants every line-based chunker here keeps (the code chunkers'
 tests use it too).
 """
+
 from __future__ import annotations
 
-from extractors.base import Chunk, Extraction, FileContext
-from extractors.code_common import decode_lines, text_windows
+from trustindex.extractors.base import Chunk, Extraction, FileContext
+from trustindex.extractors.code_common import decode_lines, text_windows
 
 OVERLAP_LINES = 2
 
@@ -42,7 +43,7 @@ def chunk_problems(lines: list[str], chunks: list[Chunk], ctx: FileContext) -> l
         if chunk.start_line < last_start:
             problems.append(f"{where}: out of line order")
         last_start = chunk.start_line
-        span = "\n".join(lines[chunk.start_line - 1:chunk.end_line])
+        span = "\n".join(lines[chunk.start_line - 1 : chunk.end_line])
         if chunk.text != span:
             if chunk.start_line == chunk.end_line and chunk.text in span:
                 slices.setdefault(chunk.start_line, []).append(chunk.text)

@@ -23,18 +23,30 @@ A JSDoc block (``/** ... */``) with ``@deprecated`` marks every chunk of the sym
 ``Deprecation(scope="chunk", marker="jsdoc")`` with the tag's text as reason (``"deprecated"``
 when the tag has none).  Shared chunking rules: ``extractors.code_common``.
 """
+
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 import tree_sitter_typescript
 from tree_sitter import Language, Parser
 
-from extractors.base import Extraction, FileContext
-from extractors.code_common import (MAX_CONTAINER_DEPTH, Unit, assemble, decode_lines, first_line,
-                                    join_names, join_path, last_line, node_text, parse,
-                                    parse_warning, strip_bom, units_from_siblings)
+from trustindex.extractors.base import Extraction, FileContext
+from trustindex.extractors.code_common import (
+    MAX_CONTAINER_DEPTH,
+    Unit,
+    assemble,
+    decode_lines,
+    first_line,
+    join_names,
+    join_path,
+    last_line,
+    node_text,
+    parse,
+    parse_warning,
+    strip_bom,
+    units_from_siblings,
+)
 
 TYPESCRIPT = Language(tree_sitter_typescript.language_typescript())
 TSX = Language(tree_sitter_typescript.language_tsx())
@@ -43,17 +55,22 @@ _FUNCTIONS = {"function_declaration", "generator_function_declaration", "functio
 _CLASSES = {"class_declaration", "abstract_class_declaration", "class"}
 _NAMED = {"interface_declaration", "enum_declaration"}
 _VARIABLES = {"lexical_declaration", "variable_declaration"}
-_FUNCTION_VALUES = {"arrow_function", "function_expression", "function", "generator_function",
-                    "class"}
+_FUNCTION_VALUES = {"arrow_function", "function_expression", "function", "generator_function", "class"}
 _MODULES = {"internal_module", "module"}
 _MEMBERS = {"method_definition", "abstract_method_signature", "method_signature"}
 _FIELDS = {"public_field_definition", "property_signature"}
-_EXPORTABLE = (_CLASSES | _FUNCTIONS | _NAMED | _VARIABLES | _MODULES
-               | {"type_alias_declaration", "function_expression", "generator_function"})
+_EXPORTABLE = (
+    _CLASSES
+    | _FUNCTIONS
+    | _NAMED
+    | _VARIABLES
+    | _MODULES
+    | {"type_alias_declaration", "function_expression", "generator_function"}
+)
 _DEPRECATED = re.compile(r"@deprecated\b(.*?)(?=\n\s*\*?\s*@\w|\*/|$)", re.S)
 
 
-def jsdoc_deprecation(comment: str) -> Optional[str]:
+def jsdoc_deprecation(comment: str) -> str | None:
     """Reason of a ``@deprecated`` tag in a JSDoc block, or None.  The reason runs to the next
     block tag or the end of the comment (JSDoc: https://jsdoc.app/tags-deprecated)."""
     if not comment.startswith("/**"):
@@ -66,7 +83,7 @@ def jsdoc_deprecation(comment: str) -> Optional[str]:
     return reason or "deprecated"
 
 
-def _name(src: bytes, node) -> Optional[str]:
+def _name(src: bytes, node) -> str | None:
     child = node.child_by_field_name("name")
     if child is None:
         return None
@@ -97,15 +114,16 @@ class _Walker:
         self.src = src
         self.depth_cap = depth_cap
 
-    def statements(self, nodes: list, prefix: Optional[str], depth: int) -> list[Unit]:
+    def statements(self, nodes: list, prefix: str | None, depth: int) -> list[Unit]:
         def classify(node, lead):
             unit = self.statement(node, node, prefix, depth)
             if unit is not None:
                 unit.deprecations = _deprecations(self.src, lead)
             return unit
+
         return units_from_siblings(nodes, classify, _is_leading, _is_decorator)
 
-    def statement(self, outer, node, prefix: Optional[str], depth: int) -> Optional[Unit]:
+    def statement(self, outer, node, prefix: str | None, depth: int) -> Unit | None:
         """Unit spanning ``outer`` for the declaration ``node`` (``outer`` may be its export)."""
         start, end, kind = first_line(outer), last_line(outer), node.type
         if kind == "export_statement":
@@ -115,8 +133,7 @@ class _Walker:
                 if unit is not None:
                     return unit
             return Unit(start, end, None, groupable=True, names=[], context=prefix)
-        if kind == "expression_statement" and node.named_child_count == 1 \
-                and node.named_children[0].type in _MODULES:
+        if kind == "expression_statement" and node.named_child_count == 1 and node.named_children[0].type in _MODULES:
             return self.statement(outer, node.named_children[0], prefix, depth)
         if kind == "ambient_declaration":
             inner = node.named_children[0] if node.named_child_count else None
@@ -148,8 +165,7 @@ class _Walker:
             return Unit(start, end, None, groupable=True, names=[])
         return None
 
-    def container(self, start: int, end: int, path: str, body, depth: int,
-                  is_module: bool) -> Unit:
+    def container(self, start: int, end: int, path: str, body, depth: int, is_module: bool) -> Unit:
         unit = Unit(start, end, path)
         if body is None or depth >= self.depth_cap:
             return unit
@@ -165,10 +181,10 @@ class _Walker:
             if kind not in _MEMBERS and kind not in _FIELDS:
                 return None
             name = _name(self.src, node) or kind
-            unit = Unit(first_line(node), last_line(node), join_path(prefix, name),
-                        groupable=kind in _FIELDS)
+            unit = Unit(first_line(node), last_line(node), join_path(prefix, name), groupable=kind in _FIELDS)
             unit.deprecations = _deprecations(self.src, lead)
             return unit
+
         return units_from_siblings(nodes, classify, _is_leading, _is_decorator)
 
 
@@ -180,8 +196,9 @@ def extract_typescript(data: bytes, ctx: FileContext) -> Extraction:
     src = strip_bom(data)
     tree = parse(Parser(language), src)
     if tree is None:
-        result.warnings.append(f"{ctx.path}: tree-sitter-typescript parse exceeded its time "
-                               "budget; file split into line windows")
+        result.warnings.append(
+            f"{ctx.path}: tree-sitter-typescript parse exceeded its time budget; file split into line windows"
+        )
         units: list[Unit] = []
     else:
         warning = parse_warning("typescript", tree.root_node)

@@ -21,14 +21,15 @@ Reasons are the marker's first sentence, at most ``MAX_REASON`` characters.
 Nothing here raises on odd input: the text comes from repositories other people
 control, and a marker that cannot be read is simply not reported.
 """
+
 from __future__ import annotations
 
 import bisect
 import re
-from typing import Iterable, Optional
+from collections.abc import Iterable
 
-from extractors.base import Chunk, Deprecation
-from extractors.globs import first_match
+from trustindex.extractors.base import Chunk, Deprecation
+from trustindex.extractors.globs import first_match
 
 MAX_REASON = 200
 _REASON_ROWS = 20  # a reason is read from the first lines of its marker only
@@ -111,7 +112,7 @@ def path_deprecations(path: str, patterns: list[str]) -> list[Deprecation]:
     return [Deprecation("document", _short(f"path matches deprecation rule {hit}"), "path_rule")]
 
 
-def _front_matter_reason(fm: dict) -> Optional[str]:
+def _front_matter_reason(fm: dict) -> str | None:
     value = fm.get("deprecated")
     if value is True:
         return "front matter: deprecated: true"
@@ -131,14 +132,13 @@ def _scan(lines: list[str]) -> list[tuple]:
     found: list[tuple] = []
     headings: list[tuple[int, int, str]] = []  # (row, level, text)
     admonitions: list[tuple[int, str]] = []  # open (row, reason or "" when not a marker)
-    fence: Optional[str] = None
+    fence: str | None = None
     n = len(lines)
     for r in range(n):
         ln = lines[r].rstrip("\r")
         m = _FENCE_RE.match(ln)
         if fence is not None:
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) \
-                    and not ln.strip().strip(fence[0]):
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not ln.strip().strip(fence[0]):
                 fence = None
             continue
         if m:
@@ -162,12 +162,13 @@ def _scan(lines: list[str]) -> list[tuple]:
             end = r
             while end + 1 < n and _QUOTE_RE.match(lines[end + 1].rstrip("\r")):
                 end += 1
-            body = [_QUOTE_RE.match(x.rstrip("\r")).group(1) for x in lines[r: min(end + 1, r + _REASON_ROWS)]]
+            body = [_QUOTE_RE.match(x.rstrip("\r")).group(1) for x in lines[r : min(end + 1, r + _REASON_ROWS)]]
             body = [b for b in body if b.strip() and not _ALERT_RE.match(b.strip())]
             if body and _QUOTE_MARK_RE.match(body[0].strip()):
                 # The marker word stays in the reason: "Deprecated: use X instead."
-                found.append((r + 1, end + 1, "admonition",
-                              lambda body=body: _short(_first_sentence(_plain(body, True)))))
+                found.append(
+                    (r + 1, end + 1, "admonition", lambda body=body: _short(_first_sentence(_plain(body, True))))
+                )
     for row, reason in admonitions:  # never closed: runs to the end of the file
         if reason:
             found.append(_admonition(lines, row, n, reason))
@@ -177,7 +178,7 @@ def _scan(lines: list[str]) -> list[tuple]:
 
 def _admonition(lines: list[str], row: int, close: int, title: str) -> tuple:
     def reason() -> str:
-        body = _first_sentence(_plain(lines[row + 1: min(close, row + 1 + _REASON_ROWS)], True))
+        body = _first_sentence(_plain(lines[row + 1 : min(close, row + 1 + _REASON_ROWS)], True))
         return _short(body or title)
 
     return row + 1, min(close + 1, len(lines)), "admonition", reason
@@ -198,8 +199,8 @@ def _sections(lines: list[str], headings: list[tuple[int, int, str]]):
 
 
 def _section_reason(lines: list[str], row: int, end: int, heading: str):
-    def reason() -> Optional[str]:
-        content = _plain(lines[row + 1: min(end + 1, row + 1 + _REASON_ROWS)])
+    def reason() -> str | None:
+        content = _plain(lines[row + 1 : min(end + 1, row + 1 + _REASON_ROWS)])
         short = end - row <= _REASON_ROWS  # a long section is never "None."
         if short and _NOTHING_RE.match(" ".join(content.split()).rstrip(".").strip()):
             return None

@@ -17,16 +17,17 @@ unmaintained banner: every version older than ``lastVersion`` (by default the
 first entry of versions.json; ``lastVersion: "current"`` makes every released
 version older).  ``banner: "none"`` switches the default off.
 """
+
 from __future__ import annotations
 
 import json
 import posixpath
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Optional
 
-from extractors.base import Deprecation, VersionTarget
-from schemas.versions import ConstraintSet
+from trustindex.extractors.base import Deprecation, VersionTarget
+from trustindex.schemas.versions import ConstraintSet
 
 _CONFIG_RE = re.compile(r"^(?P<root>(?:.*/)?)docusaurus\.config\.(?:js|ts|mjs|cjs|mts|cts)$")
 _VERSIONS_RE = re.compile(r"^(?P<root>(?:.*/)?)(?:(?P<id>[^/]+)_)?versions\.json$")
@@ -46,12 +47,12 @@ class DocsVersion:
 class _Plugin:
     id: str
     root: str  # the site directory (where docusaurus.config lives), "" or "website/"
-    path: Optional[str] = None  # the current version's docs folder, relative to root
+    path: str | None = None  # the current version's docs folder, relative to root
     versions: list[str] = field(default_factory=list)  # versions.json, newest first
     listed: bool = False  # a versions.json was read
     labels: dict[str, str] = field(default_factory=dict)
     banners: dict[str, str] = field(default_factory=dict)
-    last_version: Optional[str] = None
+    last_version: str | None = None
     configured: bool = False
     folders: bool = False  # version-X folders exist
 
@@ -101,7 +102,7 @@ def _segments(obj: str) -> list[str]:
             parts.append(obj[start:i])
             start = i + 1
         i += 1
-    parts.append(obj[start:len(obj) - 1])
+    parts.append(obj[start : len(obj) - 1])
     return parts
 
 
@@ -118,7 +119,7 @@ def _entries(obj: str) -> dict[str, str]:
     return out
 
 
-def _object_at(src: str, i: int) -> Optional[str]:
+def _object_at(src: str, i: int) -> str | None:
     """The balanced ``{...}`` starting at the first non-space character at or after ``i``.
 
     Opening parentheses are skipped: Docusaurus configs commonly wrap preset
@@ -142,7 +143,7 @@ def _object_at(src: str, i: int) -> Optional[str]:
     return None
 
 
-def _string(value: Optional[str]) -> Optional[str]:
+def _string(value: str | None) -> str | None:
     m = re.fullmatch(r"([\"'`])((?:\\.|(?!\1).)*)\1\s*", value or "", re.S)
     if not m or (m[1] == "`" and "${" in m[2]):
         return None
@@ -197,7 +198,7 @@ class DocsVersions:
     def __init__(self, plugins: list[_Plugin], warnings: list[str]):
         self.plugins, self.warnings = plugins, warnings
 
-    def version_of(self, path: str) -> Optional[DocsVersion]:
+    def version_of(self, path: str) -> DocsVersion | None:
         """The docs version of a repository path, or None for paths outside every versioned docs plugin."""
         m = _VERSIONED_RE.match(path)
         if m:
@@ -209,8 +210,11 @@ class DocsVersions:
                 label = p.labels.get("current", "current")
                 legacy = bool(_LEGACY_WORDS.search(label)) and label != "current"
                 reason = f"current docs of plugin {p.id!r}" + (
-                    "" if "current" in p.labels else " (no label configured)")
-                return DocsVersion(label, "current", legacy, reason + (f"; label {label!r} says legacy" if legacy else ""))
+                    "" if "current" in p.labels else " (no label configured)"
+                )
+                return DocsVersion(
+                    label, "current", legacy, reason + (f"; label {label!r} says legacy" if legacy else "")
+                )
         return None
 
     @staticmethod
@@ -228,8 +232,12 @@ class DocsVersions:
         last = p.last_version or p.versions[0]
         assumed = "" if p.configured else " (no docusaurus config: Docusaurus defaults assumed)"
         if last == "current" or (last in p.versions and p.versions.index(ver) > p.versions.index(last)):
-            return DocsVersion(label, ver, True, f"{where}: older than lastVersion {last!r}, Docusaurus's default "
-                                                 f"banner is 'unmaintained'{assumed}")
+            return DocsVersion(
+                label,
+                ver,
+                True,
+                f"{where}: older than lastVersion {last!r}, Docusaurus's default banner is 'unmaintained'{assumed}",
+            )
         return DocsVersion(label, ver, False, f"{where}: not older than lastVersion {last!r}{assumed}")
 
 
@@ -247,7 +255,9 @@ def load_docs_versions(paths: Iterable[str], files: Mapping[str, bytes]) -> Docs
     for path in paths:
         m = _VERSIONED_RE.match(path)
         if m:
-            plugins.setdefault((m["root"], m["id"] or "default"), _Plugin(m["id"] or "default", m["root"])).folders = True
+            plugins.setdefault(
+                (m["root"], m["id"] or "default"), _Plugin(m["id"] or "default", m["root"])
+            ).folders = True
     for path in docs_config_files(paths):
         data = files.get(path)
         if data is None:
@@ -275,8 +285,10 @@ def load_docs_versions(paths: Iterable[str], files: Mapping[str, bytes]) -> Docs
         if not p.configured:
             if p.id == "default":
                 p.path = "docs"  # Docusaurus's default path
-            warnings.append(f"plugin {p.id!r}: no docusaurus config read; labels default to version names"
-                            + ("" if p.path else " and its current docs are not labelled"))
+            warnings.append(
+                f"plugin {p.id!r}: no docusaurus config read; labels default to version names"
+                + ("" if p.path else " and its current docs are not labelled")
+            )
         versioned.append(p)
     return DocsVersions(versioned, warnings)
 
@@ -287,8 +299,15 @@ def docs_version_targets(path: str, versions: DocsVersions) -> list[VersionTarge
     if dv is None:
         return []
     name = dv.label if dv.version == "current" else dv.version
-    return [VersionTarget(component="docs", constraint=name, origin="docs_folder",
-                          intervals=ConstraintSet.label(name).to_json(), detail=f"label {dv.label!r}: {dv.reason}")]
+    return [
+        VersionTarget(
+            component="docs",
+            constraint=name,
+            origin="docs_folder",
+            intervals=ConstraintSet.label(name).to_json(),
+            detail=f"label {dv.label!r}: {dv.reason}",
+        )
+    ]
 
 
 def docs_version_deprecations(path: str, versions: DocsVersions) -> list[Deprecation]:
@@ -296,5 +315,6 @@ def docs_version_deprecations(path: str, versions: DocsVersions) -> list[Depreca
     dv = versions.version_of(path)
     if dv is None or not dv.legacy:
         return []
-    return [Deprecation(scope="document", reason=f"legacy docs version {dv.label!r}: {dv.reason}",
-                        marker="docs_version")]
+    return [
+        Deprecation(scope="document", reason=f"legacy docs version {dv.label!r}: {dv.reason}", marker="docs_version")
+    ]

@@ -6,6 +6,7 @@ it makes every file look new without changing what any says.  A change is
 *cosmetic* when the file differs only in front matter, whitespace or Markdown/MDX comments.  The last
 substantive change is the newest touch that is neither.
 """
+
 from __future__ import annotations
 
 import re

@@ -8,6 +8,7 @@ YAML, a block that is not a mapping, an oversized block or a YAML "billion
 laughs" alias bomb all give an empty mapping and a warning that names the
 problem and its line in the original file.
 """
+
 from __future__ import annotations
 
 import base64
@@ -73,9 +74,7 @@ def split_front_matter(text: str) -> tuple[dict, int, list[str]]:
 
 def _parse_block(block: str) -> tuple[dict, list[str]]:
     if len(block.encode("utf-8", "surrogatepass")) > MAX_FRONT_MATTER_BYTES:
-        return {}, [
-            f"front matter at line 1 is larger than {MAX_FRONT_MATTER_BYTES} bytes; ignored"
-        ]
+        return {}, [f"front matter at line 1 is larger than {MAX_FRONT_MATTER_BYTES} bytes; ignored"]
     try:
         # libyaml's safe loader when built in: same types as safe_load, ~20x faster.
         value = yaml.load(block, Loader=_SafeLoader)
@@ -90,9 +89,7 @@ def _parse_block(block: str) -> tuple[dict, list[str]]:
     if value is None:
         return {}, []
     if not isinstance(value, dict):
-        return {}, [
-            f"front matter at line 1 is a {type(value).__name__}, not a mapping; ignored"
-        ]
+        return {}, [f"front matter at line 1 is a {type(value).__name__}, not a mapping; ignored"]
     try:
         return _jsonable(value, [0], 0), []
     except _TooBig:
@@ -118,9 +115,7 @@ def _jsonable(value: Any, count: list[int], depth: int) -> Any:
         return base64.b64encode(value).decode("ascii")
     if isinstance(value, dict):
         return {
-            (k if isinstance(k, str) else str(_jsonable(k, count, depth + 1))): _jsonable(
-                v, count, depth + 1
-            )
+            (k if isinstance(k, str) else str(_jsonable(k, count, depth + 1))): _jsonable(v, count, depth + 1)
             for k, v in value.items()
         }
     if isinstance(value, (list, tuple)):

@@ -1,4 +1,5 @@
 """Gitignore-style path globs: ``**`` spans directories, ``*`` and ``?`` do not."""
+
 from __future__ import annotations
 
 import re

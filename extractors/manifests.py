@@ -7,18 +7,19 @@ its :func:`nearest_manifest`.  Workspace references need the other manifests of
 the repository and are resolved in a second pass (:func:`resolve_workspaces`,
 :func:`resolve_cargo_workspace`).
 """
+
 from __future__ import annotations
 
 import dataclasses
 import json
 import posixpath
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from typing import Iterable, Optional
 
-from extractors.base import Deprecation, ExtractionError, VersionTarget
-from schemas.versions import ConstraintSet, VersionSyntaxError, parse_cargo, parse_npm, parse_version
+from trustindex.extractors.base import Deprecation, ExtractionError, VersionTarget
+from trustindex.schemas.versions import ConstraintSet, VersionSyntaxError, parse_cargo, parse_npm, parse_version
 
 DEFAULT_NPM_ALLOWLIST = ["@midnight-ntwrk/*", "@midnightntwrk/*"]
 DEFAULT_CARGO_ALLOWLIST = ["midnight-*"]
@@ -29,9 +30,9 @@ MANIFEST_NAMES = ("package.json", "Cargo.toml")
 @dataclass
 class PackageManifest:
     path: str
-    name: Optional[str] = None
-    version: Optional[str] = None
-    deprecated: Optional[str] = None
+    name: str | None = None
+    version: str | None = None
+    deprecated: str | None = None
     private: bool = False
     workspaces: list[str] = field(default_factory=list)
     targets: list[VersionTarget] = field(default_factory=list)
@@ -43,12 +44,12 @@ class PackageManifest:
 @dataclass
 class CargoManifest:
     path: str
-    name: Optional[str] = None
-    version: Optional[str] = None
+    name: str | None = None
+    version: str | None = None
     version_from_workspace: bool = False  # [package] version.workspace = true
     is_workspace_root: bool = False
     workspace_members: list[str] = field(default_factory=list)
-    workspace_version: Optional[str] = None  # [workspace.package] version
+    workspace_version: str | None = None  # [workspace.package] version
     workspace_dependencies: dict[str, dict] = field(default_factory=dict)
     targets: list[VersionTarget] = field(default_factory=list)
     # (dependency key, its table, section): `{ workspace = true }` awaiting resolve_cargo_workspace
@@ -65,15 +66,16 @@ def _target(component: str, constraint: str, parse, detail: str) -> VersionTarge
         intervals, status = parse(constraint).to_json(), "parsed"
     except VersionSyntaxError as exc:
         intervals, status, detail = "", "unparsed", f"{detail}: {exc.reason}"
-    return VersionTarget(component=component, constraint=constraint, origin="manifest", intervals=intervals,
-                         status=status, detail=detail)
+    return VersionTarget(
+        component=component, constraint=constraint, origin="manifest", intervals=intervals, status=status, detail=detail
+    )
 
 
 def _exact(text: str) -> ConstraintSet:
     return ConstraintSet.exact(parse_version(text))
 
 
-def _own_version(name: Optional[str], version: Optional[str], allowlist) -> list[VersionTarget]:
+def _own_version(name: str | None, version: str | None, allowlist) -> list[VersionTarget]:
     """A package's own name and version, when the name is an allowlisted (ecosystem) one.
 
     Workspace membership alone is not enough: example apps and test harnesses
@@ -102,10 +104,10 @@ def _split_alias(spec: str) -> tuple[str, str]:
     at = body.rfind("@")
     if at <= 0:  # "npm:pkg" or "npm:@scope/pkg" without a range
         return body, ""
-    return body[:at], body[at + 1:]
+    return body[:at], body[at + 1 :]
 
 
-def parse_package_json(data: bytes, path: str, allowlist: Optional[list[str]] = None) -> PackageManifest:
+def parse_package_json(data: bytes, path: str, allowlist: list[str] | None = None) -> PackageManifest:
     """Name, version, ``deprecated``, workspaces and allowlisted dependency targets of a package.json.
 
     Sections read: ``dependencies`` and ``peerDependencies``.  ``npm:`` aliases
@@ -154,7 +156,7 @@ def parse_package_json(data: bytes, path: str, allowlist: Optional[list[str]] = 
 def _workspace_spec(written: str, version: str) -> str:
     """pnpm/yarn publish-time rewriting: ``workspace:*`` → ``1.5.0``, ``workspace:^`` → ``^1.5.0``, ``workspace:~``
     → ``~1.5.0``, ``workspace:<range>`` → ``<range>``; npm's ``*`` on a workspace package links that package."""
-    rest = written[len("workspace:"):] if written.startswith("workspace:") else "*"
+    rest = written[len("workspace:") :] if written.startswith("workspace:") else "*"
     if rest in ("*", ""):
         return version
     if rest in ("^", "~"):
@@ -172,23 +174,40 @@ def resolve_workspaces(manifests: dict[str, PackageManifest]) -> dict[str, Packa
             local = by_name.get(component)
             if local is not None and local.version:
                 spec = _workspace_spec(written, local.version)
-                targets.append(_target(component, spec, parse_npm,
-                                       f"{section}: {written or '(empty)'} → workspace package {local.path}"))
+                targets.append(
+                    _target(
+                        component,
+                        spec,
+                        parse_npm,
+                        f"{section}: {written or '(empty)'} → workspace package {local.path}",
+                    )
+                )
             else:
-                why = "workspace package not found in this repository" if written.startswith("workspace:") \
+                why = (
+                    "workspace package not found in this repository"
+                    if written.startswith("workspace:")
                     else "wildcard: no version information"
-                targets.append(VersionTarget(component=component, constraint=written, origin="manifest",
-                                             status="unparsed", detail=f"{section}: {why}"))
+                )
+                targets.append(
+                    VersionTarget(
+                        component=component,
+                        constraint=written,
+                        origin="manifest",
+                        status="unparsed",
+                        detail=f"{section}: {why}",
+                    )
+                )
         out[path] = dataclasses.replace(m, targets=targets, pending=[])
     return out
 
 
-def manifest_deprecation(m: PackageManifest) -> Optional[Deprecation]:
+def manifest_deprecation(m: PackageManifest) -> Deprecation | None:
     """The package.json ``deprecated`` field as a document-scoped deprecation."""
     if not m.deprecated:
         return None
-    return Deprecation(scope="document", reason=f"package {m.name or m.path} is deprecated: {m.deprecated}",
-                       marker="package_json")
+    return Deprecation(
+        scope="document", reason=f"package {m.name or m.path} is deprecated: {m.deprecated}", marker="package_json"
+    )
 
 
 # ---------------------------------------------------------------- Cargo
@@ -212,11 +231,18 @@ def _cargo_dep(key: str, spec, section: str, allowlist, path: str, m: CargoManif
         m.targets.append(_target(component, table["version"], parse_cargo, detail))
     else:
         source = "git" if "git" in table else "path" if "path" in table else "unknown"
-        m.targets.append(VersionTarget(component=component, constraint="", origin="manifest", status="unparsed",
-                                       detail=f"{section}: {source} dependency without a version requirement"))
+        m.targets.append(
+            VersionTarget(
+                component=component,
+                constraint="",
+                origin="manifest",
+                status="unparsed",
+                detail=f"{section}: {source} dependency without a version requirement",
+            )
+        )
 
 
-def parse_cargo_toml(data: bytes, path: str, allowlist: Optional[list[str]] = None) -> CargoManifest:
+def parse_cargo_toml(data: bytes, path: str, allowlist: list[str] | None = None) -> CargoManifest:
     """``[package]`` name/version, allowlisted ``[dependencies]`` (and ``[target.*.dependencies]``) and, in a
     workspace root, ``[workspace.dependencies]``; dev- and build-dependencies are skipped.  Requirements use
     Cargo's syntax (a bare ``0.5`` is a caret requirement)."""
@@ -246,13 +272,15 @@ def parse_cargo_toml(data: bytes, path: str, allowlist: Optional[list[str]] = No
         wdeps = workspace.get("dependencies") if isinstance(workspace.get("dependencies"), dict) else {}
         for key, spec in wdeps.items():
             # a string is a version; a table is kept; anything else (a number, a list) carries no version
-            m.workspace_dependencies[key] = {"version": spec} if isinstance(spec, str) else \
-                spec if isinstance(spec, dict) else {}
+            m.workspace_dependencies[key] = (
+                {"version": spec} if isinstance(spec, str) else spec if isinstance(spec, dict) else {}
+            )
             _cargo_dep(key, spec, "workspace.dependencies", allowlist, path, m)
     sections = [("dependencies", doc.get("dependencies"))]
     targets = doc.get("target") if isinstance(doc.get("target"), dict) else {}
-    sections += [(f"target.{cfg}.dependencies", t.get("dependencies")) for cfg, t in targets.items()
-                 if isinstance(t, dict)]
+    sections += [
+        (f"target.{cfg}.dependencies", t.get("dependencies")) for cfg, t in targets.items() if isinstance(t, dict)
+    ]
     for section, deps in sections:
         if deps is None:
             continue
@@ -272,8 +300,9 @@ def _ancestors(directory: str) -> list[str]:
     return out
 
 
-def resolve_cargo_workspace(manifests: dict[str, CargoManifest],
-                            allowlist: Optional[list[str]] = None) -> dict[str, CargoManifest]:
+def resolve_cargo_workspace(
+    manifests: dict[str, CargoManifest], allowlist: list[str] | None = None
+) -> dict[str, CargoManifest]:
     """Resolve ``{ workspace = true }`` dependencies and ``version.workspace = true`` from the workspace root:
     the nearest manifest at or above the member's directory that has a ``[workspace]`` table (Cargo's own
     search)."""
@@ -296,12 +325,19 @@ def resolve_cargo_workspace(manifests: dict[str, CargoManifest],
             entry = root.workspace_dependencies.get(key) if root is not None else None
             component = table.get("package") or (entry or {}).get("package") or key
             if isinstance(entry, dict) and isinstance(entry.get("version"), str):
-                targets.append(_target(component, entry["version"], parse_cargo,
-                                       f"{section}: workspace = true → {root.path}"))
+                targets.append(
+                    _target(component, entry["version"], parse_cargo, f"{section}: workspace = true → {root.path}")
+                )
             else:
-                targets.append(VersionTarget(component=component, constraint="", origin="manifest",
-                                             status="unparsed",
-                                             detail=f"{section}: workspace = true, no version in the workspace root"))
+                targets.append(
+                    VersionTarget(
+                        component=component,
+                        constraint="",
+                        origin="manifest",
+                        status="unparsed",
+                        detail=f"{section}: workspace = true, no version in the workspace root",
+                    )
+                )
         out[path] = dataclasses.replace(m, targets=targets, pending=[], version=version, warnings=warnings)
     return out
 
@@ -313,7 +349,7 @@ def _dir(entry: str) -> str:
     return posixpath.dirname(entry) if posixpath.basename(entry) in MANIFEST_NAMES else entry
 
 
-def nearest_manifest(path: str, manifest_dirs: Iterable[str]) -> Optional[str]:
+def nearest_manifest(path: str, manifest_dirs: Iterable[str]) -> str | None:
     """The entry of ``manifest_dirs`` whose directory is the closest ancestor of ``path`` (or None).
 
     Entries may be manifest paths (``packages/a/package.json``) or directories

@@ -27,21 +27,27 @@ token counting stops at ``MAX_COUNTED_CHARS``/``MAX_COUNT_CALLS`` (in
 :mod:`extractors.markdown_sizing`) — each with a warning.  Nothing here recurses
 on input depth.
 """
+
 from __future__ import annotations
 
 import codecs
 import re
-from typing import Optional
 
 import tree_sitter_markdown
 from tree_sitter import Language, Parser
 
-from extractors.base import Extraction, ExtractionError, FileContext
-from extractors.deprecation import markdown_deprecations
-from extractors.frontmatter import split_front_matter
+from trustindex.extractors.base import Extraction, ExtractionError, FileContext
+from trustindex.extractors.deprecation import markdown_deprecations
+from trustindex.extractors.frontmatter import split_front_matter
+
 # The sizing limits are re-exported so callers keep reading them from here.
-from extractors.markdown_sizing import (MAX_CHUNK_CHARS_PER_TOKEN, MAX_COUNT_CALLS,  # noqa: F401
-                                        MAX_COUNTED_CHARS, ChunkSizer, Unit)
+from trustindex.extractors.markdown_sizing import (  # noqa: F401
+    MAX_CHUNK_CHARS_PER_TOKEN,
+    MAX_COUNT_CALLS,
+    MAX_COUNTED_CHARS,
+    ChunkSizer,
+    Unit,
+)
 
 PARSE_LINE_CHARS = 1000
 MAX_PARSE_BYTES = 1024 * 1024  # ~0.5 s of tree-sitter-markdown here
@@ -53,9 +59,7 @@ _ATX_CLOSE_RE = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
 _ANCHOR_RE = re.compile(r"\s*\{#[^}]*\}\s*$")
 _IMPORT_RE = re.compile(r"^import(?:\s+(?:type\s+)?[\w$*{]|\s*['\"])")
 _IMPORT_OK_RE = re.compile(r"\bfrom\s*['\"][^'\"\n]+['\"]|^import\s*['\"][^'\"\n]+['\"]")
-_EXPORT_RE = re.compile(
-    r"^export\s+(?:default\b|const\b|let\b|var\b|function\b|async\s+function\b|class\b|\{|\*)"
-)
+_EXPORT_RE = re.compile(r"^export\s+(?:default\b|const\b|let\b|var\b|function\b|async\s+function\b|class\b|\{|\*)")
 _ADMON_OPEN_RE = re.compile(r"^\s{0,3}:{3,}\s*[\w\[]")
 _ADMON_CLOSE_RE = re.compile(r"^\s{0,3}:{3,}\s*$")
 _LINK_RE = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
@@ -74,9 +78,7 @@ def decode_markdown(data: bytes) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ExtractionError(
-            f"invalid UTF-8 at byte offset {exc.start + base}: {exc.reason}"
-        ) from None
+        raise ExtractionError(f"invalid UTF-8 at byte offset {exc.start + base}: {exc.reason}") from None
 
 
 def extract_markdown(data: bytes, ctx: FileContext) -> Extraction:
@@ -103,11 +105,10 @@ class _Chunker(ChunkSizer):
         self.fm = fm
 
     # -- structure ----------------------------------------------------------
-    def _parse(self) -> Optional[list[Unit]]:
+    def _parse(self) -> list[Unit] | None:
         """Top-level blocks (children of sections) as units, or None to fall back."""
         copy = [
-            "" if r in self.excluded else ln[:PARSE_LINE_CHARS].replace("\r", " ")
-            for r, ln in enumerate(self.lines)
+            "" if r in self.excluded else ln[:PARSE_LINE_CHARS].replace("\r", " ") for r, ln in enumerate(self.lines)
         ]
         src = "\n".join(copy).encode("utf-8", "surrogatepass")
         if len(src) > MAX_PARSE_BYTES:
@@ -141,9 +142,7 @@ class _Chunker(ChunkSizer):
         e = node.end_point.row - (1 if node.end_point.column == 0 else 0)
         e = max(s, e)
         if node.type == "atx_heading":
-            level = next(
-                (int(c.type[5]) for c in node.children if c.type.startswith("atx_h")), 1
-            )
+            level = next((int(c.type[5]) for c in node.children if c.type.startswith("atx_h")), 1)
             title = _ATX_CLOSE_RE.sub("", _ATX_RE.sub("", self.lines[s], count=1))
             return Unit(s, s, "heading", level=level, title=_clean_title(title[:2000]))
         if node.type == "setext_heading":
@@ -154,11 +153,7 @@ class _Chunker(ChunkSizer):
             return Unit(s, e, "fence")
         unit = Unit(s, e)
         if node.type == "list":  # list items are the next split boundary
-            unit.children = [
-                Unit(c.start_point.row, c.start_point.row)
-                for c in node.children
-                if c.type == "list_item"
-            ]
+            unit.children = [Unit(c.start_point.row, c.start_point.row) for c in node.children if c.type == "list_item"]
         return unit
 
     def _mark_esm(self, code_rows: set[int]) -> bool:
@@ -187,7 +182,7 @@ class _Chunker(ChunkSizer):
             r += 1
         return found
 
-    def _blocks(self) -> Optional[list[Unit]]:
+    def _blocks(self) -> list[Unit] | None:
         units = self._parse()
         if units is None:
             return None

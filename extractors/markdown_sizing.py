@@ -21,13 +21,13 @@ and 4 of that module's list):
 Token counting stops at ``MAX_COUNTED_CHARS``/``MAX_COUNT_CALLS`` (the caller
 warns); nothing here recurses on input depth beyond two re-split passes.
 """
+
 from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
-from typing import Optional
 
-from extractors.base import Chunk, Extraction, FileContext
+from trustindex.extractors.base import Chunk, Extraction, FileContext
 
 MAX_CHUNK_CHARS_PER_TOKEN = 16  # MAX_CHUNK_CHARS = 16 * max_tokens (4096 for MiniLM)
 # Token counting dominates the cost (the MiniLM tokenizer: ~20 us a call plus
@@ -45,7 +45,7 @@ class Unit:
     start: int  # 0-based rows, inclusive
     end: int
     kind: str = "block"  # block | fence | heading | group
-    children: list["Unit"] = field(default_factory=list)
+    children: list[Unit] = field(default_factory=list)
     level: int = 0  # heading level (headings only)
     title: str = ""
 
@@ -54,7 +54,7 @@ class Unit:
 class _Piece:
     start: int
     end: int
-    text: Optional[str] = None  # set when the piece is part of one line
+    text: str | None = None  # set when the piece is part of one line
     tokens: int = 0  # estimate, for joining neighbours
     chars: int = 0
     exact: bool = False  # tokens is the count of exactly this piece's text
@@ -94,10 +94,7 @@ class ChunkSizer:
         return self._count(self._text(units[0].start, units[-1].end))
 
     def _content_rows(self, units: list[Unit]) -> int:
-        return sum(
-            1 for u in units if u.kind != "heading"
-            for r in range(u.start, u.end + 1) if not self._blank(r)
-        )
+        return sum(1 for u in units if u.kind != "heading" for r in range(u.start, u.end + 1) if not self._blank(r))
 
     def _chunk_segments(self, segs) -> None:
         target = self.ctx.target_tokens
@@ -135,7 +132,7 @@ class ChunkSizer:
         The pieces of a unit that had to be split join their neighbours where they fit,
         so a heading never ends up alone in front of a long table."""
         pieces: list[_Piece] = []
-        cur: Optional[_Piece] = None
+        cur: _Piece | None = None
         heads_only = False  # cur holds nothing but headings
         for u in units:
             if self.exhausted:
@@ -165,7 +162,8 @@ class ChunkSizer:
 
     def _joinable(self, a: _Piece, b: _Piece, budget: int) -> bool:
         return (
-            a.text is None and b.text is None
+            a.text is None
+            and b.text is None
             and a.tokens + b.tokens - self.overhead <= budget
             and a.chars + b.chars + 2 <= self.max_chars
         )
@@ -177,10 +175,7 @@ class ChunkSizer:
             subs = u.children
         elif len(u.children) > 1:  # list items: partition the list at item starts
             starts = sorted({u.start} | {c.start for c in u.children})
-            subs = [
-                Unit(s, (starts[j + 1] - 1) if j + 1 < len(starts) else u.end)
-                for j, s in enumerate(starts)
-            ]
+            subs = [Unit(s, (starts[j + 1] - 1) if j + 1 < len(starts) else u.end) for j, s in enumerate(starts)]
         if len(subs) > 1:
             return self._pack(subs, budget)
         return self._pack_lines(u.start, u.end, budget)

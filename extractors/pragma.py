@@ -9,16 +9,16 @@ pragma can be swallowed by an ERROR node; a regex pass over the comment-free
 source then finds the rest, and a warning says so.  A constraint that does not
 parse is kept as written with status ``unparsed``: never guessed.
 """
+
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 import tree_sitter_compact
 from tree_sitter import Language, Parser
 
-from extractors.base import VersionTarget
-from schemas.versions import VersionSyntaxError, parse_compact
+from trustindex.extractors.base import VersionTarget
+from trustindex.schemas.versions import VersionSyntaxError, parse_compact
 
 COMPONENTS = {"language_version": "compact-language", "compiler_version": "compact-compiler"}
 _LANGUAGE = Language(tree_sitter_compact.language())
@@ -31,11 +31,11 @@ def _blank_comments(src: bytes) -> bytes:
     """``src`` with comments replaced by spaces (offsets kept), string literals respected."""
     out, i, n = bytearray(src), 0, len(src)
     while i < n:
-        c = src[i:i + 1]
+        c = src[i : i + 1]
         if c in (b'"', b"'"):
             j = i + 1
-            while j < n and src[j:j + 1] != c and src[j:j + 1] != b"\n":
-                j += 2 if src[j:j + 1] == b"\\" else 1
+            while j < n and src[j : j + 1] != c and src[j : j + 1] != b"\n":
+                j += 2 if src[j : j + 1] == b"\\" else 1
             i = j + 1
         elif src.startswith(b"//", i):
             j = src.find(b"\n", i)
@@ -52,15 +52,22 @@ def _blank_comments(src: bytes) -> bytes:
     return bytes(out)
 
 
-def _target(pragma_id: str, expression: str, line: int, chunk_ordinal: Optional[int], how: str) -> VersionTarget:
+def _target(pragma_id: str, expression: str, line: int, chunk_ordinal: int | None, how: str) -> VersionTarget:
     component = COMPONENTS[pragma_id]
     detail = f"line {line}{how}"
     try:
         intervals, status = parse_compact(expression).to_json(), "parsed"
     except VersionSyntaxError as exc:
         intervals, status, detail = "", "unparsed", f"{detail}: {exc.reason}"
-    return VersionTarget(component=component, constraint=expression, origin="pragma", intervals=intervals,
-                         status=status, chunk_ordinal=chunk_ordinal, detail=detail)
+    return VersionTarget(
+        component=component,
+        constraint=expression,
+        origin="pragma",
+        intervals=intervals,
+        status=status,
+        chunk_ordinal=chunk_ordinal,
+        detail=detail,
+    )
 
 
 def _pragma_nodes(root):
@@ -73,7 +80,7 @@ def _pragma_nodes(root):
         stack.extend(reversed(node.children))
 
 
-def extract_pragmas(source_text: str, chunk_ordinal: Optional[int] = None) -> tuple[list[VersionTarget], list[str]]:
+def extract_pragmas(source_text: str, chunk_ordinal: int | None = None) -> tuple[list[VersionTarget], list[str]]:
     """Every language/compiler pragma in a Compact source, in source order, with warnings.
 
     ``chunk_ordinal`` scopes the targets to one chunk (a ``compact`` code block
@@ -96,7 +103,7 @@ def extract_pragmas(source_text: str, chunk_ordinal: Optional[int] = None) -> tu
         if pragma_id not in COMPONENTS:
             warnings.append(f"line {line}: unknown pragma {pragma_id!r} ignored")
             continue
-        text = src[id_node.end_byte:node.end_byte].decode("utf-8", "replace")
+        text = src[id_node.end_byte : node.end_byte].decode("utf-8", "replace")
         expression = text.split(";", 1)[0].strip()  # an error-recovered node may run past its ';'
         how = "" if not node.has_error else " (pragma has syntax errors per tree-sitter; parsed from its text)"
         found.append((node.start_byte, _target(pragma_id, expression, line, chunk_ordinal, how)))
@@ -110,7 +117,9 @@ def extract_pragmas(source_text: str, chunk_ordinal: Optional[int] = None) -> tu
             found.append((m.start(), _target(m[1].decode(), expression, line, chunk_ordinal, " (regex fallback)")))
             fallback_lines.append(line)
         if fallback_lines:
-            warnings.append("tree-sitter-compact reported syntax errors; pragma(s) at line(s) "
-                            f"{', '.join(map(str, fallback_lines))} found by the regex fallback")
+            warnings.append(
+                "tree-sitter-compact reported syntax errors; pragma(s) at line(s) "
+                f"{', '.join(map(str, fallback_lines))} found by the regex fallback"
+            )
     found.sort(key=lambda pair: pair[0])
     return [t for _, t in found], warnings

@@ -10,16 +10,18 @@ no authority (a forged trailer naming a known person's *name* with another
 address stays unknown).  A link is stale when the file changed substantively
 after the verified commit.
 """
+
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from schemas.config import Identities
+from trustindex.schemas.config import Identities
 
-TRAILER = re.compile(r"^(Reviewed-by|Acked-by|Tested-by|Approved-by):[ \t]*(.*?)[ \t]*<([^<>\s]+)>[ \t]*$",
-                     re.MULTILINE | re.IGNORECASE)
+TRAILER = re.compile(
+    r"^(Reviewed-by|Acked-by|Tested-by|Approved-by):[ \t]*(.*?)[ \t]*<([^<>\s]+)>[ \t]*$", re.MULTILINE | re.IGNORECASE
+)
 MERGE_PR = re.compile(r"\AMerge pull request #(\d+) from (\S+)")
 
 
@@ -46,14 +48,25 @@ def parse_trailers(message: str) -> list[tuple[str, str, str]]:
     return [(m.group(1).title(), m.group(2), m.group(3)) for m in TRAILER.finditer(trailer_block(message))]
 
 
-def make_link(ids: Identities, name: str, email: str, method: str, commit: str, date: datetime,
-              stale: bool, detail: str) -> Link:
+def make_link(
+    ids: Identities, name: str, email: str, method: str, commit: str, date: datetime, stale: bool, detail: str
+) -> Link:
     person = ids.person_by_email(email)
     if person is None:
-        return Link(name, email, "", "unknown", method, commit, date, stale,
-                    f"{detail}; identity not in identities.toml: no authority")
-    return Link(person.name, email, person.publisher, ids.tier_of(person.publisher), method, commit, date,
-                stale, detail)
+        return Link(
+            name,
+            email,
+            "",
+            "unknown",
+            method,
+            commit,
+            date,
+            stale,
+            f"{detail}; identity not in identities.toml: no authority",
+        )
+    return Link(
+        person.name, email, person.publisher, ids.tier_of(person.publisher), method, commit, date, stale, detail
+    )
 
 
 def merge_owners(commits) -> dict[str, object]:
@@ -90,14 +103,34 @@ def chain_for_file(touches, substantive: dict[str, bool], owners: dict, ids: Ide
     for i, c in enumerate(touches):
         newer_substantive = [t for t in touches[:i] if substantive.get(t.sha)]
         for kind, name, email in parse_trailers(c.message):
-            links.append(make_link(ids, name, email, "trailer", c.sha, c.commit_date, bool(newer_substantive),
-                                   f"{kind} on {c.sha[:12]}"))
+            links.append(
+                make_link(
+                    ids,
+                    name,
+                    email,
+                    "trailer",
+                    c.sha,
+                    c.commit_date,
+                    bool(newer_substantive),
+                    f"{kind} on {c.sha[:12]}",
+                )
+            )
         m = owners.get(c.sha)
         if m is not None and m.sha not in seen_merges:
             seen_merges.add(m.sha)
             covered = {sha for sha, o in owners.items() if o is m}
             stale = any(t.sha not in covered and t.commit_date > m.commit_date for t in newer_substantive)
             pr = MERGE_PR.match(m.message)
-            links.append(make_link(ids, m.author_name, m.author_email, "merge", m.sha, m.commit_date, stale,
-                                   f"merged pull request #{pr.group(1)}"))
+            links.append(
+                make_link(
+                    ids,
+                    m.author_name,
+                    m.author_email,
+                    "merge",
+                    m.sha,
+                    m.commit_date,
+                    stale,
+                    f"merged pull request #{pr.group(1)}",
+                )
+            )
     return links

@@ -15,21 +15,25 @@ Version mentions in running prose ("Today we are releasing version 0.19.0",
 "Since Compact language version `0.22`") are history, not targets, and are
 ignored: every pattern is anchored to a whole line.
 """
+
 from __future__ import annotations
 
 import re
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
-from extractors.base import Chunk, VersionTarget
-from schemas.versions import VersionSyntaxError, parse_compact, parse_npm
+from trustindex.extractors.base import Chunk, VersionTarget
+from trustindex.schemas.versions import VersionSyntaxError, parse_compact, parse_npm
 
 RUNTIME = "@midnight-ntwrk/compact-runtime"
 DEFAULT_FRONT_MATTER_FIELDS = {"language_version": "compact-language", "compiler_version": "compact-compiler"}
 _V = r"v?(\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z.-]+)?)"
 # (pattern, [(group, component)], inside code fences?)
 _STAMPS = [
-    (re.compile(rf"^\s*Compact language version {_V}(?:,\s*compiler version {_V})?\.?\s*$"),
-     [(1, "compact-language"), (2, "compact-compiler")], False),
+    (
+        re.compile(rf"^\s*Compact language version {_V}(?:,\s*compiler version {_V})?\.?\s*$"),
+        [(1, "compact-language"), (2, "compact-compiler")],
+        False,
+    ),
     (re.compile(rf"^\s*[-*]\s+\*\*Language version:?\*\*:?\s*`?{_V}`?\s*$"), [(1, "compact-language")], False),
     (re.compile(rf"^\s*[-*]\s+\*\*Compiler version:?\*\*:?\s*`?{_V}`?\s*$"), [(1, "compact-compiler")], False),
     (re.compile(rf"^\s*[-*]\s+\*\*Compact runtime version:?\*\*:?\s*`?{_V}`?\s*$"), [(1, RUNTIME)], False),
@@ -44,14 +48,14 @@ def _exact_or_partial(text: str):
     return parse_npm(text)
 
 
-def _chunk_of(line: int, chunks: Sequence[Chunk]) -> Optional[int]:
+def _chunk_of(line: int, chunks: Sequence[Chunk]) -> int | None:
     for c in chunks:
         if c.start_line <= line <= c.end_line:
             return c.ordinal
     return None
 
 
-def extract_stamps(text: str, chunks: Optional[Sequence[Chunk]] = None) -> list[VersionTarget]:
+def extract_stamps(text: str, chunks: Sequence[Chunk] | None = None) -> list[VersionTarget]:
     """Version stamps in a Markdown/MDX file (``text`` = the whole file; lines are 1-based).
 
     Scope: a stamp in the document's lead (before its first ``##`` section) is
@@ -60,7 +64,7 @@ def extract_stamps(text: str, chunks: Optional[Sequence[Chunk]] = None) -> list[
     given (document-scoped otherwise).
     """
     out: list[VersionTarget] = []
-    fence: Optional[str] = None
+    fence: str | None = None
     in_lead = True
     for number, line in enumerate(text.splitlines(), start=1):
         opening = _FENCE.match(line)
@@ -69,7 +73,7 @@ def extract_stamps(text: str, chunks: Optional[Sequence[Chunk]] = None) -> list[
             if fence is None:
                 fence = mark
                 continue
-            if mark[0] == fence[0] and len(mark) >= len(fence) and not line.strip()[len(mark):].strip():
+            if mark[0] == fence[0] and len(mark) >= len(fence) and not line.strip()[len(mark) :].strip():
                 fence = None
                 continue
         if fence is None and _SECTION.match(line):
@@ -83,9 +87,16 @@ def extract_stamps(text: str, chunks: Optional[Sequence[Chunk]] = None) -> list[
             chunk = None if (in_lead and not in_code) or not chunks else _chunk_of(number, chunks)
             for group, component in groups:
                 if m[group]:
-                    out.append(VersionTarget(component=component, constraint=m[group], origin="stamp",
-                                             intervals=_exact_or_partial(m[group]).to_json(),
-                                             chunk_ordinal=chunk, detail=f"line {number}: {line.strip()[:80]}"))
+                    out.append(
+                        VersionTarget(
+                            component=component,
+                            constraint=m[group],
+                            origin="stamp",
+                            intervals=_exact_or_partial(m[group]).to_json(),
+                            chunk_ordinal=chunk,
+                            detail=f"line {number}: {line.strip()[:80]}",
+                        )
+                    )
             break
     return out
 
@@ -99,7 +110,7 @@ def _parse_front_matter_value(component: str, text: str):
     return parse_npm(text)
 
 
-def front_matter_targets(front_matter: dict, fields: Optional[dict[str, str]] = None) -> list[VersionTarget]:
+def front_matter_targets(front_matter: dict, fields: dict[str, str] | None = None) -> list[VersionTarget]:
     """Targets from front-matter keys (``fields``: key → component; default :data:`DEFAULT_FRONT_MATTER_FIELDS`).
 
     A value YAML read as a number is not trusted: ``0.20`` arrives as the float
@@ -115,21 +126,42 @@ def front_matter_targets(front_matter: dict, fields: Optional[dict[str, str]] = 
         value = front_matter[key]
         detail = f"front matter {key}"
         if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-            out.append(VersionTarget(component=component, constraint=str(value), origin="front_matter",
-                                     status="unparsed", detail=f"{detail}: not a version string"))
+            out.append(
+                VersionTarget(
+                    component=component,
+                    constraint=str(value),
+                    origin="front_matter",
+                    status="unparsed",
+                    detail=f"{detail}: not a version string",
+                )
+            )
             continue
         if isinstance(value, float):
-            out.append(VersionTarget(component=component, constraint=repr(value), origin="front_matter",
-                                     status="unparsed",
-                                     detail=f"{detail}: YAML read a number (trailing zeros may be lost); quote it"))
+            out.append(
+                VersionTarget(
+                    component=component,
+                    constraint=repr(value),
+                    origin="front_matter",
+                    status="unparsed",
+                    detail=f"{detail}: YAML read a number (trailing zeros may be lost); quote it",
+                )
+            )
             continue
         text = str(value).strip()
         try:
             intervals, status = _parse_front_matter_value(component, text).to_json(), "parsed"
         except VersionSyntaxError as exc:
             intervals, status, detail = "", "unparsed", f"{detail}: {exc.reason}"
-        out.append(VersionTarget(component=component, constraint=text, origin="front_matter", intervals=intervals,
-                                 status=status, detail=detail))
+        out.append(
+            VersionTarget(
+                component=component,
+                constraint=text,
+                origin="front_matter",
+                intervals=intervals,
+                status=status,
+                detail=detail,
+            )
+        )
     return out
 
 

@@ -5,31 +5,31 @@ Each source is taken at its last commit on or before the end of the given day
 The same request gives the same snapshot id; CURRENT moves only with
 ``publish=True``.
 """
+
 from __future__ import annotations
 
-from warehouse.embeddings import DEFAULT_BACKEND
-
-from datetime import date, datetime, time, timezone
+from datetime import UTC, date, datetime, time
 from pathlib import Path
 
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
-from crawl.git import SourceError, commit_as_of, ensure_mirror, mirror_path, resolve_ref
-from flows.refresh import refresh_flow
-from schemas.config import Source, load_build_config
-from schemas.errors import ConfigError
+from trustindex.crawl.git import SourceError, commit_as_of, ensure_mirror, mirror_path, resolve_ref
+from trustindex.flows.refresh import refresh_flow
+from trustindex.schemas.config import Source, load_build_config
+from trustindex.schemas.errors import ConfigError
+from trustindex.warehouse.embeddings import DEFAULT_BACKEND
 
 
 def end_of_day(as_of: str) -> str:
     """'2025-06-01' → the last second of that day in UTC; a full timestamp is kept as given."""
     try:
         if len(as_of) == 10:
-            return datetime.combine(date.fromisoformat(as_of), time(23, 59, 59), timezone.utc).isoformat()
+            return datetime.combine(date.fromisoformat(as_of), time(23, 59, 59), UTC).isoformat()
         dt = datetime.fromisoformat(as_of.replace("Z", "+00:00"))
     except ValueError:
         raise ConfigError("--as-of", None, f"{as_of!r} is not a date (YYYY-MM-DD) or an ISO timestamp") from None
-    return (dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)).isoformat()
+    return (dt if dt.tzinfo else dt.replace(tzinfo=UTC)).isoformat()
 
 
 @task(name="resolve-as-of", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=1)
@@ -43,9 +43,15 @@ def resolve_commit(source: Source, data_dir: str, as_of_end: str | None, pinned:
 
 
 @flow(name="trustindex-backfill")
-def backfill_flow(sources_file: str, data_dir: str = "data", as_of: str | None = None,
-                  commits: dict[str, str] | None = None, publish: bool = False,
-                  backend: str = DEFAULT_BACKEND, force: bool = False) -> dict:
+def backfill_flow(
+    sources_file: str,
+    data_dir: str = "data",
+    as_of: str | None = None,
+    commits: dict[str, str] | None = None,
+    publish: bool = False,
+    backend: str = DEFAULT_BACKEND,
+    force: bool = False,
+) -> dict:
     cfg = load_build_config(sources_file)
     commits = dict(commits or {})
     unknown = sorted(set(commits) - {s.name for s in cfg.sources})
@@ -63,8 +69,17 @@ def backfill_flow(sources_file: str, data_dir: str = "data", as_of: str | None =
         if isinstance(out, BaseException):
             raise SourceError(f"backfill: source {name}: {out}")
         resolved[name] = out
-    result = refresh_flow(chosen, cfg.ids, cfg.ledger, cfg.policy, data_dir, commits=resolved,
-                          publish=publish, backend=backend, force=force)
+    result = refresh_flow(
+        chosen,
+        cfg.ids,
+        cfg.ledger,
+        cfg.policy,
+        data_dir,
+        commits=resolved,
+        publish=publish,
+        backend=backend,
+        force=force,
+    )
     result["as_of"] = as_of_end
     result["commits"] = resolved
     return result

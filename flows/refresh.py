@@ -5,9 +5,8 @@ whole embedding pass), because a Prefect task run costs 10–90 ms here.
 A source that fails is reported, keeps serving its last good tables, and the
 others still publish.
 """
-from __future__ import annotations
 
-from warehouse.embeddings import DEFAULT_BACKEND
+from __future__ import annotations
 
 import hashlib
 import json
@@ -17,22 +16,22 @@ from pathlib import Path
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
-from crawl.git import SourceError, ensure_mirror, mirror_path, resolve_ref
-from ingest.incremental import Previous
-from ingest.keys import context_key, source_key
-from ingest.source import ingest_source
-from schemas.config import Identities, LedgerEntry, Source
-from schemas.policy import Policy
-from schemas.snapshot import SNAPSHOTS_DIR
-from schemas.tables import SCHEMA_VERSION
-from warehouse.build import write_snapshot_files
-from warehouse.catalog import refresh_catalog
-from warehouse.embeddings import EmbeddingCache, embedder_identity, make_embedder
-from warehouse.publish_gate import PublishRefused, check_publish
-from warehouse.snapshots import current_id, finish_snapshot, list_snapshots, new_build_dir, set_current
-from warehouse.runs import write_run_record
-from warehouse.tables import last_source_meta, load_source_tables, save_source_tables
-from warehouse.tokens import token_counter
+from trustindex.crawl.git import SourceError, ensure_mirror, mirror_path, resolve_ref
+from trustindex.ingest.incremental import Previous
+from trustindex.ingest.keys import context_key, source_key
+from trustindex.ingest.source import ingest_source
+from trustindex.schemas.config import Identities, LedgerEntry, Source
+from trustindex.schemas.policy import Policy
+from trustindex.schemas.snapshot import SNAPSHOTS_DIR
+from trustindex.schemas.tables import SCHEMA_VERSION
+from trustindex.warehouse.build import write_snapshot_files
+from trustindex.warehouse.catalog import refresh_catalog
+from trustindex.warehouse.embeddings import DEFAULT_BACKEND, EmbeddingCache, embedder_identity, make_embedder
+from trustindex.warehouse.publish_gate import PublishRefused, check_publish
+from trustindex.warehouse.runs import write_run_record
+from trustindex.warehouse.snapshots import current_id, finish_snapshot, list_snapshots, new_build_dir, set_current
+from trustindex.warehouse.tables import last_source_meta, load_source_tables, save_source_tables
+from trustindex.warehouse.tokens import token_counter
 
 
 def _transient(task, task_run, state) -> bool:
@@ -41,8 +40,9 @@ def _transient(task, task_run, state) -> bool:
 
 
 @task(name="source", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=1, retry_condition_fn=_transient)
-def ingest_source_task(source: Source, data_dir: str, ids: Identities, ledger: list[LedgerEntry],
-                       policy: Policy, commit: str | None = None) -> dict:
+def ingest_source_task(
+    source: Source, data_dir: str, ids: Identities, ledger: list[LedgerEntry], policy: Policy, commit: str | None = None
+) -> dict:
     data = Path(data_dir)
     repo = ensure_mirror(source.url, mirror_path(data, source.name))
     commit = commit or resolve_ref(repo, source.ref, source.url)
@@ -65,20 +65,37 @@ def ingest_source_task(source: Source, data_dir: str, ids: Identities, ledger: l
 
 def build_inputs_key(keys: dict[str, str], rows: list[dict], backend: str, ann_min_rows: int) -> str:
     """Everything a snapshot's files depend on; equal keys give byte-identical snapshots."""
-    payload = {"schema": SCHEMA_VERSION, "sources": sorted(keys.items()), "embedder": embedder_identity(backend),
-               "ann_min_rows": ann_min_rows,
-               "rows": sorted((r["source"], r["status"], r["commit"] or "", r["config_sha256"], r["error"] or "")
-                              for r in rows)}
+    payload = {
+        "schema": SCHEMA_VERSION,
+        "sources": sorted(keys.items()),
+        "embedder": embedder_identity(backend),
+        "ann_min_rows": ann_min_rows,
+        "rows": sorted(
+            (r["source"], r["status"], r["commit"] or "", r["config_sha256"], r["error"] or "") for r in rows
+        ),
+    }
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:24]
 
 
 @task(name="embed-index-publish", cache_policy=NO_CACHE)
-def build_and_publish(data_dir: str, per_source: dict, source_rows: list[dict], policy: Policy, backend: str,
-                      publish: bool, force: bool, inputs: str, rebuild: bool) -> dict:
+def build_and_publish(
+    data_dir: str,
+    per_source: dict,
+    source_rows: list[dict],
+    policy: Policy,
+    backend: str,
+    publish: bool,
+    force: bool,
+    inputs: str,
+    rebuild: bool,
+) -> dict:
     log = get_run_logger()
     data = Path(data_dir)
-    existing = None if rebuild else next(
-        (m for m in reversed(list_snapshots(data)) if m.extra.get("build_inputs") == inputs), None)
+    existing = (
+        None
+        if rebuild
+        else next((m for m in reversed(list_snapshots(data)) if m.extra.get("build_inputs") == inputs), None)
+    )
     stats = {"total": 0, "distinct": 0, "cache_hits": 0, "encoded": 0}
     if existing is not None:
         sid, counts, reused = existing.snapshot_id, existing.row_counts, True
@@ -89,44 +106,79 @@ def build_and_publish(data_dir: str, per_source: dict, source_rows: list[dict], 
         embedder = make_embedder(backend, cache_dir=enc_cache)
         cache = EmbeddingCache(data / "cache" / "embeddings", embedder.cache_key, embedder.dimensions)
         build = new_build_dir(data)
-        counts, st = write_snapshot_files(build, per_source, source_rows, embedder, cache,
-                                          ann_min_rows=policy["dense"]["exact_below"])
+        counts, st = write_snapshot_files(
+            build, per_source, source_rows, embedder, cache, ann_min_rows=policy["dense"]["exact_below"]
+        )
         stats = {"total": st.total, "distinct": st.distinct, "cache_hits": st.cache_hits, "encoded": st.encoded}
-        manifest = finish_snapshot(data, build, sources=sorted(source_rows, key=lambda r: r["source"]),
-                                   embedding_model=embedder.info(), row_counts=counts,
-                                   build_policy_id=policy.policy_id, extra={"build_inputs": inputs})
+        manifest = finish_snapshot(
+            data,
+            build,
+            sources=sorted(source_rows, key=lambda r: r["source"]),
+            embedding_model=embedder.info(),
+            row_counts=counts,
+            build_policy_id=policy.policy_id,
+            extra={"build_inputs": inputs},
+        )
         sid, reused = manifest.snapshot_id, False
     live = current_id(data)
     gate = []
     if publish and live != sid:
         gate = check_publish(data / SNAPSHOTS_DIR / live if live else None, data / SNAPSHOTS_DIR / sid, policy)
         if gate and not force:
-            raise PublishRefused(f"refusing to publish snapshot {sid} (CURRENT stays {live}): " + "; ".join(gate)
-                                 + ". If this loss is intended, run again with --force.")
+            raise PublishRefused(
+                f"refusing to publish snapshot {sid} (CURRENT stays {live}): "
+                + "; ".join(gate)
+                + ". If this loss is intended, run again with --force."
+            )
         for g in gate:
             log.warning("publishing despite the safety gate (--force): %s", g)
         set_current(data, sid)
         refresh_catalog(data, data / SNAPSHOTS_DIR / sid)
     elif publish:
         refresh_catalog(data, data / SNAPSHOTS_DIR / sid)
-    return {"snapshot_id": sid, "published": publish, "reused_snapshot": reused, "row_counts": counts,
-            "embeddings": stats, "forced_past_gate": gate if force else []}
+    return {
+        "snapshot_id": sid,
+        "published": publish,
+        "reused_snapshot": reused,
+        "row_counts": counts,
+        "embeddings": stats,
+        "forced_past_gate": gate if force else [],
+    }
 
 
 @flow(name="trustindex-refresh")
-def refresh_flow(sources: list[Source], ids: Identities, ledger: list[LedgerEntry], policy: Policy,
-                 data_dir: str, commits: dict[str, str] | None = None, publish: bool = True,
-                 backend: str = DEFAULT_BACKEND, force: bool = False, rebuild: bool = False) -> dict:
+def refresh_flow(
+    sources: list[Source],
+    ids: Identities,
+    ledger: list[LedgerEntry],
+    policy: Policy,
+    data_dir: str,
+    commits: dict[str, str] | None = None,
+    publish: bool = True,
+    backend: str = DEFAULT_BACKEND,
+    force: bool = False,
+    rebuild: bool = False,
+) -> dict:
     log = get_run_logger()
     commits = commits or {}
-    futures = {s.name: ingest_source_task.submit(s, data_dir, ids, ledger, policy, commits.get(s.name))
-               for s in sources}
+    futures = {
+        s.name: ingest_source_task.submit(s, data_dir, ids, ledger, policy, commits.get(s.name)) for s in sources
+    }
     per_source, rows, failures, keys = {}, [], {}, {}
     for s in sources:
         out = futures[s.name].result(raise_on_failure=False)
-        row = {"source": s.name, "repo": s.url, "ref": s.ref, "commit": None, "publisher": s.publisher,
-               "tier": ids.tier_of(s.publisher), "config_sha256": s.config_sha256, "status": "ok", "error": None,
-               "note": None}
+        row = {
+            "source": s.name,
+            "repo": s.url,
+            "ref": s.ref,
+            "commit": None,
+            "publisher": s.publisher,
+            "tier": ids.tier_of(s.publisher),
+            "config_sha256": s.config_sha256,
+            "status": "ok",
+            "error": None,
+            "note": None,
+        }
         if isinstance(out, BaseException):
             failures[s.name] = str(out)
             log.error("source %s failed: %s", s.name, out)
@@ -135,8 +187,10 @@ def refresh_flow(sources: list[Source], ids: Identities, ledger: list[LedgerEntr
             tables = load_source_tables(Path(data_dir), s.name, last[0]) if last else None
             if tables is not None and last[1].get("context") == context_key(s, ids, ledger, policy):
                 per_source[s.name], keys[s.name] = tables, last[0]
-                row.update(commit=last[1]["commit"], note=f"failed; serving its last good tables "
-                                                          f"(commit {last[1]['commit'][:12]})")
+                row.update(
+                    commit=last[1]["commit"],
+                    note=f"failed; serving its last good tables (commit {last[1]['commit'][:12]})",
+                )
             else:
                 row["note"] = "failed; no earlier tables to serve"
         else:
@@ -161,13 +215,14 @@ def publish_run_artifact(data_dir: Path, result: dict) -> None:
     lines = [f"**snapshot {result['snapshot_id']}** ({'published' if result['published'] else 'built'})", ""]
     lines += [f"- {s['source']}: {s['status']} at {(s['commit'] or '')[:12]} — {s['note']}" for s in result["sources"]]
     try:
-        from warehouse.report_html import report_markdown
+        from trustindex.warehouse.report_html import report_markdown
 
         body = report_markdown(data_dir) if result["published"] else ""
     except Exception as e:  # the report is a courtesy; the run's result stands without it
         body = f"(report unavailable: {e})"
-    create_markdown_artifact("\n".join(lines) + "\n\n" + body, key="trustindex-run",
-                             description="trustindex refresh summary")
+    create_markdown_artifact(
+        "\n".join(lines) + "\n\n" + body, key="trustindex-run", description="trustindex refresh summary"
+    )
 
 
 def with_task_runner(flow_fn, dask_address: str | None):
@@ -180,14 +235,22 @@ def with_task_runner(flow_fn, dask_address: str | None):
 
 
 @flow(name="trustindex-refresh-files")
-def refresh_from_files(sources_file: str, data_dir: str = "data", identities_file: str | None = None,
-                       policy_file: str | None = None, ledger_file: str | None = None,
-                       backend: str = DEFAULT_BACKEND, publish: bool = True, force: bool = False) -> dict:
+def refresh_from_files(
+    sources_file: str,
+    data_dir: str = "data",
+    identities_file: str | None = None,
+    policy_file: str | None = None,
+    ledger_file: str | None = None,
+    backend: str = DEFAULT_BACKEND,
+    publish: bool = True,
+    force: bool = False,
+) -> dict:
     """The refresh with file-path parameters: what a Prefect deployment (deploy/prefect.yaml) runs."""
-    from schemas.config import load_build_config
-    from warehouse.lock import data_dir_lock
+    from trustindex.schemas.config import load_build_config
+    from trustindex.warehouse.lock import data_dir_lock
 
     cfg = load_build_config(sources_file, identities_file, policy_file, ledger_file)
     with data_dir_lock(Path(data_dir), wait_seconds=600, what="refresh (deployment)"):
-        return refresh_flow(cfg.sources, cfg.ids, cfg.ledger, cfg.policy, data_dir, publish=publish,
-                            backend=backend, force=force)
+        return refresh_flow(
+            cfg.sources, cfg.ids, cfg.ledger, cfg.policy, data_dir, publish=publish, backend=backend, force=force
+        )

@@ -12,6 +12,7 @@ with a reason.  Anything else propagates, and atheris reports it as a crash.
 
     .venv/bin/python fuzz/fuzz_manifests.py -max_total_time=60 fuzz/corpus/manifests
 """
+
 from __future__ import annotations
 
 import json
@@ -25,16 +26,28 @@ import atheris
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 with atheris.instrument_imports():
-    from extractors.base import ExtractionError
-    from extractors.manifests import (DEFAULT_CARGO_ALLOWLIST, DEFAULT_NPM_ALLOWLIST, parse_cargo_toml,
-                                      parse_package_json, resolve_cargo_workspace, resolve_workspaces)
-    from schemas.versions import ConstraintSet
+    from trustindex.extractors.base import ExtractionError
+    from trustindex.extractors.manifests import (
+        DEFAULT_CARGO_ALLOWLIST,
+        DEFAULT_NPM_ALLOWLIST,
+        parse_cargo_toml,
+        parse_package_json,
+        resolve_cargo_workspace,
+        resolve_workspaces,
+    )
+    from trustindex.schemas.versions import ConstraintSet
 
 LOCAL = parse_package_json(b'{"name": "@midnight-ntwrk/local", "version": "1.4.0"}', "packages/local/package.json")
-MEMBER = parse_cargo_toml(b'[package]\nname = "midnight-member"\nversion.workspace = true\n'
-                          b'[dependencies]\nmidnight-ledger = { workspace = true }\n', "crates/m/Cargo.toml")
-ROOT = parse_cargo_toml(b'[workspace]\nmembers = ["crates/*"]\n[workspace.package]\nversion = "2.0.0"\n'
-                        b'[workspace.dependencies]\nmidnight-ledger = "0.5"\n', "Cargo.toml")
+MEMBER = parse_cargo_toml(
+    b'[package]\nname = "midnight-member"\nversion.workspace = true\n'
+    b"[dependencies]\nmidnight-ledger = { workspace = true }\n",
+    "crates/m/Cargo.toml",
+)
+ROOT = parse_cargo_toml(
+    b'[workspace]\nmembers = ["crates/*"]\n[workspace.package]\nversion = "2.0.0"\n'
+    b'[workspace.dependencies]\nmidnight-ledger = "0.5"\n',
+    "Cargo.toml",
+)
 
 
 def _allowed(name, allowlist) -> bool:
@@ -58,7 +71,8 @@ def check_targets(targets, allowlist, docs) -> None:
     for t in targets:
         assert isinstance(t.component, str) and t.origin == "manifest", t
         assert _allowed(t.component, allowlist) or any(
-            _allowed(k, allowlist) for d in docs for k in _naming_keys(d, t.component)), t
+            _allowed(k, allowlist) for d in docs for k in _naming_keys(d, t.component)
+        ), t
         if t.status == "parsed":
             ConstraintSet.from_json(t.intervals)
         else:

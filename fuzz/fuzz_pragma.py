@@ -11,6 +11,7 @@ VersionSyntaxError.  Anything else propagates, and atheris reports it as a crash
 
     .venv/bin/python fuzz/fuzz_pragma.py -max_total_time=60 fuzz/corpus/pragma
 """
+
 from __future__ import annotations
 
 import sys
@@ -21,8 +22,8 @@ import atheris
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 with atheris.instrument_imports():
-    from extractors.pragma import COMPONENTS, extract_pragmas
-    from schemas.versions import ConstraintSet, VersionSyntaxError, parse_compact
+    from trustindex.extractors.pragma import COMPONENTS, extract_pragmas
+    from trustindex.schemas.versions import ConstraintSet, VersionSyntaxError, parse_compact
 
 
 def check_targets(targets, warnings) -> None:

@@ -1,9 +1,10 @@
 """Pick the extractor for a path (txtai-style factory keyed by file kind)."""
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
-from extractors.base import Extraction, FileContext
+from trustindex.extractors.base import Extraction, FileContext
 
 CONFIG_FILES = ("package.json", "Cargo.toml", "versions.json", "docusaurus.config.js", "docusaurus.config.ts")
 
@@ -13,23 +14,36 @@ def kind_of(path: str) -> str:
     if name in CONFIG_FILES or name.endswith("_versions.json"):
         return "config"
     ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
-    return {"md": "markdown", "mdx": "markdown", "markdown": "markdown", "compact": "compact",
-            "ts": "typescript", "tsx": "typescript", "mts": "typescript", "cts": "typescript",
-            "rs": "rust"}.get(ext, "text")
+    return {
+        "md": "markdown",
+        "mdx": "markdown",
+        "markdown": "markdown",
+        "compact": "compact",
+        "ts": "typescript",
+        "tsx": "typescript",
+        "mts": "typescript",
+        "cts": "typescript",
+        "rs": "rust",
+    }.get(ext, "text")
 
 
 def extractor_for(kind: str) -> Callable[[bytes, FileContext], Extraction]:
     if kind == "markdown":
-        from extractors.markdown import extract_markdown
+        from trustindex.extractors.markdown import extract_markdown
+
         return extract_markdown
     if kind == "compact":
-        from extractors.code_compact import extract_compact
+        from trustindex.extractors.code_compact import extract_compact
+
         return extract_compact
     if kind == "typescript":
-        from extractors.code_typescript import extract_typescript
+        from trustindex.extractors.code_typescript import extract_typescript
+
         return extract_typescript
     if kind == "rust":
-        from extractors.code_rust import extract_rust
+        from trustindex.extractors.code_rust import extract_rust
+
         return extract_rust
-    from extractors.code_text import extract_text
+    from trustindex.extractors.code_text import extract_text
+
     return extract_text

@@ -5,15 +5,22 @@ versions.json, docusaurus.config.*) and the list of paths; then asked, file by
 file, for that file's version targets and deprecations.  A malformed manifest
 is a failed row for the manifest alone, never for the files beneath it.
 """
+
 from __future__ import annotations
 
 import posixpath
 
-from extractors.base import Deprecation, ExtractionError, Extraction, VersionTarget
-from extractors.docs_versions import docs_version_deprecations, docs_version_targets, load_docs_versions
-from extractors.manifests import (manifest_deprecation, nearest_manifest, parse_cargo_toml, parse_package_json,
-                                  resolve_cargo_workspace, resolve_workspaces)
-from schemas.policy import Policy
+from trustindex.extractors.base import Deprecation, Extraction, ExtractionError, VersionTarget
+from trustindex.extractors.docs_versions import docs_version_deprecations, docs_version_targets, load_docs_versions
+from trustindex.extractors.manifests import (
+    manifest_deprecation,
+    nearest_manifest,
+    parse_cargo_toml,
+    parse_package_json,
+    resolve_cargo_workspace,
+    resolve_workspaces,
+)
+from trustindex.schemas.policy import Policy
 
 CODE_KINDS = ("typescript", "rust", "compact", "text")
 
@@ -47,13 +54,13 @@ class SourceEvidence:
         return table.get(hit) if hit else None
 
     def version_targets(self, path: str, kind: str, text: str, ex: Extraction | None) -> list[VersionTarget]:
-        from extractors.version_stamps import apply_precedence, extract_stamps, front_matter_targets
+        from trustindex.extractors.version_stamps import apply_precedence, extract_stamps, front_matter_targets
 
         out: list[VersionTarget] = []
         if ex is not None:
             out.extend(ex.version_targets)
             if kind == "compact":
-                from extractors.pragma import extract_pragmas
+                from trustindex.extractors.pragma import extract_pragmas
 
                 pragmas, warnings = extract_pragmas(text)
                 out.extend(pragmas)
@@ -69,7 +76,7 @@ class SourceEvidence:
         return apply_precedence(out)
 
     def deprecations(self, path: str, kind: str, text: str, ex: Extraction | None) -> list[Deprecation]:
-        from extractors.deprecation import path_deprecations
+        from trustindex.extractors.deprecation import path_deprecations
 
         # the extractors already found in-file markers (Markdown front matter, admonitions and sections;
         # JSDoc; Rust attributes)

@@ -4,12 +4,13 @@ Every tree entry gets exactly one outcome here: a reason to skip it (a named
 rule) or ``None`` (read it).  Git LFS pointers, binaries and files over the
 policy's size cap are recognised from the blob itself.
 """
+
 from __future__ import annotations
 
-from crawl.git import TreeEntry
-from extractors.globs import first_match
-from ingest.dispatch import kind_of
-from schemas.config import Source
+from trustindex.crawl.git import TreeEntry
+from trustindex.extractors.globs import first_match
+from trustindex.ingest.dispatch import kind_of
+from trustindex.schemas.config import Source
 
 LFS_HEADER = b"version https://git-lfs.github.com/spec/"
 # Kinds whose extractor decodes strictly and names the offending byte offset

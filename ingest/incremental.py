@@ -7,6 +7,7 @@ new commit.  History that was rewritten (the old commit is no longer an
 ancestor), or a changed manifest or docs configuration (they govern other
 files' evidence), rebuilds the whole source.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -14,8 +15,8 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from crawl.git import is_ancestor
-from ingest.dispatch import kind_of
+from trustindex.crawl.git import is_ancestor
+from trustindex.ingest.dispatch import kind_of
 
 
 @dataclass
@@ -37,8 +38,9 @@ def plan(repo, previous: Previous | None, commit: str, commits) -> Plan:
     if previous.commit == commit:
         touched: set[str] = set()
     elif not is_ancestor(repo, previous.commit, commit):
-        return Plan(set(), f"history rewritten ({previous.commit[:12]} is no longer an ancestor of "
-                           f"{commit[:12]}): full rebuild")
+        return Plan(
+            set(), f"history rewritten ({previous.commit[:12]} is no longer an ancestor of {commit[:12]}): full rebuild"
+        )
     else:
         new = set(repo.git.rev_list(f"{previous.commit}..{commit}").split())
         touched = {p for c in commits if c.sha in new for p in c.changes}
@@ -47,8 +49,11 @@ def plan(repo, previous: Previous | None, commit: str, commits) -> Plan:
     rep = previous.tables["ingest_report"].to_pydict()
     carry = set(rep["path"]) - touched
     ingested = {p for p, st in zip(rep["path"], rep["status"]) if st == "ingested" and p in carry}
-    return Plan(carry, f"incremental from {previous.commit[:12]}: {len(touched)} paths touched, "
-                       f"{len(carry)} carried forward", ingested)
+    return Plan(
+        carry,
+        f"incremental from {previous.commit[:12]}: {len(touched)} paths touched, {len(carry)} carried forward",
+        ingested,
+    )
 
 
 def carried_rows(previous: Previous, carry: set[str], commit: str, repo_url: str) -> dict[str, list[dict]]:
@@ -68,6 +73,8 @@ def carried_rows(previous: Previous, carry: set[str], commit: str, repo_url: str
         r["commit"] = commit
         out["documents"].append(r)
     rep = t["ingest_report"]
-    out["ingest_report"] = [dict(r, commit=commit) for r in rep.filter(
-        pc.is_in(rep.column("path"), pa.array(sorted(carry), pa.string()))).to_pylist()]
+    out["ingest_report"] = [
+        dict(r, commit=commit)
+        for r in rep.filter(pc.is_in(rep.column("path"), pa.array(sorted(carry), pa.string()))).to_pylist()
+    ]
     return out

@@ -2,13 +2,14 @@
 
 If none of these changed, the tables of the last run are reused as they are.
 """
+
 from __future__ import annotations
 
 import hashlib
 import json
 
-from schemas.config import Identities, LedgerEntry, Source
-from schemas.policy import Policy
+from trustindex.schemas.config import Identities, LedgerEntry, Source
+from trustindex.schemas.policy import Policy
 
 EXTRACTOR_VERSION = "2"  # bump when an extractor's output changes for the same bytes
 
@@ -22,11 +23,12 @@ def source_key(source: Source, commit: str, ids: Identities, ledger: list[Ledger
 def context_key(source: Source, ids: Identities, ledger: list[LedgerEntry], policy: Policy) -> str:
     """Everything but the commit: tables of another commit with the same context can be carried forward."""
     relevant = {
-        "extractor": EXTRACTOR_VERSION, "source": source.config_sha256,
+        "extractor": EXTRACTOR_VERSION,
+        "source": source.config_sha256,
         "publishers": sorted((p.id, p.tier, p.name) for p in ids.publishers.values()),
         "people": sorted((p.name, p.publisher, sorted(p.emails), sorted(p.signing_keys)) for p in ids.people),
         "ledger": sorted((e.path, e.commit, e.verifier, e.method, e.note) for e in ledger if e.source == source.name),
-        "policy": {k: policy[k] for k in ("ingest", "freshness", "version")} | {
-            "deprecation_paths": policy["deprecation"]["path_patterns"]},
+        "policy": {k: policy[k] for k in ("ingest", "freshness", "version")}
+        | {"deprecation_paths": policy["deprecation"]["path_patterns"]},
     }
     return hashlib.sha256(json.dumps(relevant, sort_keys=True, default=str).encode()).hexdigest()[:20]

@@ -4,6 +4,7 @@ Silent unless the command line switches it on (a terminal and no ``--quiet``);
 pipeline code just reports ``stage(...).advance(n)``.  Rendering uses rich,
 which Prefect already depends on.
 """
+
 from __future__ import annotations
 
 import threading
@@ -56,8 +57,15 @@ def enabled(on: bool):
             speed = task.finished_speed or task.speed
             return super().render(task) if speed is None else f"{speed:,.1f}/s"
 
-    _progress = Progress(TextColumn("{task.description:<28}"), BarColumn(), MofNCompleteColumn(), _Rate(),
-                         TimeElapsedColumn(), console=Console(stderr=True), transient=False)
+    _progress = Progress(
+        TextColumn("{task.description:<28}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        _Rate(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=False,
+    )
     _progress.start()
     try:
         yield

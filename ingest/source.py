@@ -6,35 +6,41 @@ the operator's configuration and the source's history.  Every tree entry ends
 in ``ingest_report`` as ingested, skipped (with its rule) or failed (with the
 stage and error).  One bad file never fails the source.
 """
+
 from __future__ import annotations
 
 import hashlib
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Callable
 
 import pyarrow as pa
 
-from crawl.git import commit_time, ensure_mirror, list_tree, mirror_path, read_blob, resolve_ref
-from crawl.history import file_histories, read_log
-from crawl.signatures import (SignatureError, allowed_signers_file, commit_signatures, signature_links,
-                              tag_signatures)
-from extractors.attribution import attribute
-from extractors.base import ExtractionError, FileContext
-from extractors.freshness import bulk_limit, is_cosmetic_change
-from extractors.verification import chain_for_file, make_link, merge_owners
-from extractors.globs import matches
-from ingest.dispatch import kind_of, extractor_for
-from ingest.evidence import SourceEvidence
-from ingest import progress
-from ingest.incremental import Previous, carried_rows, plan
-from ingest.files import skip_rule_for_bytes, skip_rule_for_entry
-from schemas.config import Identities, LedgerEntry, Source
-from schemas.policy import Policy
-from schemas.tables import chunk_id_of, doc_id_of, sha256_text, table_from_rows
+from trustindex.crawl.git import commit_time, ensure_mirror, list_tree, mirror_path, read_blob, resolve_ref
+from trustindex.crawl.history import file_histories, read_log
+from trustindex.crawl.signatures import (
+    SignatureError,
+    allowed_signers_file,
+    commit_signatures,
+    signature_links,
+    tag_signatures,
+)
+from trustindex.extractors.attribution import attribute
+from trustindex.extractors.base import ExtractionError, FileContext
+from trustindex.extractors.freshness import bulk_limit, is_cosmetic_change
+from trustindex.extractors.globs import matches
+from trustindex.extractors.verification import chain_for_file, make_link, merge_owners
+from trustindex.ingest import progress
+from trustindex.ingest.dispatch import extractor_for, kind_of
+from trustindex.ingest.evidence import SourceEvidence
+from trustindex.ingest.files import skip_rule_for_bytes, skip_rule_for_entry
+from trustindex.ingest.incremental import Previous, carried_rows, plan
+from trustindex.schemas.config import Identities, LedgerEntry, Source
+from trustindex.schemas.policy import Policy
+from trustindex.schemas.tables import chunk_id_of, doc_id_of, sha256_text, table_from_rows
 
 log = logging.getLogger(__name__)
 MAX_TOUCHES = 50  # older touches are treated as substantive: conservative, bounded work
@@ -65,12 +71,19 @@ def _url_for(repo_url: str, commit: str, path: str) -> str:
 
 
 def _utc(dt: datetime) -> datetime:
-    return dt.astimezone(timezone.utc)
+    return dt.astimezone(UTC)
 
 
-def ingest_source(source: Source, data_dir: Path, ids: Identities, ledger: list[LedgerEntry], policy: Policy,
-                  count_tokens: Callable[[str], int], commit: str | None = None,
-                  previous: Previous | None = None) -> SourceResult:
+def ingest_source(
+    source: Source,
+    data_dir: Path,
+    ids: Identities,
+    ledger: list[LedgerEntry],
+    policy: Policy,
+    count_tokens: Callable[[str], int],
+    commit: str | None = None,
+    previous: Previous | None = None,
+) -> SourceResult:
     repo = ensure_mirror(source.url, mirror_path(data_dir, source.name))
     commit = commit or resolve_ref(repo, source.ref, source.url)
     entries = list_tree(repo, commit)
@@ -80,9 +93,14 @@ def ingest_source(source: Source, data_dir: Path, ids: Identities, ledger: list[
     fr = policy["freshness"]
     bulk = bulk_limit(len(entries), fr["bulk_min_files"], fr["bulk_share"])
     ing = policy["ingest"]
-    ctx_base = dict(source=source.name, commit=commit, count_tokens=count_tokens,
-                    max_tokens=ing["max_tokens"], target_tokens=ing["target_tokens"])
-    head_time = datetime.fromtimestamp(commit_time(repo, commit), timezone.utc)
+    ctx_base = dict(
+        source=source.name,
+        commit=commit,
+        count_tokens=count_tokens,
+        max_tokens=ing["max_tokens"],
+        target_tokens=ing["target_tokens"],
+    )
+    head_time = datetime.fromtimestamp(commit_time(repo, commit), UTC)
     inc = plan(repo, previous, commit, commits)
 
     report: list[dict] = []
@@ -108,14 +126,16 @@ def ingest_source(source: Source, data_dir: Path, ids: Identities, ledger: list[
         report.append(_row(source, commit, e.path, "skipped", rule, "", ""))
 
     evidence = SourceEvidence(policy, {p: d for p, d in blobs.items() if kind_of(p) == "config"}, sorted(included))
-    report.extend(_row(source, commit, p, "failed", "", stage, err) for p, stage, err in evidence.failures
-                  if p not in inc.carry)
+    report.extend(
+        _row(source, commit, p, "failed", "", stage, err) for p, stage, err in evidence.failures if p not in inc.carry
+    )
     failed_configs = {p for p, _s, _e in evidence.failures}
     ledger_links = _ledger_links(repo, source, commit, ledger, ids, blobs)
     sig_checks = _signature_evidence(repo, data_dir, source, ids, hist, blobs, ledger_links)
 
-    rows: dict[str, list[dict]] = {k: [] for k in ("documents", "chunks", "attribution", "verifications",
-                                                 "version_targets", "deprecations")}
+    rows: dict[str, list[dict]] = {
+        k: [] for k in ("documents", "chunks", "attribution", "verifications", "version_targets", "deprecations")
+    }
     if inc.carry:
         carried = carried_rows(previous, inc.carry, commit, source.url)
         report.extend(carried.pop("ingest_report"))
@@ -123,8 +143,28 @@ def ingest_source(source: Source, data_dir: Path, ids: Identities, ledger: list[
             rows[name].extend(r)
     substantive_cache: dict[tuple[str, str], bool] = {}
     with progress.stage(f"extract {source.name}", len(blobs)) as bar:
-        _extract_all(source, commit, repo, blobs, inc, ctx_base, failed_configs, hist, bulk, substantive_cache,
-                     owners, ids, ledger_links, evidence, head_time, count_tokens, rows, report, bar, sig_checks)
+        _extract_all(
+            source,
+            commit,
+            repo,
+            blobs,
+            inc,
+            ctx_base,
+            failed_configs,
+            hist,
+            bulk,
+            substantive_cache,
+            owners,
+            ids,
+            ledger_links,
+            evidence,
+            head_time,
+            count_tokens,
+            rows,
+            report,
+            bar,
+            sig_checks,
+        )
 
     result = SourceResult(source.name, commit, note=inc.note)
     for name, r in rows.items():
@@ -134,9 +174,28 @@ def ingest_source(source: Source, data_dir: Path, ids: Identities, ledger: list[
     return result
 
 
-def _extract_all(source, commit, repo, blobs, inc, ctx_base, failed_configs, hist, bulk, substantive_cache,
-                 owners, ids, ledger_links, evidence, head_time, count_tokens, rows, report, bar,
-                 sig_checks=None) -> None:
+def _extract_all(
+    source,
+    commit,
+    repo,
+    blobs,
+    inc,
+    ctx_base,
+    failed_configs,
+    hist,
+    bulk,
+    substantive_cache,
+    owners,
+    ids,
+    ledger_links,
+    evidence,
+    head_time,
+    count_tokens,
+    rows,
+    report,
+    bar,
+    sig_checks=None,
+) -> None:
     for path, data in sorted(blobs.items()):
         bar.advance()
         if path in inc.carry:
@@ -153,9 +212,25 @@ def _extract_all(source, commit, repo, blobs, inc, ctx_base, failed_configs, his
         if path in failed_configs:
             continue
         try:
-            local = _document_rows(source, commit, path, data, kind, extraction, hist.get(path), repo, bulk,
-                                   substantive_cache, owners, ids, ledger_links.get(path, []), evidence,
-                                   head_time, count_tokens, sig_checks or {})
+            local = _document_rows(
+                source,
+                commit,
+                path,
+                data,
+                kind,
+                extraction,
+                hist.get(path),
+                repo,
+                bulk,
+                substantive_cache,
+                owners,
+                ids,
+                ledger_links.get(path, []),
+                evidence,
+                head_time,
+                count_tokens,
+                sig_checks or {},
+            )
         except Exception as exc:  # evidence for one file must not fail the source
             report.append(_row(source, commit, path, "failed", "", "evidence", f"{type(exc).__name__}: {exc}"))
             continue
@@ -165,11 +240,29 @@ def _extract_all(source, commit, repo, blobs, inc, ctx_base, failed_configs, his
         report.append(_row(source, commit, path, "ingested", "", "", "; ".join(warnings)[:500]))
 
 
-def _document_rows(source, commit, path, data, kind, extraction, h, repo, bulk, substantive_cache, owners, ids,
-                   ledger_links, evidence, head_time, count_tokens, sig_checks) -> dict[str, list[dict]]:
+def _document_rows(
+    source,
+    commit,
+    path,
+    data,
+    kind,
+    extraction,
+    h,
+    repo,
+    bulk,
+    substantive_cache,
+    owners,
+    ids,
+    ledger_links,
+    evidence,
+    head_time,
+    count_tokens,
+    sig_checks,
+) -> dict[str, list[dict]]:
     """Every table's rows for one document."""
-    rows: dict[str, list[dict]] = {k: [] for k in ("documents", "chunks", "attribution", "verifications",
-                                                 "version_targets", "deprecations")}
+    rows: dict[str, list[dict]] = {
+        k: [] for k in ("documents", "chunks", "attribution", "verifications", "version_targets", "deprecations")
+    }
     doc_id = doc_id_of(source.name, path)
     touches = h.touches[:MAX_TOUCHES] if h else []
     subst = {c.sha: _is_substantive(repo, c, path, bulk, substantive_cache) for c in touches}
@@ -179,51 +272,107 @@ def _document_rows(source, commit, path, data, kind, extraction, h, repo, bulk, 
     targets = evidence.version_targets(path, kind, text, extraction)
     deprecations = evidence.deprecations(path, kind, text, extraction)
     fm = extraction.front_matter if extraction else {}
-    rows["documents"].append({
-        "doc_id": doc_id, "source": source.name, "repo": source.url, "commit": commit, "path": path,
-        "kind": kind, "content_sha256": hashlib.sha256(data).hexdigest(), "size": len(data),
-        "last_modified": _utc(last.commit_date) if last else head_time,
-        "last_modified_commit": last.sha if last else commit,
-        "last_substantive_change": _utc(last_sub.commit_date) if last_sub else head_time,
-        "last_substantive_commit": last_sub.sha if last_sub else commit,
-        "front_matter": json.dumps(fm, sort_keys=True, default=str), "url": _url_for(source.url, commit, path),
-        "warnings": list(extraction.warnings) if extraction else []})
-    rows["attribution"].append({"doc_id": doc_id, **attribute(
-        source, path, ids, last.author_name if last else "", last.author_email if last else "")})
+    rows["documents"].append(
+        {
+            "doc_id": doc_id,
+            "source": source.name,
+            "repo": source.url,
+            "commit": commit,
+            "path": path,
+            "kind": kind,
+            "content_sha256": hashlib.sha256(data).hexdigest(),
+            "size": len(data),
+            "last_modified": _utc(last.commit_date) if last else head_time,
+            "last_modified_commit": last.sha if last else commit,
+            "last_substantive_change": _utc(last_sub.commit_date) if last_sub else head_time,
+            "last_substantive_commit": last_sub.sha if last_sub else commit,
+            "front_matter": json.dumps(fm, sort_keys=True, default=str),
+            "url": _url_for(source.url, commit, path),
+            "warnings": list(extraction.warnings) if extraction else [],
+        }
+    )
+    rows["attribution"].append(
+        {
+            "doc_id": doc_id,
+            **attribute(source, path, ids, last.author_name if last else "", last.author_email if last else ""),
+        }
+    )
     links = chain_for_file(touches, subst, owners, ids) + signature_links(touches, subst, sig_checks, ids)
     for link in ledger_links:  # vouched at a commit: stale only if a substantive change came after it
         if link.stale:
             link.stale = any(subst.get(t.sha) and t.commit_date > link.date for t in touches)
     for link in links + ledger_links:
-        rows["verifications"].append({"doc_id": doc_id, "verifier": link.verifier,
-                                      "verifier_email": link.verifier_email, "publisher": link.publisher,
-                                      "tier": link.tier, "method": link.method, "commit": link.commit,
-                                      "date": _utc(link.date), "stale": link.stale, "detail": link.detail})
+        rows["verifications"].append(
+            {
+                "doc_id": doc_id,
+                "verifier": link.verifier,
+                "verifier_email": link.verifier_email,
+                "publisher": link.publisher,
+                "tier": link.tier,
+                "method": link.method,
+                "commit": link.commit,
+                "date": _utc(link.date),
+                "stale": link.stale,
+                "detail": link.detail,
+            }
+        )
     chunk_ids: dict[int, str] = {}
-    for ch in (extraction.chunks if extraction else []):
+    for ch in extraction.chunks if extraction else []:
         etext = embed_text(ch.heading_path, ch.symbol_path, path, ch.text)
         cid = chunk_id_of(source.name, path, ch.start_line, ch.end_line, sha256_text(ch.text), ch.ordinal)
         chunk_ids[ch.ordinal] = cid
-        rows["chunks"].append({
-            "chunk_id": cid, "doc_id": doc_id, "source": source.name, "path": path, "ordinal": ch.ordinal,
-            "heading_path": list(ch.heading_path), "symbol_path": ch.symbol_path,
-            "start_line": ch.start_line, "end_line": ch.end_line, "text": ch.text,
-            "content_sha256": sha256_text(etext), "token_count": ch.token_count or count_tokens(etext)})
+        rows["chunks"].append(
+            {
+                "chunk_id": cid,
+                "doc_id": doc_id,
+                "source": source.name,
+                "path": path,
+                "ordinal": ch.ordinal,
+                "heading_path": list(ch.heading_path),
+                "symbol_path": ch.symbol_path,
+                "start_line": ch.start_line,
+                "end_line": ch.end_line,
+                "text": ch.text,
+                "content_sha256": sha256_text(etext),
+                "token_count": ch.token_count or count_tokens(etext),
+            }
+        )
     for vt in targets:
-        rows["version_targets"].append({
-            "doc_id": doc_id, "chunk_id": chunk_ids.get(vt.chunk_ordinal) if vt.chunk_ordinal is not None else None,
-            "component": vt.component, "constraint": vt.constraint, "intervals": vt.intervals,
-            "origin": vt.origin, "status": vt.status, "detail": vt.detail})
+        rows["version_targets"].append(
+            {
+                "doc_id": doc_id,
+                "chunk_id": chunk_ids.get(vt.chunk_ordinal) if vt.chunk_ordinal is not None else None,
+                "component": vt.component,
+                "constraint": vt.constraint,
+                "intervals": vt.intervals,
+                "origin": vt.origin,
+                "status": vt.status,
+                "detail": vt.detail,
+            }
+        )
     for d in deprecations:
-        rows["deprecations"].append({
-            "doc_id": doc_id, "chunk_id": chunk_ids.get(d.chunk_ordinal) if d.chunk_ordinal is not None else None,
-            "scope": d.scope, "reason": d.reason, "marker": d.marker})
+        rows["deprecations"].append(
+            {
+                "doc_id": doc_id,
+                "chunk_id": chunk_ids.get(d.chunk_ordinal) if d.chunk_ordinal is not None else None,
+                "scope": d.scope,
+                "reason": d.reason,
+                "marker": d.marker,
+            }
+        )
     return rows
 
 
 def _row(source: Source, commit: str, path: str, status: str, rule: str, stage: str, reason: str) -> dict:
-    return {"source": source.name, "commit": commit, "path": path, "status": status, "rule": rule,
-            "stage": stage, "reason": reason}
+    return {
+        "source": source.name,
+        "commit": commit,
+        "path": path,
+        "status": status,
+        "rule": rule,
+        "stage": stage,
+        "reason": reason,
+    }
 
 
 def _is_substantive(repo, c, path: str, bulk: int, cache: dict) -> bool:
@@ -236,15 +385,17 @@ def _is_substantive(repo, c, path: str, bulk: int, cache: dict) -> bool:
             cache[key] = False
         else:
             try:
-                cache[key] = not is_cosmetic_change(read_blob(repo, old) if old else None,
-                                                    read_blob(repo, new) if new else None)
+                cache[key] = not is_cosmetic_change(
+                    read_blob(repo, old) if old else None, read_blob(repo, new) if new else None
+                )
             except Exception:
                 cache[key] = True
     return cache[key]
 
 
-def _signature_evidence(repo, data_dir: Path, source: Source, ids: Identities, hist, blobs: dict[str, bytes],
-                        ledger_links: dict[str, list]) -> dict:
+def _signature_evidence(
+    repo, data_dir: Path, source: Source, ids: Identities, hist, blobs: dict[str, bytes], ledger_links: dict[str, list]
+) -> dict:
     """Signatures git verifies against the operator's signers: commits (returned) and tags (added to the
     per-file links like a ledger entry).  Skipped entirely when no person lists a signing key."""
     allowed = allowed_signers_file(ids, Path(data_dir) / "signers" / source.name)
@@ -265,13 +416,15 @@ def _signature_evidence(repo, data_dir: Path, source: Source, ids: Identities, h
         for path, data in blobs.items():
             then = read_blob(repo, tree[path]) if path in tree else None
             stale = then is None or not (then == data or is_cosmetic_change(then, data))
-            ledger_links.setdefault(path, []).append(make_link(
-                ids, t.principal, t.principal, "signature", t.commit, t.date, stale, f"signed tag {t.tag}"))
+            ledger_links.setdefault(path, []).append(
+                make_link(ids, t.principal, t.principal, "signature", t.commit, t.date, stale, f"signed tag {t.tag}")
+            )
     return checks
 
 
-def _ledger_links(repo, source: Source, commit: str, ledger: list[LedgerEntry], ids: Identities,
-                  blobs: dict[str, bytes]) -> dict[str, list]:
+def _ledger_links(
+    repo, source: Source, commit: str, ledger: list[LedgerEntry], ids: Identities, blobs: dict[str, bytes]
+) -> dict[str, list]:
     """The operator's ledger: a verifier vouched for matching paths as of a commit or tag."""
     out: dict[str, list] = {}
     for entry in ledger:
@@ -279,7 +432,7 @@ def _ledger_links(repo, source: Source, commit: str, ledger: list[LedgerEntry], 
             continue
         try:
             sha = repo.git.rev_parse("--verify", "--quiet", f"{entry.commit}^{{commit}}").strip()
-            when = datetime.fromtimestamp(int(repo.git.show("-s", "--format=%ct", sha)), timezone.utc)
+            when = datetime.fromtimestamp(int(repo.git.show("-s", "--format=%ct", sha)), UTC)
             tree = {e.path: e.sha for e in list_tree(repo, sha)}
         except Exception:
             continue  # a ledger commit this source does not have vouches for nothing
@@ -288,7 +441,16 @@ def _ledger_links(repo, source: Source, commit: str, ledger: list[LedgerEntry], 
                 continue
             then = read_blob(repo, tree[path]) if path in tree else None
             stale = then is None or not (then == data or is_cosmetic_change(then, data))
-            out.setdefault(path, []).append(make_link(
-                ids, entry.verifier, entry.verifier, "ledger", sha, when, stale,
-                f"operator ledger ({entry.method}){': ' + entry.note if entry.note else ''}"))
+            out.setdefault(path, []).append(
+                make_link(
+                    ids,
+                    entry.verifier,
+                    entry.verifier,
+                    "ledger",
+                    sha,
+                    when,
+                    stale,
+                    f"operator ledger ({entry.method}){': ' + entry.note if entry.note else ''}",
+                )
+            )
     return out

@@ -1,12 +1,13 @@
-"""The serving module: ``from query import Index``.
+"""The serving module: ``from trustindex.query import Index``.
 
 Imports nothing from the build side (flows, extractors, prefect)."""
+
 from __future__ import annotations
 
 
 def __getattr__(name):
     if name == "Index":
-        from query.index import Index
+        from trustindex.query.index import Index
 
         return Index
     raise AttributeError(name)

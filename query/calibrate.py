@@ -8,6 +8,7 @@ lowest cosine that at most ``max_ood_high`` of out-of-domain queries reach;
 ``answer_confidence`` = sigmoid(slope × cosine + intercept) by logistic
 regression (Newton's method, a small L2 penalty).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -16,16 +17,19 @@ from pathlib import Path
 
 import numpy as np
 
-from schemas.errors import QueryError
-from schemas.policy import Policy
+from trustindex.schemas.errors import QueryError
+from trustindex.schemas.policy import Policy
 
 
 def read_queries(path: str | Path) -> list[str]:
     p = Path(path)
     if not p.is_file():
         raise QueryError(f"{p}: query list not found")
-    out = [line.strip() for line in p.read_text(encoding="utf-8").splitlines()
-           if line.strip() and not line.lstrip().startswith("#")]
+    out = [
+        line.strip()
+        for line in p.read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
     if len(out) < 3:
         raise QueryError(f"{p}: needs at least 3 queries, found {len(out)}")
     return out
@@ -69,19 +73,29 @@ def fit(pos: np.ndarray, neg: np.ndarray, max_ood_high: float = 0.02) -> dict:
     x = np.concatenate([pos, neg])
     y = np.concatenate([np.ones_like(pos), np.zeros_like(neg)])
     slope, intercept = _logistic(x, y)
-    return {"auroc": auroc(pos, neg), "high_threshold": round(high, 4), "mid_threshold": round(mid, 4),
-            "calibration_slope": round(slope, 4), "calibration_intercept": round(intercept, 4),
-            "in_domain": {"n": int(pos.size), "min": float(pos.min()), "median": float(np.median(pos))},
-            "out_of_domain": {"n": int(neg.size), "max": float(neg.max()), "median": float(np.median(neg))},
-            "high_recall": float((pos >= high).mean()), "ood_above_mid": float((neg >= mid).mean())}
+    return {
+        "auroc": auroc(pos, neg),
+        "high_threshold": round(high, 4),
+        "mid_threshold": round(mid, 4),
+        "calibration_slope": round(slope, 4),
+        "calibration_intercept": round(intercept, 4),
+        "in_domain": {"n": int(pos.size), "min": float(pos.min()), "median": float(np.median(pos))},
+        "out_of_domain": {"n": int(neg.size), "max": float(neg.max()), "median": float(np.median(neg))},
+        "high_recall": float((pos >= high).mean()),
+        "ood_above_mid": float((neg >= mid).mean()),
+    }
 
 
 def calibrate(index, in_domain: list[str], out_of_domain: list[str], base: Policy) -> tuple[Policy, dict]:
     pos, neg = best_cosines(index, in_domain), best_cosines(index, out_of_domain)
     result = fit(pos, neg)
     model = index.data.manifest.embedding_model
-    cid = hashlib.sha256(json.dumps({"model": model.get("sha256"), "backend": model.get("backend"),
-                                     "in": in_domain, "out": out_of_domain}, sort_keys=True).encode()).hexdigest()[:16]
+    cid = hashlib.sha256(
+        json.dumps(
+            {"model": model.get("sha256"), "backend": model.get("backend"), "in": in_domain, "out": out_of_domain},
+            sort_keys=True,
+        ).encode()
+    ).hexdigest()[:16]
     values = json.loads(json.dumps(base.values))
     for k in ("high_threshold", "mid_threshold", "calibration_slope", "calibration_intercept"):
         values["match"][k] = result[k]

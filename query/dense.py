@@ -33,6 +33,7 @@ is measured by bench/bench_query.py; docs/benchmarks.md).
 API used by ``query.index``: ``top(q, depth) -> (rows, cosines)`` best first;
 ``cosines(q, rows)`` exact for the given rows; ``best(q)`` the best raw cosine.
 """
+
 from __future__ import annotations
 
 import sys
@@ -40,8 +41,8 @@ from pathlib import Path
 
 import numpy as np
 
-from schemas.errors import SnapshotError
-from schemas.snapshot import DENSE_INDEX
+from trustindex.schemas.errors import SnapshotError
+from trustindex.schemas.snapshot import DENSE_INDEX
 
 STORAGE_DTYPE = np.float16
 # HNSW graph: M = 16 links a node (usearch's default), efConstruction = 128.
@@ -83,8 +84,13 @@ def build_ann_index(matrix: np.ndarray, path: Path, threads: int = BUILD_THREADS
     matrix = np.ascontiguousarray(matrix, dtype=STORAGE_DTYPE)
     if matrix.ndim != 2 or matrix.shape[0] == 0:
         raise ValueError(f"ANN index needs a non-empty [n, dims] matrix, got shape {matrix.shape}")
-    ix = ui.Index(ndim=matrix.shape[1], metric=ui.MetricKind.IP, dtype="f16", connectivity=CONNECTIVITY,
-                  expansion_add=EXPANSION_ADD)
+    ix = ui.Index(
+        ndim=matrix.shape[1],
+        metric=ui.MetricKind.IP,
+        dtype="f16",
+        connectivity=CONNECTIVITY,
+        expansion_add=EXPANSION_ADD,
+    )
     ix.add(np.arange(matrix.shape[0], dtype=np.uint64), matrix, threads=threads)
     ix.save(str(path))
     return {"rows": int(matrix.shape[0]), "connectivity": CONNECTIVITY, "expansion_add": EXPANSION_ADD}
@@ -119,8 +125,11 @@ class DenseIndex:
         if self.n < exact_below:
             self.mode = "exact"
         elif path is None or not path.is_file():
-            self.mode, self.reason = "exact", f"{self.n} rows reach dense.exact_below ({exact_below}) but the " \
-                                              f"snapshot has no {DENSE_INDEX}; searching exactly"
+            self.mode, self.reason = (
+                "exact",
+                f"{self.n} rows reach dense.exact_below ({exact_below}) but the "
+                f"snapshot has no {DENSE_INDEX}; searching exactly",
+            )
         else:
             self.ann, self.mode = self._open_ann(path), "ann"
 
@@ -130,8 +139,12 @@ class DenseIndex:
             meta = ui.Index.metadata(str(path))
         except (ValueError, RuntimeError, OSError) as e:
             raise SnapshotError(f"{path}: not a readable usearch index ({e})") from None
-        want = {"count_present": self.n, "dimensions": self.dims, "kind_metric": ui.MetricKind.IP,
-                "kind_scalar": ui.ScalarKind.F16}
+        want = {
+            "count_present": self.n,
+            "dimensions": self.dims,
+            "kind_metric": ui.MetricKind.IP,
+            "kind_scalar": ui.ScalarKind.F16,
+        }
         for key, value in want.items():
             if meta is None or meta.get(key) != value:
                 got = None if meta is None else meta.get(key)
@@ -162,9 +175,9 @@ class DenseIndex:
             raise IndexError(f"row out of range 0..{self.n - 1}")
         out = np.empty(rows.size, np.float32)
         for s in range(0, rows.size, _BLOCK):
-            block = np.asarray(self.emb[rows[s:s + _BLOCK]], dtype=np.float32)
+            block = np.asarray(self.emb[rows[s : s + _BLOCK]], dtype=np.float32)
             # einsum reduces each row on its own (no BLAS blocking), so a row's value is the same in any batch.
-            out[s:s + _BLOCK] = np.einsum("ij,j->i", block, q)
+            out[s : s + _BLOCK] = np.einsum("ij,j->i", block, q)
         return out
 
     def _scan(self, q: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
@@ -187,16 +200,20 @@ class DenseIndex:
 
     def warm(self, threads: int | None = None, min_rows: int | None = None) -> bool:
         """Build the int8 prefilter (query/dense_int8.py) for a long-lived process; True if one is in use."""
-        from query.dense_int8 import MIN_ROWS, Int8Prefilter, available
+        from trustindex.query.dense_int8 import MIN_ROWS, Int8Prefilter, available
 
-        if self._prefilter is None and self.mode == "exact" and self.n >= (MIN_ROWS if min_rows is None else min_rows) \
-                and available():
+        if (
+            self._prefilter is None
+            and self.mode == "exact"
+            and self.n >= (MIN_ROWS if min_rows is None else min_rows)
+            and available()
+        ):
             # One thread by default: the query encoder's onnxruntime pool keeps spinning for a moment after each
             # run, and a second pool spinning beside it on 2 cores doubled both runs (docs/benchmarks.md).
             self._prefilter = Int8Prefilter(self.emb, threads or 1)
         return self._prefilter is not None
 
-    def share_warmth(self, other: "DenseIndex") -> None:
+    def share_warmth(self, other: DenseIndex) -> None:
         """Reuse ``other``'s prefilter (same embeddings; a policy reload must not rebuild it)."""
         if _same_buffer(other.emb, self.emb) and other._prefilter is not None and self.mode == "exact":
             self._prefilter = other._prefilter
@@ -206,7 +223,7 @@ class DenseIndex:
         if self._prefilter is not None:
             return self._prefiltered_top(q, qn, depth, fetch)
         ui = _usearch()
-        eps = (2.0 ** -11 + 2 * self.dims * 2.0 ** -24) * qn * 1.002 + 1e-7  # row norms ≤ 1 + 2⁻¹¹
+        eps = (2.0**-11 + 2 * self.dims * 2.0**-24) * qn * 1.002 + 1e-7  # row norms ≤ 1 + 2⁻¹¹
         while fetch < self.n:
             m = ui.search(self.emb, q, fetch, ui.MetricKind.IP, exact=True, threads=self._scan_threads)
             rows = np.asarray(m.keys, dtype=np.int64)
@@ -223,7 +240,7 @@ class DenseIndex:
     def _prefiltered_top(self, q: np.ndarray, qn: float, depth: int, fetch: int):
         """Candidates by the int8 upper bound; proven exact as in ``_exact_top`` (see query/dense_int8.py)."""
         ub = self._prefilter.upper_bounds(q)
-        eps = self.dims * 2.0 ** -24 * qn * 1.002 + 1e-7  # float32 rounding of ``cosines`` (row norms ≤ 1 + 2⁻¹¹)
+        eps = self.dims * 2.0**-24 * qn * 1.002 + 1e-7  # float32 rounding of ``cosines`` (row norms ≤ 1 + 2⁻¹¹)
         # Twice usearch's first fetch: at 100k rows ~150-220 bounds reach past the exact top 100, so 2×depth
         # often needed a second round (another pass over every bound).
         fetch = min(self.n, 2 * fetch)

@@ -23,6 +23,7 @@ one-shot ``trustindex query``.  The graph is written with the ``onnx`` package; 
 install without it (query/ needs only numpy, pyarrow, tokenizers and onnxruntime) skips
 the prefilter and searches with usearch alone — same results, slower.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -50,7 +51,7 @@ class Int8Prefilter:
         import onnxruntime as ort
         from onnx import TensorProto, helper, numpy_helper
 
-        from query.encoder import session_options
+        from trustindex.query.encoder import session_options
 
         n, d = emb.shape
         q8 = np.empty((n, d), dtype=np.int8)
@@ -58,13 +59,13 @@ class Int8Prefilter:
         err = np.empty(n, dtype=np.float64)
         qnorm = np.empty(n, dtype=np.float64)
         for s in range(0, n, _BLOCK):  # bounded temporaries: a block of float64 at a time
-            x = np.asarray(emb[s:s + _BLOCK], dtype=np.float64)
+            x = np.asarray(emb[s : s + _BLOCK], dtype=np.float64)
             q, sc = _to_int8(x)
-            q8[s:s + _BLOCK] = q.astype(np.int8)
-            scale[s:s + _BLOCK] = sc
+            q8[s : s + _BLOCK] = q.astype(np.int8)
+            scale[s : s + _BLOCK] = sc
             approx = q * sc[:, None]
-            err[s:s + _BLOCK] = np.linalg.norm(x - approx, axis=1)
-            qnorm[s:s + _BLOCK] = np.linalg.norm(approx, axis=1)
+            err[s : s + _BLOCK] = np.linalg.norm(x - approx, axis=1)
+            qnorm[s : s + _BLOCK] = np.linalg.norm(approx, axis=1)
         self.n, self.dims = n, d
         # float32 copies for the per-query arithmetic (half the memory traffic of float64), each rounded up by a
         # margin far above float32's rounding (values ≤ ~2, relative 6e-8), so the bound stays a bound.
@@ -73,16 +74,21 @@ class Int8Prefilter:
         self.err = (err + _SLACK).astype(np.float32)
         self.qnorm = (qnorm + _SLACK).astype(np.float32)
         graph = helper.make_graph(
-            [helper.make_node("MatMulInteger", ["q", "rows", "zero"], ["dot"])], "int8_prefilter",
+            [helper.make_node("MatMulInteger", ["q", "rows", "zero"], ["dot"])],
+            "int8_prefilter",
             [helper.make_tensor_value_info("q", TensorProto.UINT8, [1, d])],
             [helper.make_tensor_value_info("dot", TensorProto.INT32, [1, n])],
-            initializer=[numpy_helper.from_array(np.ascontiguousarray(q8.T), "rows"),
-                         numpy_helper.from_array(np.array(128, dtype=np.uint8), "zero")])
+            initializer=[
+                numpy_helper.from_array(np.ascontiguousarray(q8.T), "rows"),
+                numpy_helper.from_array(np.array(128, dtype=np.uint8), "zero"),
+            ],
+        )
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
         model.ir_version = 8  # onnxruntime 1.31 reads IR ≤ 13; onnx 1.23 writes 14 by default
         del q8
-        self._session = ort.InferenceSession(model.SerializeToString(), session_options(threads),
-                                             providers=["CPUExecutionProvider"])
+        self._session = ort.InferenceSession(
+            model.SerializeToString(), session_options(threads), providers=["CPUExecutionProvider"]
+        )
         del model, graph
 
     def upper_bounds(self, q: np.ndarray) -> np.ndarray:

@@ -17,15 +17,16 @@ Pooling and normalisation follow sentence-transformers' ``Pooling(mode="mean")``
 ``Normalize`` modules: the mean of the token vectors under the attention mask, then
 division by the L2 norm.
 """
+
 from __future__ import annotations
 
 import hashlib
 import json
 import os
 import threading
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Optional, Sequence
 
 import numpy as np
 import onnxruntime as ort
@@ -113,8 +114,10 @@ def verify_files(directory: Path, meta: dict) -> None:
             raise EncoderError(f"{path}: missing")
         actual = sha256_file(path)
         if actual != expected:
-            raise EncoderError(f"{path}: sha256 mismatch (encoder.json says {expected[:12]}…, file is {actual[:12]}…); "
-                               "the file is corrupt or was replaced: re-export the encoder")
+            raise EncoderError(
+                f"{path}: sha256 mismatch (encoder.json says {expected[:12]}…, file is {actual[:12]}…); "
+                "the file is corrupt or was replaced: re-export the encoder"
+            )
 
 
 class OnnxEncoder:
@@ -124,7 +127,7 @@ class OnnxEncoder:
     ``max_seq_length`` tokens are truncated, exactly as sentence-transformers does.
     """
 
-    def __init__(self, directory: Path, threads: Optional[int] = None, verify: bool = True):
+    def __init__(self, directory: Path, threads: int | None = None, verify: bool = True):
         """``verify=False`` skips the files' sha256 (for a caller that has just checked them, as a snapshot does)."""
         self.directory = Path(directory)
         meta = read_manifest(self.directory)
@@ -151,8 +154,8 @@ class OnnxEncoder:
         self._pad_id = int(meta.get("pad_id", 0))
         self._session = self._open_session(self.threads)
         self._lock = threading.Lock()
-        self._pool_session: Optional[ort.InferenceSession] = None
-        self._executor: Optional[ThreadPoolExecutor] = None
+        self._pool_session: ort.InferenceSession | None = None
+        self._executor: ThreadPoolExecutor | None = None
         names = {i.name for i in self._session.get_inputs()}
         if not {"input_ids", "attention_mask"} <= names:
             raise EncoderError(f"{self.directory / MODEL_FILE}: inputs {sorted(names)} lack input_ids/attention_mask")
@@ -160,8 +163,9 @@ class OnnxEncoder:
 
     def _open_session(self, threads: int) -> ort.InferenceSession:
         try:
-            return ort.InferenceSession(str(self.directory / MODEL_FILE), session_options(threads),
-                                        providers=["CPUExecutionProvider"])
+            return ort.InferenceSession(
+                str(self.directory / MODEL_FILE), session_options(threads), providers=["CPUExecutionProvider"]
+            )
         except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph types
             raise EncoderError(f"{self.directory / MODEL_FILE}: onnxruntime cannot load it: {exc}") from None
 
@@ -201,7 +205,7 @@ class OnnxEncoder:
         encodings = self._tokenizer.encode_batch(list(texts))
         lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))
         order = np.argsort(-lengths, kind="stable")  # longest first: a memory problem shows up at once
-        batches = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+        batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
 
         def run(session: ort.InferenceSession, idx: np.ndarray) -> None:
             width = int(lengths[idx[0]])

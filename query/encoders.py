@@ -4,6 +4,7 @@
 tokenizers only); ``sentence-transformers`` snapshots need torch and load the
 model the manifest names, checked by its weights' sha256.
 """
+
 from __future__ import annotations
 
 import os
@@ -11,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from schemas.errors import SnapshotError
-from schemas.snapshot import ENCODER_DIR, Manifest
+from trustindex.schemas.errors import SnapshotError
+from trustindex.schemas.snapshot import ENCODER_DIR, Manifest
 
 
 class _SentenceTransformerQueryEncoder:
@@ -41,7 +42,7 @@ def open_encoder(snapshot_dir: Path, manifest: Manifest, checksums_verified: boo
     info = manifest.embedding_model
     backend = info.get("backend")
     if backend == "onnx-int8":
-        from query.encoder import EncoderError, OnnxEncoder
+        from trustindex.query.encoder import EncoderError, OnnxEncoder
 
         listed = all(f"{ENCODER_DIR}/{name}" in manifest.files for name in ("model.int8.onnx", "tokenizer.json"))
         try:
@@ -49,8 +50,10 @@ def open_encoder(snapshot_dir: Path, manifest: Manifest, checksums_verified: boo
         except (EncoderError, OSError) as e:
             raise SnapshotError(f"snapshot {manifest.snapshot_id}: its query encoder cannot be loaded: {e}") from None
         if enc.model_id != info.get("id") or enc.dimensions != int(info.get("dimensions", -1)):
-            raise SnapshotError(f"snapshot {manifest.snapshot_id}: its encoder ({enc.model_id}, {enc.dimensions} "
-                                f"dims) disagrees with its embeddings ({info.get('id')}, {info.get('dimensions')})")
+            raise SnapshotError(
+                f"snapshot {manifest.snapshot_id}: its encoder ({enc.model_id}, {enc.dimensions} "
+                f"dims) disagrees with its embeddings ({info.get('id')}, {info.get('dimensions')})"
+            )
         return enc
     if backend == "sentence-transformers":
         return _SentenceTransformerQueryEncoder(info)

@@ -4,6 +4,7 @@ score(d) = Σ_rankings w_r / (k + rank_r(d)), rank 1-based.  Used to order and
 to choose the candidate pool only; at k = 60 the scores sit near 0.03, so they
 never enter confidence.
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -8,6 +8,7 @@ the user's own query and the whole library; display_confidence is the tier's
 ceiling scaled by the hit's confidence over the best of the whole candidate
 pool, so it does not change with k.
 """
+
 from __future__ import annotations
 
 import math
@@ -17,19 +18,24 @@ from pathlib import Path
 
 import numpy as np
 
-from query import response as R
-from query.dense import DenseIndex
-from query.encoders import open_encoder
-from query.fusion import rrf, top_ranking
-from query.reader import SnapshotData
-from query.relevance import relevance as relevance_of
-from query.trust import (attribution_factor, deprecation_factor, freshness_factor, reference_day,
-                         verification_factor)
-from query.trust_prior import TrustPrior
-from query.versionmatch import Target, parse_target_args, version_factor
-from schemas.errors import QueryError
-from schemas.policy import Policy
-from schemas.snapshot import resolve_current
+from trustindex.query import response as R
+from trustindex.query.dense import DenseIndex
+from trustindex.query.encoders import open_encoder
+from trustindex.query.fusion import rrf, top_ranking
+from trustindex.query.reader import SnapshotData
+from trustindex.query.relevance import relevance as relevance_of
+from trustindex.query.trust import (
+    attribution_factor,
+    deprecation_factor,
+    freshness_factor,
+    reference_day,
+    verification_factor,
+)
+from trustindex.query.trust_prior import TrustPrior
+from trustindex.query.versionmatch import Target, parse_target_args, version_factor
+from trustindex.schemas.errors import QueryError
+from trustindex.schemas.policy import Policy
+from trustindex.schemas.snapshot import resolve_current
 
 MAX_QUERY_CHARS = 10_000
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -62,8 +68,15 @@ class Index:
         self._trust_prior: TrustPrior | None = None
 
     @classmethod
-    def open(cls, path: str | Path | None = None, *, data_dir: str | Path | None = None,
-             policy: Policy | str | Path | None = None, verify: bool = True, warm: bool = False) -> "Index":
+    def open(
+        cls,
+        path: str | Path | None = None,
+        *,
+        data_dir: str | Path | None = None,
+        policy: Policy | str | Path | None = None,
+        verify: bool = True,
+        warm: bool = False,
+    ) -> Index:
         """Open a snapshot directory, or the live snapshot of a data directory (``warm``: see ``warm()``)."""
         if path is None:
             path = resolve_current(data_dir or "data")
@@ -80,7 +93,7 @@ class Index:
         dense.share_warmth(self.dense)
         self.dense = dense
 
-    def warm(self) -> "Index":
+    def warm(self) -> Index:
         """Prepare for many queries: build the dense int8 prefilter (~1 s at 100k passages) and the trust prior.
 
         Results are the same with or without it; a one-shot query skips it.
@@ -90,15 +103,19 @@ class Index:
         return self
 
     # -- search -------------------------------------------------------------------------------
-    def search(self, query: str, k: int = 10, targets=None, strict: bool = False,
-               also: list[str] | None = None) -> dict:
+    def search(
+        self, query: str, k: int = 10, targets=None, strict: bool = False, also: list[str] | None = None
+    ) -> dict:
         policy = self.policy
         query = clean_query(query)
         phrasings = [clean_query(a) for a in (also or [])]
         if not isinstance(k, int) or k < 1 or k > 1000:
             raise QueryError(f"k must be an integer from 1 to 1000, got {k!r}")
-        tlist = targets if isinstance(targets, list) and targets and isinstance(targets[0], Target) \
+        tlist = (
+            targets
+            if isinstance(targets, list) and targets and isinstance(targets[0], Target)
             else parse_target_args(targets)
+        )
         target_report = self._target_report(tlist)
         d = self.data
         # The user's query is embedded on its own: int8 dynamic quantisation scales activations per batch,
@@ -143,9 +160,13 @@ class Index:
         c = policy["confidence"]
         trust = np.clip(prior.base[pool] * vmult, 0.0, 1.0)
         conf = (trust ** c["trust_weight"]) * (rel ** c["relevance_weight"])
-        cands = [{"i": i, "trust": t, "relevance": r, "confidence": cf, "ranking": fused[i]}
-                 for i, t, r, cf, k_ in zip(pool.tolist(), trust.tolist(), np.asarray(rel, dtype=np.float64).tolist(),
-                                             conf.tolist(), keep.tolist()) if k_]
+        cands = [
+            {"i": i, "trust": t, "relevance": r, "confidence": cf, "ranking": fused[i]}
+            for i, t, r, cf, k_ in zip(
+                pool.tolist(), trust.tolist(), np.asarray(rel, dtype=np.float64).tolist(), conf.tolist(), keep.tolist()
+            )
+            if k_
+        ]
         channels = self._channels(lex_ran, int(pool.size))
         order_key = self._rerank(query, cands, channels)
         cands.sort(key=lambda c: (-order_key(c), -c["ranking"], d.chunk_ids[c["i"]]))
@@ -162,11 +183,24 @@ class Index:
             hits = []
         for h in hits[:k]:
             h["factors"] = self._factors(h["i"], today, vfs.get(h["i"]), tlist, strict, policy)
-        out_hits = [R.hit(d, h, rank, ceiling, pool_best, dense_rank, lex_rank, cos_user, lex_user)
-                    for rank, h in enumerate(hits[:k], 1)]
-        return R.response(query=query, snapshot_id=self.snapshot_id, policy=policy, targets=target_report,
-                          strict=strict, match_tier=tier, best_cosine=best_cosine, abstained=abstained,
-                          reason=reason, channels=channels, hits=out_hits, also=phrasings)
+        out_hits = [
+            R.hit(d, h, rank, ceiling, pool_best, dense_rank, lex_rank, cos_user, lex_user)
+            for rank, h in enumerate(hits[:k], 1)
+        ]
+        return R.response(
+            query=query,
+            snapshot_id=self.snapshot_id,
+            policy=policy,
+            targets=target_report,
+            strict=strict,
+            match_tier=tier,
+            best_cosine=best_cosine,
+            abstained=abstained,
+            reason=reason,
+            channels=channels,
+            hits=out_hits,
+            also=phrasings,
+        )
 
     # -- pieces ---------------------------------------------------------------------------------
     def _prior(self, today, policy: Policy | None = None) -> TrustPrior:
@@ -213,21 +247,35 @@ class Index:
             seen = sorted(self.data.components.get(t.component, set()))
             if t.component not in self.data.components:
                 known = ", ".join(sorted(self.data.components)) or "none"
-                raise QueryError(f"target {t.component}={t.requested}: this snapshot has no content for component "
-                                 f"{t.component!r} (known: {known})")
-            out.append({"component": t.component, "requested": t.requested, "known_component": True,
-                        "constraints_seen": seen[:50]})
+                raise QueryError(
+                    f"target {t.component}={t.requested}: this snapshot has no content for component "
+                    f"{t.component!r} (known: {known})"
+                )
+            out.append(
+                {
+                    "component": t.component,
+                    "requested": t.requested,
+                    "known_component": True,
+                    "constraints_seen": seen[:50],
+                }
+            )
         return out
 
     def _channels(self, lex_ran: bool, pool: int) -> dict:
         rr = self.policy["rerank"]
         rerank = {"ran": False, "reason": "no reranking model configured (policy rerank.model_path)"}
         if rr["model_path"]:
-            rerank = {"ran": True, "reason": None, "model": rr["model_path"]} if Path(rr["model_path"]).is_dir() \
+            rerank = (
+                {"ran": True, "reason": None, "model": rr["model_path"]}
+                if Path(rr["model_path"]).is_dir()
                 else {"ran": False, "reason": f"reranking model not found at {rr['model_path']}"}
-        return {"dense": {"ran": self.data.n > 0, "reason": None if self.data.n else "empty snapshot"},
-                "lexical": {"ran": lex_ran, "reason": None if lex_ran else "no query term is in the vocabulary"},
-                "rerank": rerank, "pool_size": pool}
+            )
+        return {
+            "dense": {"ran": self.data.n > 0, "reason": None if self.data.n else "empty snapshot"},
+            "lexical": {"ran": lex_ran, "reason": None if lex_ran else "no query term is in the vocabulary"},
+            "rerank": rerank,
+            "pool_size": pool,
+        }
 
     def _rerank(self, query: str, cands: list[dict], channels: dict):
         """Order key: confidence, or a cross-encoder's probability × trust when one is configured."""
@@ -236,6 +284,7 @@ class Index:
         with self._lock:
             if self._reranker is None:
                 from sentence_transformers import CrossEncoder  # only when the policy names a model
+
                 self._reranker = CrossEncoder(self.policy["rerank"]["model_path"], device="cpu")
         top = sorted(cands, key=lambda c: -c["confidence"])[: self.policy["rerank"]["depth"]]
         scores = self._reranker.predict([(query, t) for t in self.data.texts([c["i"] for c in top])])

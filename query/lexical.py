@@ -7,6 +7,7 @@ of its tokens' columns: Lucene's BM25 variant, idf = ln(1 + (N - df + 0.5) /
 arrays with numpy avoids importing bm25s/scipy on the serving path; a parity
 test checks the scores equal bm25s's own.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,16 +15,18 @@ from pathlib import Path
 
 import numpy as np
 
-from schemas.errors import SnapshotError
-from schemas.lexical import TOKENIZER_ID, tokenize
+from trustindex.schemas.errors import SnapshotError
+from trustindex.schemas.lexical import TOKENIZER_ID, tokenize
 
 
 class LexicalIndex:
     def __init__(self, directory: Path):
         meta = json.loads((directory / "tokenizer.json").read_text())
         if meta.get("tokenizer") != TOKENIZER_ID:
-            raise SnapshotError(f"{directory}: BM25 index was built with tokenizer {meta.get('tokenizer')!r}, "
-                                f"this reader uses {TOKENIZER_ID!r}")
+            raise SnapshotError(
+                f"{directory}: BM25 index was built with tokenizer {meta.get('tokenizer')!r}, "
+                f"this reader uses {TOKENIZER_ID!r}"
+            )
         self.n_docs = int(meta["documents"])
         # Plain ndarray views of the memory maps: np.memmap's subclass hooks cost microseconds per slice, which
         # is most of a query's time on small corpora.  indptr (one entry a term) is small: read it into memory.

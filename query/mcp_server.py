@@ -15,6 +15,7 @@ back as an MCP tool error carrying the one-line message, never a crash.
 
 Imports only ``schemas/``, ``query/`` and the SDK: no prefect, no build side.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,8 +31,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
-from schemas.errors import SnapshotError, TrustIndexError
-from schemas.snapshot import CURRENT, resolve_current
+from trustindex.schemas.errors import SnapshotError, TrustIndexError
+from trustindex.schemas.snapshot import CURRENT, resolve_current
 
 log = logging.getLogger("trustindex.mcp")
 
@@ -48,7 +49,7 @@ class LiveIndex:
     """
 
     def __init__(self, data_dir: Path, policy: str | Path | None = None, opener=None):
-        from query.index import Index
+        from trustindex.query.index import Index
 
         self.data_dir = Path(data_dir)
         self.policy_path = Path(policy) if policy else None
@@ -86,8 +87,9 @@ class LiveIndex:
     def _reload(self, cur: str | None) -> None:
         try:
             if cur is None:
-                raise SnapshotError(f"{self.data_dir}: no live snapshot ({CURRENT} is missing); "
-                                    f"run `trustindex refresh` first")
+                raise SnapshotError(
+                    f"{self.data_dir}: no live snapshot ({CURRENT} is missing); run `trustindex refresh` first"
+                )
             index = self._open(resolve_current(self.data_dir), self._policy())
         except Exception as e:  # keep serving what we have; a bad publish must not take the server down
             self._failed = (cur, time.monotonic())
@@ -95,8 +97,10 @@ class LiveIndex:
             if self.index is None:
                 self.warning = msg
             else:
-                self.warning = (f"{CURRENT} names snapshot {cur!r}, which failed to load ({msg}); still serving "
-                                f"snapshot {self.index.snapshot_id}")
+                self.warning = (
+                    f"{CURRENT} names snapshot {cur!r}, which failed to load ({msg}); still serving "
+                    f"snapshot {self.index.snapshot_id}"
+                )
             log.warning("%s", self.warning)
             return
         self.index, self.current, self.warning, self._failed = index, cur, None, None
@@ -104,7 +108,7 @@ class LiveIndex:
         log.info("serving snapshot %s", index.snapshot_id)
 
     def _policy(self):
-        from schemas.policy import Policy
+        from trustindex.schemas.policy import Policy
 
         if self.policy_path is None:
             return Policy.default()
@@ -136,12 +140,14 @@ class PassageMap:
         self.by_doc = {d: sorted(rows) for d, rows in by_doc.items()}
 
     def passage(self, chunk_id: str, neighbours: int) -> dict:
-        from query.response import provenance
+        from trustindex.query.response import provenance
 
         d = self.data
         if chunk_id not in self.row:
-            raise SnapshotError(f"chunk {chunk_id!r} is not in snapshot {d.manifest.snapshot_id} (chunk ids "
-                                f"change with content; search again)")
+            raise SnapshotError(
+                f"chunk {chunk_id!r} is not in snapshot {d.manifest.snapshot_id} (chunk ids "
+                f"change with content; search again)"
+            )
         i = self.row[chunk_id]
         doc_id = d.chunk_doc[i]
         rows = self.by_doc[doc_id]
@@ -150,27 +156,52 @@ class PassageMap:
         doc = d.docs[doc_id]
         attr = d.attribution.get(doc_id) or {}
         passages = []
-        for n, (ordinal, j) in enumerate(rows[lo: pos + neighbours + 1], lo):
-            passages.append({"chunk_id": d.chunk_ids[j], "ordinal": int(ordinal),
-                             "role": "target" if n == pos else ("before" if n < pos else "after"),
-                             "text": d.chunks["text"][j], "provenance": provenance(d, j)})
+        for n, (ordinal, j) in enumerate(rows[lo : pos + neighbours + 1], lo):
+            passages.append(
+                {
+                    "chunk_id": d.chunk_ids[j],
+                    "ordinal": int(ordinal),
+                    "role": "target" if n == pos else ("before" if n < pos else "after"),
+                    "text": d.chunks["text"][j],
+                    "provenance": provenance(d, j),
+                }
+            )
         return {
             "snapshot_id": d.manifest.snapshot_id,
             "chunk_id": chunk_id,
-            "document": {"source": doc["source"], "repo": doc["repo"], "commit": doc["commit"], "path": doc["path"],
-                         "kind": doc["kind"], "url": doc["url"] or None, "chunks": len(rows),
-                         "last_modified": _iso(doc["last_modified"]),
-                         "last_substantive_change": _iso(doc["last_substantive_change"])},
+            "document": {
+                "source": doc["source"],
+                "repo": doc["repo"],
+                "commit": doc["commit"],
+                "path": doc["path"],
+                "kind": doc["kind"],
+                "url": doc["url"] or None,
+                "chunks": len(rows),
+                "last_modified": _iso(doc["last_modified"]),
+                "last_substantive_change": _iso(doc["last_substantive_change"]),
+            },
             "evidence": {
-                "publisher": attr.get("publisher"), "publisher_name": attr.get("publisher_name"),
+                "publisher": attr.get("publisher"),
+                "publisher_name": attr.get("publisher_name"),
                 "tier": attr.get("tier"),
-                "verifications": [{"verifier": v["verifier"], "tier": v["tier"], "method": v["method"],
-                                   "commit": v["commit"], "stale": v["stale"]}
-                                  for v in d.verifications.get(doc_id, [])],
-                "deprecations": [{"scope": x["scope"], "reason": x["reason"], "marker": x["marker"]}
-                                 for x in d.deprecation_rows(i)],
-                "version_targets": [{"component": r["component"], "constraint": r["constraint"], "origin": r["origin"]}
-                                    for rs in d.version_rows(i).values() for r in rs],
+                "verifications": [
+                    {
+                        "verifier": v["verifier"],
+                        "tier": v["tier"],
+                        "method": v["method"],
+                        "commit": v["commit"],
+                        "stale": v["stale"],
+                    }
+                    for v in d.verifications.get(doc_id, [])
+                ],
+                "deprecations": [
+                    {"scope": x["scope"], "reason": x["reason"], "marker": x["marker"]} for x in d.deprecation_rows(i)
+                ],
+                "version_targets": [
+                    {"component": r["component"], "constraint": r["constraint"], "origin": r["origin"]}
+                    for rs in d.version_rows(i).values()
+                    for r in rs
+                ],
             },
             "passages": passages,
         }
@@ -188,18 +219,35 @@ def list_sources(data) -> dict:
         if a:
             pubs[doc["source"]][a["publisher"]] += 1
             names[a["publisher"]] = (a["publisher_name"], a["tier"])
-    rows = data.sources or {n: {**s, "source": n} for s in m.sources
-                                if (n := s.get("source") or s.get("name"))}
+    rows = data.sources or {n: {**s, "source": n} for s in m.sources if (n := s.get("source") or s.get("name"))}
     out = []
     for name in sorted(rows):
         r = rows[name]
-        out.append({"source": name, "repo": r.get("repo"), "ref": r.get("ref"), "commit": r.get("commit"),
-                    "publisher": r.get("publisher"), "tier": r.get("tier"), "status": r.get("status"),
-                    "error": r.get("error") or None, "documents": docs.get(name, 0), "chunks": chunks.get(name, 0),
-                    "publishers": [{"publisher": p, "name": names[p][0], "tier": names[p][1], "documents": n}
-                                   for p, n in sorted(pubs[name].items())]})
-    return {"snapshot_id": m.snapshot_id, "created_at": m.created_at, "parent": m.parent,
-            "embedding_model": m.embedding_model.get("id"), "sources": out}
+        out.append(
+            {
+                "source": name,
+                "repo": r.get("repo"),
+                "ref": r.get("ref"),
+                "commit": r.get("commit"),
+                "publisher": r.get("publisher"),
+                "tier": r.get("tier"),
+                "status": r.get("status"),
+                "error": r.get("error") or None,
+                "documents": docs.get(name, 0),
+                "chunks": chunks.get(name, 0),
+                "publishers": [
+                    {"publisher": p, "name": names[p][0], "tier": names[p][1], "documents": n}
+                    for p, n in sorted(pubs[name].items())
+                ],
+            }
+        )
+    return {
+        "snapshot_id": m.snapshot_id,
+        "created_at": m.created_at,
+        "parent": m.parent,
+        "embedding_model": m.embedding_model.get("id"),
+        "sources": out,
+    }
 
 
 def list_versions(data) -> dict:
@@ -211,11 +259,20 @@ def list_versions(data) -> dict:
             for r in rows:
                 origins[r["component"]][r["origin"]] += 1
                 docs[r["component"]].add(r["doc_id"])
-    comps = [{"component": c, "constraints": sorted(data.components[c]), "origins": dict(sorted(origins[c].items())),
-              "documents": len(docs[c])} for c in sorted(data.components)]
-    return {"snapshot_id": data.manifest.snapshot_id, "components": comps,
-            "hint": "pass targets as {component: version_or_range} to search; components not listed here are "
-                    "rejected"}
+    comps = [
+        {
+            "component": c,
+            "constraints": sorted(data.components[c]),
+            "origins": dict(sorted(origins[c].items())),
+            "documents": len(docs[c]),
+        }
+        for c in sorted(data.components)
+    ]
+    return {
+        "snapshot_id": data.manifest.snapshot_id,
+        "components": comps,
+        "hint": "pass targets as {component: version_or_range} to search; components not listed here are rejected",
+    }
 
 
 def _iso(ts) -> str | None:
@@ -231,10 +288,12 @@ def build_server(data_dir: Path, policy: str | Path | None = None, live: LiveInd
     """The MCPServer with its four tools (separate from ``serve`` so tests can drive it in-process)."""
     live = live or LiveIndex(data_dir, policy)
     server = MCPServer(
-        name="trustindex", version="1",
+        name="trustindex",
+        version="1",
         instructions="Search a trust-aware documentation index. Every hit carries provenance (source, commit, path, "
-                     "lines, url) and trust factors; quote display_confidence, never claim certainty, and treat "
-                     "abstained=true as 'the library has no good answer'. Use list_versions for valid targets.")
+        "lines, url) and trust factors; quote display_confidence, never claim certainty, and treat "
+        "abstained=true as 'the library has no good answer'. Use list_versions for valid targets.",
+    )
     ro = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
     def answer(fn) -> CallToolResult:
@@ -263,10 +322,12 @@ def build_server(data_dir: Path, policy: str | Path | None = None, live: LiveInd
     @server.tool(annotations=ro)
     def get_passage(chunk_id: str, neighbours: int = 1) -> CallToolResult:
         """A passage by chunk_id with up to `neighbours` passages before and after it in the same document."""
+
         def run(_, pm):
             if not isinstance(neighbours, int) or not 0 <= neighbours <= MAX_NEIGHBOURS:
                 raise SnapshotError(f"neighbours must be an integer from 0 to {MAX_NEIGHBOURS}, got {neighbours!r}")
             return pm.passage(chunk_id, neighbours)
+
         return answer(run)
 
     @server.tool(name="list_sources", annotations=ro)

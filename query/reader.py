@@ -10,6 +10,7 @@ dicts at open took ~0.3 s of a cold query and ~200 MiB, and a search needs a few
 hundred rows.  The trust prior (``query.trust_prior``) works on the Arrow columns and
 ``chunk_doc_row``, each chunk's row in the documents table.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -20,9 +21,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from query.lexical import LexicalIndex
-from schemas.errors import SnapshotError
-from schemas.snapshot import BM25_DIR, EMBEDDINGS, TABLE_FILES, Manifest, verify_snapshot
+from trustindex.query.lexical import LexicalIndex
+from trustindex.schemas.errors import SnapshotError
+from trustindex.schemas.snapshot import BM25_DIR, EMBEDDINGS, TABLE_FILES, Manifest, verify_snapshot
 
 
 class RowMap:
@@ -99,8 +100,11 @@ class SnapshotData:
         self.manifest: Manifest = verify_snapshot(self.dir, checksums=verify)
         self.checksums_verified = bool(verify)
         # ParquetFile.read, not read_table: it avoids importing pyarrow.dataset (~0.5 s of a cold start)
-        t = {name: pq.ParquetFile(self.dir / file).read() for name, file in TABLE_FILES.items()
-             if (self.dir / file).is_file()}
+        t = {
+            name: pq.ParquetFile(self.dir / file).read()
+            for name, file in TABLE_FILES.items()
+            if (self.dir / file).is_file()
+        }
         missing = [n for n in ("documents", "chunks", "attribution") if n not in t]
         if missing:
             raise SnapshotError(f"snapshot {self.manifest.snapshot_id}: missing table {missing[0]}")
@@ -130,12 +134,16 @@ class SnapshotData:
         self.embeddings = np.load(self.dir / EMBEDDINGS, mmap_mode="r")
         dims = int(self.manifest.embedding_model.get("dimensions", -1))
         if self.embeddings.ndim != 2 or self.embeddings.shape[0] != self.n or self.embeddings.shape[1] != dims:
-            raise SnapshotError(f"snapshot {self.manifest.snapshot_id}: embeddings have shape "
-                                f"{tuple(self.embeddings.shape)}, expected ({self.n}, {dims}) from the manifest")
+            raise SnapshotError(
+                f"snapshot {self.manifest.snapshot_id}: embeddings have shape "
+                f"{tuple(self.embeddings.shape)}, expected ({self.n}, {dims}) from the manifest"
+            )
         self.lexical = LexicalIndex(self.dir / BM25_DIR)
         if self.lexical.n_docs != self.n:
-            raise SnapshotError(f"snapshot {self.manifest.snapshot_id}: BM25 index covers {self.lexical.n_docs} "
-                                f"passages, the chunks table has {self.n}")
+            raise SnapshotError(
+                f"snapshot {self.manifest.snapshot_id}: BM25 index covers {self.lexical.n_docs} "
+                f"passages, the chunks table has {self.n}"
+            )
 
     def texts(self, rows) -> list[str]:
         return self.chunks.take("text", rows)

@@ -8,6 +8,7 @@ gives 0.5.  The two are averaged with the policy's weights over the channels
 that ran.  Nothing is normalised over the returned list, so a passage's
 relevance does not depend on its neighbours or on k.
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,5 @@
 """A readable table of a response, and the per-hit breakdown for ``--explain``."""
+
 from __future__ import annotations
 
 import textwrap
@@ -7,9 +8,11 @@ FACTORS = ("attribution", "verification", "freshness", "deprecation", "version_m
 
 
 def _head(r: dict) -> list[str]:
-    lines = [f"query: {r['query']}",
-             f"snapshot {r['snapshot_id']}  policy {r['policy_id'][:19]}…  match tier: {r['match_tier']} "
-             f"(best cosine {r['best_cosine']:.3f}, {r['calibration_status']})"]
+    lines = [
+        f"query: {r['query']}",
+        f"snapshot {r['snapshot_id']}  policy {r['policy_id'][:19]}…  match tier: {r['match_tier']} "
+        f"(best cosine {r['best_cosine']:.3f}, {r['calibration_status']})",
+    ]
     for t in r["targets"]:
         lines.append(f"target {t['component']}={t['requested']}{'  (strict)' if r['strict'] else ''}")
     if r["abstained"]:
@@ -22,16 +25,20 @@ def render_table(r: dict, explain: bool = False) -> str:
     if not r["hits"]:
         return "\n".join(lines + ["(no hits)"])
     lines.append("")
-    lines.append(f"{'#':>2} {'conf':>5} {'rel':>5} {'trust':>5}  {'attr':>4} {'verif':>5} {'fresh':>5} "
-                 f"{'depr':>4} {'vers':>4}  source / path  § heading")
+    lines.append(
+        f"{'#':>2} {'conf':>5} {'rel':>5} {'trust':>5}  {'attr':>4} {'verif':>5} {'fresh':>5} "
+        f"{'depr':>4} {'vers':>4}  source / path  § heading"
+    )
     for h in r["hits"]:
         f = h["factors"]
         p = h["provenance"]
         where = " > ".join(p["heading_path"][1:] or p["heading_path"]) or (p["symbol_path"] or "")
-        lines.append(f"{h['rank_position']:>2} {h['display_confidence'] * 100:>4.0f}% {h['relevance_score']:>5.2f} "
-                     f"{h['trust_score']:>5.2f}  " + " ".join(f"{f[n]['multiplier']:>4.2f}".rjust(w) for n, w in
-                                                         zip(FACTORS, (4, 5, 5, 4, 4)))
-                     + f"  {p['source']}/{p['path']}:{p['start_line']}  § {where}")
+        lines.append(
+            f"{h['rank_position']:>2} {h['display_confidence'] * 100:>4.0f}% {h['relevance_score']:>5.2f} "
+            f"{h['trust_score']:>5.2f}  "
+            + " ".join(f"{f[n]['multiplier']:>4.2f}".rjust(w) for n, w in zip(FACTORS, (4, 5, 5, 4, 4)))
+            + f"  {p['source']}/{p['path']}:{p['start_line']}  § {where}"
+        )
         if explain:
             lines.extend("      " + x for x in explain_hit(h))
     return "\n".join(lines)
@@ -39,21 +46,29 @@ def render_table(r: dict, explain: bool = False) -> str:
 
 def explain_hit(h: dict) -> list[str]:
     f = h["factors"]
-    out = [f"confidence {h['confidence']:.3f} = trust {h['trust_score']:.3f} × relevance {h['relevance_score']:.3f}"
-           f"  (dense rank {h['channels']['dense']['rank']}, cosine {h['channels']['dense']['score']:.3f}; "
-           f"lexical rank {h['channels']['lexical']['rank']}, bm25 {h['channels']['lexical']['score']:.2f})"]
+    out = [
+        f"confidence {h['confidence']:.3f} = trust {h['trust_score']:.3f} × relevance {h['relevance_score']:.3f}"
+        f"  (dense rank {h['channels']['dense']['rank']}, cosine {h['channels']['dense']['score']:.3f}; "
+        f"lexical rank {h['channels']['lexical']['rank']}, bm25 {h['channels']['lexical']['score']:.2f})"
+    ]
     a = f["attribution"]["evidence"]
-    out.append(f"attribution ×{f['attribution']['multiplier']:.2f}: {a.get('publisher_name') or a.get('publisher')} "
-               f"({a.get('tier')}, via {a.get('origin')})")
+    out.append(
+        f"attribution ×{f['attribution']['multiplier']:.2f}: {a.get('publisher_name') or a.get('publisher')} "
+        f"({a.get('tier')}, via {a.get('origin')})"
+    )
     v = f["verification"]
     chain = v["evidence"].get("chain", [])
-    desc = "; ".join(f"{c['method']} by {c['verifier']} ({c['tier']}{', stale' if c['stale'] else ''})"
-                     for c in chain[:4]) or "no verification evidence"
+    desc = (
+        "; ".join(f"{c['method']} by {c['verifier']} ({c['tier']}{', stale' if c['stale'] else ''})" for c in chain[:4])
+        or "no verification evidence"
+    )
     out.append(f"verification ×{v['multiplier']:.2f} [{v['status']}]: {desc}")
     fr = f["freshness"]["evidence"]
-    out.append(f"freshness ×{f['freshness']['multiplier']:.2f}: last substantive change "
-               f"{(fr['last_substantive_change'] or '')[:10]} ({fr['age_days']:.0f} days), last modified "
-               f"{(fr['last_modified'] or '')[:10]}")
+    out.append(
+        f"freshness ×{f['freshness']['multiplier']:.2f}: last substantive change "
+        f"{(fr['last_substantive_change'] or '')[:10]} ({fr['age_days']:.0f} days), last modified "
+        f"{(fr['last_modified'] or '')[:10]}"
+    )
     dp = f["deprecation"]
     if dp["status"] == "deprecated":
         m = dp["evidence"]["markers"][0]
@@ -66,8 +81,10 @@ def explain_hit(h: dict) -> list[str]:
         out.append("version ×1.00: no target given" + (f"; states {cons}" if cons else ""))
     else:
         for t in vm["evidence"]["targets"]:
-            out.append(f"version ×{vm['multiplier']:.2f} [{t['status']}]: {t['component']} {t['target']} vs "
-                       f"{t['constraint']} ({t['origin']}) {t['detail'] or ''}".rstrip())
+            out.append(
+                f"version ×{vm['multiplier']:.2f} [{t['status']}]: {t['component']} {t['target']} vs "
+                f"{t['constraint']} ({t['origin']}) {t['detail'] or ''}".rstrip()
+            )
     if h["also_in"]:
         out.append("also in: " + ", ".join(f"{p['source']}/{p['path']}" for p in h["also_in"][:5]))
     snippet = textwrap.shorten(h["text"].replace("\n", " "), 160)

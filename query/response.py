@@ -1,4 +1,5 @@
 """Build the response JSON of the contract (schemas/response.schema.json)."""
+
 from __future__ import annotations
 
 import math
@@ -10,18 +11,24 @@ def provenance(d, i: int) -> dict:
     doc = d.docs[d.chunk_doc[i]]
     v = d.chunks.value
     start, end = v("start_line", i), v("end_line", i)
-    return {"source": doc["source"], "repo": doc["repo"], "commit": doc["commit"], "path": doc["path"],
-            "start_line": start, "end_line": end,
-            "heading_path": list(v("heading_path", i) or []), "symbol_path": v("symbol_path", i),
-            "url": (f"{doc['url']}#L{start}-L{end}" if doc["url"] else None)}
+    return {
+        "source": doc["source"],
+        "repo": doc["repo"],
+        "commit": doc["commit"],
+        "path": doc["path"],
+        "start_line": start,
+        "end_line": end,
+        "heading_path": list(v("heading_path", i) or []),
+        "symbol_path": v("symbol_path", i),
+        "url": (f"{doc['url']}#L{start}-L{end}" if doc["url"] else None),
+    }
 
 
 def _round(x: float) -> float:
     return float(round(x, 6))
 
 
-def hit(d, c: dict, rank: int, ceiling: float, pool_best: float, dense_rank: dict, lex_rank: dict,
-        cos, bm25) -> dict:
+def hit(d, c: dict, rank: int, ceiling: float, pool_best: float, dense_rank: dict, lex_rank: dict, cos, bm25) -> dict:
     i = c["i"]
     display = ceiling * (c["confidence"] / pool_best) if pool_best > 0 else 0.0
     return {
@@ -35,9 +42,11 @@ def hit(d, c: dict, rank: int, ceiling: float, pool_best: float, dense_rank: dic
         "text": c["text"] if "text" in c else d.texts([i])[0],
         "provenance": provenance(d, i),
         "factors": _clean(c["factors"]),
-        "channels": {"dense": {"rank": dense_rank.get(i), "score": _round(float(cos[i]))},
-                     "lexical": {"rank": lex_rank.get(i), "score": _round(float(bm25[i]))},
-                     **({"rerank": {"score": _round(c["rerank"])}} if "rerank" in c else {})},
+        "channels": {
+            "dense": {"rank": dense_rank.get(i), "score": _round(float(cos[i]))},
+            "lexical": {"rank": lex_rank.get(i), "score": _round(float(bm25[i]))},
+            **({"rerank": {"score": _round(c["rerank"])}} if "rerank" in c else {}),
+        },
         "also_in": [provenance(d, j) for j in c.get("also", [])],
     }
 
@@ -52,9 +61,21 @@ def _clean(obj):
     return obj
 
 
-def response(*, query: str, snapshot_id: str, policy, targets: list[dict], strict: bool, match_tier: str,
-             best_cosine: float, abstained: bool, reason: str | None, channels: dict, hits: list[dict],
-             also: list[str]) -> dict:
+def response(
+    *,
+    query: str,
+    snapshot_id: str,
+    policy,
+    targets: list[dict],
+    strict: bool,
+    match_tier: str,
+    best_cosine: float,
+    abstained: bool,
+    reason: str | None,
+    channels: dict,
+    hits: list[dict],
+    also: list[str],
+) -> dict:
     m = policy["match"]
     calibrated = bool(m["calibration_id"])
     answer = None

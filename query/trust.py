@@ -4,40 +4,74 @@ trust = attribution × verification × freshness × deprecation × version_match
 clamped to [0, 1] after the product.  Every number comes from the policy read
 at query time, so editing it changes scores without a rebuild.
 """
+
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
-from schemas.policy import Policy
+from trustindex.schemas.policy import Policy
 
 
 def attribution_factor(attr: dict | None, policy: Policy) -> dict:
     if attr is None:
-        return {"multiplier": policy["attribution"]["tiers"]["unknown"], "status": "unknown_publisher",
-                "evidence": {"publisher": None, "tier": "unknown"}}
+        return {
+            "multiplier": policy["attribution"]["tiers"]["unknown"],
+            "status": "unknown_publisher",
+            "evidence": {"publisher": None, "tier": "unknown"},
+        }
     tier = attr["tier"]
-    return {"multiplier": policy["attribution"]["tiers"].get(tier, policy["attribution"]["tiers"]["unknown"]),
-            "status": "attributed" if tier != "unknown" else "unknown_publisher",
-            "evidence": {"publisher": attr["publisher"], "publisher_name": attr["publisher_name"], "tier": tier,
-                         "origin": attr["origin"], "last_author": attr["author_name"] or None,
-                         "last_author_publisher": attr["author_publisher"] or None}}
+    return {
+        "multiplier": policy["attribution"]["tiers"].get(tier, policy["attribution"]["tiers"]["unknown"]),
+        "status": "attributed" if tier != "unknown" else "unknown_publisher",
+        "evidence": {
+            "publisher": attr["publisher"],
+            "publisher_name": attr["publisher_name"],
+            "tier": tier,
+            "origin": attr["origin"],
+            "last_author": attr["author_name"] or None,
+            "last_author_publisher": attr["author_publisher"] or None,
+        },
+    }
 
 
 def verification_factor(links: list[dict], policy: Policy) -> dict:
     v = policy["verification"]
     allowed = set(v["methods"])
-    chain = [{"verifier": l["verifier"], "publisher": l["publisher"] or None, "tier": l["tier"],
-              "method": l["method"], "commit": l["commit"], "date": _iso(l["date"]), "stale": bool(l["stale"]),
-              "detail": l["detail"]} for l in links]
+    chain = [
+        {
+            "verifier": l["verifier"],
+            "publisher": l["publisher"] or None,
+            "tier": l["tier"],
+            "method": l["method"],
+            "commit": l["commit"],
+            "date": _iso(l["date"]),
+            "stale": bool(l["stale"]),
+            "detail": l["detail"],
+        }
+        for l in links
+    ]
     live = [l for l in links if not l["stale"] and l["tier"] != "unknown" and l["method"] in allowed]
     if live:
         best = max(live, key=lambda l: v["tiers"].get(l["tier"], 0.0))
-        return {"multiplier": v["tiers"][best["tier"]], "status": "verified",
-                "evidence": {"best": {"verifier": best["verifier"], "tier": best["tier"], "method": best["method"],
-                                      "commit": best["commit"]}, "chain": chain}}
+        return {
+            "multiplier": v["tiers"][best["tier"]],
+            "status": "verified",
+            "evidence": {
+                "best": {
+                    "verifier": best["verifier"],
+                    "tier": best["tier"],
+                    "method": best["method"],
+                    "commit": best["commit"],
+                },
+                "chain": chain,
+            },
+        }
     if any(l["tier"] != "unknown" and l["method"] in allowed for l in links):
-        return {"multiplier": v["stale"], "status": "stale", "evidence": {"chain": chain,
-                "note": "content changed after every verification: no boost"}}
+        return {
+            "multiplier": v["stale"],
+            "status": "stale",
+            "evidence": {"chain": chain, "note": "content changed after every verification: no boost"},
+        }
     return {"multiplier": v["unverified"], "status": "unverified", "evidence": {"chain": chain}}
 
 
@@ -46,19 +80,28 @@ def freshness_factor(doc: dict, policy: Policy, today: datetime) -> dict:
     sub = doc["last_substantive_change"]
     age = max(0.0, (today - sub).total_seconds() / 86400.0)
     mult = f["floor"] + (1.0 - f["floor"]) * 0.5 ** (age / f["half_life_days"])
-    return {"multiplier": mult, "status": "dated",
-            "evidence": {"last_modified": _iso(doc["last_modified"]),
-                         "last_substantive_change": _iso(sub), "substantive_commit": doc["last_substantive_commit"],
-                         "age_days": round(age, 1), "half_life_days": f["half_life_days"],
-                         "reference_date": _iso(today)}}
+    return {
+        "multiplier": mult,
+        "status": "dated",
+        "evidence": {
+            "last_modified": _iso(doc["last_modified"]),
+            "last_substantive_change": _iso(sub),
+            "substantive_commit": doc["last_substantive_commit"],
+            "age_days": round(age, 1),
+            "half_life_days": f["half_life_days"],
+            "reference_date": _iso(today),
+        },
+    }
 
 
 def deprecation_factor(marks: list[dict], policy: Policy) -> dict:
     if not marks:
         return {"multiplier": 1.0, "status": "not_deprecated", "evidence": {}}
-    return {"multiplier": policy["deprecation"]["multiplier"], "status": "deprecated",
-            "evidence": {"markers": [{"scope": m["scope"], "reason": m["reason"], "marker": m["marker"]}
-                                     for m in marks]}}
+    return {
+        "multiplier": policy["deprecation"]["multiplier"],
+        "status": "deprecated",
+        "evidence": {"markers": [{"scope": m["scope"], "reason": m["reason"], "marker": m["marker"]} for m in marks]},
+    }
 
 
 def combine(factors: dict[str, dict]) -> float:
@@ -70,13 +113,13 @@ def combine(factors: dict[str, dict]) -> float:
 
 def reference_day(now: datetime | None = None) -> datetime:
     """Freshness is measured from the start of today (UTC): stable within a day."""
-    now = now or datetime.now(timezone.utc)
-    return datetime(now.year, now.month, now.day, tzinfo=timezone.utc)
+    now = now or datetime.now(UTC)
+    return datetime(now.year, now.month, now.day, tzinfo=UTC)
 
 
 def _iso(v) -> str | None:
     if v is None:
         return None
     if isinstance(v, datetime):
-        return v.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+        return v.astimezone(UTC).isoformat().replace("+00:00", "Z")
     return str(v)

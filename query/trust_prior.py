@@ -12,6 +12,7 @@ equals the product of its explained multipliers.
 At 100k passages this takes the per-candidate Python work of a search from ~10 ms to
 ~0.1 ms (docs/benchmarks.md).
 """
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -20,9 +21,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from query.reader import row_positions
-from query.trust import verification_factor
-from schemas.policy import Policy
+from trustindex.query.reader import row_positions
+from trustindex.query.trust import verification_factor
+from trustindex.schemas.policy import Policy
 
 _US_PER_DAY = 86400.0
 
@@ -34,8 +35,7 @@ def attribution_multipliers(tiers: list[str | None], policy: Policy) -> np.ndarr
     return np.array([unknown if t is None else table.get(t, unknown) for t in tiers], dtype=np.float64)
 
 
-def freshness_multipliers(last_substantive: pa.ChunkedArray | pa.Array, policy: Policy,
-                          today: datetime) -> np.ndarray:
+def freshness_multipliers(last_substantive: pa.ChunkedArray | pa.Array, policy: Policy, today: datetime) -> np.ndarray:
     """floor + (1 − floor) · 0.5^(age / half-life), age in days from the last substantive change (≥ 0)."""
     f = policy["freshness"]
     arr = last_substantive.cast(pa.timestamp("us", tz="UTC"))
@@ -58,22 +58,26 @@ class TrustPrior:
         n_docs = docs.num_rows
         attr = data.attribution.table
         tiers_col = attr.column("tier").to_pylist()
-        tiers = [tiers_col[r] if r >= 0 else None
-                 for r in row_positions(docs.column("doc_id"), attr.column("doc_id")).tolist()]
+        tiers = [
+            tiers_col[r] if r >= 0 else None
+            for r in row_positions(docs.column("doc_id"), attr.column("doc_id")).tolist()
+        ]
         attribution = attribution_multipliers(tiers, policy)
         verification = np.full(n_docs, policy["verification"]["unverified"], dtype=np.float64)
         for doc, links in data.verifications.items():
             r = data.docs.row_of(doc)
             if r is not None and links:
                 verification[r] = verification_factor(links, policy)["multiplier"]
-        freshness = freshness_multipliers(docs.column("last_substantive_change"), policy, today) if n_docs \
-            else np.zeros(0)
+        freshness = (
+            freshness_multipliers(docs.column("last_substantive_change"), policy, today) if n_docs else np.zeros(0)
+        )
         per_doc = attribution * verification * freshness  # the order query.trust.combine multiplies in
         rows = data.chunk_doc_row
         base = np.where(rows >= 0, per_doc[np.maximum(rows, 0)] if n_docs else 0.0, 0.0)
         chunks = data.chunks.table
-        deprecated = _member(chunks.column("chunk_id"), data.chunk_deprecations) | \
-            _member(chunks.column("doc_id"), data.doc_deprecations)
+        deprecated = _member(chunks.column("chunk_id"), data.chunk_deprecations) | _member(
+            chunks.column("doc_id"), data.doc_deprecations
+        )
         self.base = base * np.where(deprecated, policy["deprecation"]["multiplier"], 1.0)
         self.deprecated = deprecated
 
@@ -82,5 +86,6 @@ def _member(column: pa.ChunkedArray, keys) -> np.ndarray:
     """Whether each value is one of ``keys``."""
     if not keys:
         return np.zeros(len(column), dtype=bool)
-    return np.asarray(pc.is_in(column, value_set=pa.array(list(keys), pa.string())).to_numpy(zero_copy_only=False),
-                      dtype=bool)
+    return np.asarray(
+        pc.is_in(column, value_set=pa.array(list(keys), pa.string())).to_numpy(zero_copy_only=False), dtype=bool
+    )

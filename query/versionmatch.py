@@ -7,13 +7,14 @@ distance), leaves silent content neutral and boosts satisfying content; strict
 mode keeps only satisfying content.  With several targets the smallest
 multiplier wins.  The semantics of constraints live in ``schemas.versions``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from schemas.errors import QueryError
-from schemas.policy import Policy
-from schemas import versions as V
+from trustindex.schemas import versions as V
+from trustindex.schemas.errors import QueryError
+from trustindex.schemas.policy import Policy
 
 
 @dataclass(frozen=True)
@@ -67,8 +68,9 @@ def _classify_rows(rows: list[dict], target: Target):
     return best[2], best[3]
 
 
-def version_factor(rows_by_component: dict[str, list[dict]], targets: list[Target], policy: Policy,
-                   strict: bool) -> tuple[dict, bool]:
+def version_factor(
+    rows_by_component: dict[str, list[dict]], targets: list[Target], policy: Policy, strict: bool
+) -> tuple[dict, bool]:
     """The factor for one chunk, and whether the chunk is excluded."""
     p = policy["version"]
     if not targets:
@@ -80,7 +82,14 @@ def version_factor(rows_by_component: dict[str, list[dict]], targets: list[Targe
     for t in targets:
         rows = rows_by_component.get(t.component, [])
         if not rows:
-            status, m_val, detail, row, level, dist = "version_silent", p["silent"], "states no version", None, None, None
+            status, m_val, detail, row, level, dist = (
+                "version_silent",
+                p["silent"],
+                "states no version",
+                None,
+                None,
+                None,
+            )
         else:
             m, row = _classify_rows(rows, t)
             status, level, dist, detail = m.status, m.level, m.distance, m.detail
@@ -98,7 +107,16 @@ def version_factor(rows_by_component: dict[str, list[dict]], targets: list[Targe
         mult = m_val if mult is None else min(mult, m_val)
         if rank[status] > rank[worst_status]:
             worst_status = status
-        results.append({"component": t.component, "target": t.requested, "status": status, "level": level,
-                        "distance": dist, "detail": detail,
-                        "constraint": row["constraint"] if row else None, "origin": row["origin"] if row else None})
+        results.append(
+            {
+                "component": t.component,
+                "target": t.requested,
+                "status": status,
+                "level": level,
+                "distance": dist,
+                "detail": detail,
+                "constraint": row["constraint"] if row else None,
+                "origin": row["origin"] if row else None,
+            }
+        )
     return {"multiplier": float(mult), "status": worst_status, "evidence": {"targets": results}}, excluded

@@ -4,6 +4,7 @@ Attribution and verification authority come only from these files; nothing
 inside a crawled repository can add to them.  Loading validates everything and
 raises ConfigError naming the file, the key and the problem.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -14,8 +15,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from schemas.errors import ConfigError
-from schemas.policy import TIERS, Policy
+from trustindex.schemas.errors import ConfigError
+from trustindex.schemas.policy import TIERS, Policy
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
@@ -136,11 +137,17 @@ def load_sources(path: str | Path) -> list[Source]:
             okey = f"{key}.publisher_override[{j}]"
             _no_unknown(file, okey, o, {"path", "publisher"})
             overrides.append(PublisherOverride(_req(file, okey, o, "path"), _req(file, okey, o, "publisher")))
-        out.append(Source(
-            name=name, url=url, ref=t.get("ref", "main") if isinstance(t.get("ref", "main"), str) else
-            _req(file, key, t, "ref"), publisher=_req(file, key, t, "publisher"),
-            include=_str_list(file, key, t, "include", Source.include),
-            exclude=_str_list(file, key, t, "exclude", ()), publisher_overrides=tuple(overrides)))
+        out.append(
+            Source(
+                name=name,
+                url=url,
+                ref=t.get("ref", "main") if isinstance(t.get("ref", "main"), str) else _req(file, key, t, "ref"),
+                publisher=_req(file, key, t, "publisher"),
+                include=_str_list(file, key, t, "include", Source.include),
+                exclude=_str_list(file, key, t, "exclude", ()),
+                publisher_overrides=tuple(overrides),
+            )
+        )
     names = [s.name for s in out]
     dup = {n for n in names if names.count(n) > 1}
     if dup:
@@ -164,8 +171,12 @@ def load_identities(path: str | Path) -> Identities:
     for i, t in enumerate(data.get("person", [])):
         key = f"person[{i}]"
         _no_unknown(file, key, t, {"name", "emails", "publisher", "signing_keys"})
-        person = Person(_req(file, key, t, "name"), _str_list(file, key, t, "emails", ()),
-                        _req(file, key, t, "publisher"), _str_list(file, key, t, "signing_keys", ()))
+        person = Person(
+            _req(file, key, t, "name"),
+            _str_list(file, key, t, "emails", ()),
+            _req(file, key, t, "publisher"),
+            _str_list(file, key, t, "signing_keys", ()),
+        )
         if person.publisher not in ids.publishers:
             raise ConfigError(str(file), f"{key}.publisher", f"unknown publisher {person.publisher!r}")
         ids.people.append(person)
@@ -177,7 +188,8 @@ def load_identities(path: str | Path) -> Identities:
 def check_sources_against(sources: list[Source], ids: Identities, sources_file: str) -> None:
     for s in sources:
         for pub, key in [(s.publisher, f"source[{s.name}].publisher")] + [
-                (o.publisher, f"source[{s.name}].publisher_override") for o in s.publisher_overrides]:
+            (o.publisher, f"source[{s.name}].publisher_override") for o in s.publisher_overrides
+        ]:
             if pub not in ids.publishers:
                 raise ConfigError(sources_file, key, f"publisher {pub!r} is not in identities.toml")
 
@@ -192,9 +204,16 @@ def load_ledger(path: str | Path | None) -> list[LedgerEntry]:
     for i, t in enumerate(data.get("verification", [])):
         key = f"verification[{i}]"
         _no_unknown(file, key, t, {"source", "path", "commit", "verifier", "method", "note"})
-        out.append(LedgerEntry(_req(file, key, t, "source"), _req(file, key, t, "path"),
-                               _req(file, key, t, "commit"), _req(file, key, t, "verifier"),
-                               t.get("method", "ledger"), t.get("note", "")))
+        out.append(
+            LedgerEntry(
+                _req(file, key, t, "source"),
+                _req(file, key, t, "path"),
+                _req(file, key, t, "commit"),
+                _req(file, key, t, "verifier"),
+                t.get("method", "ledger"),
+                t.get("note", ""),
+            )
+        )
     return out
 
 
@@ -207,8 +226,9 @@ class BuildConfig:
     sources_file: Path
 
 
-def load_build_config(sources: str, identities: str | None = None, policy: str | None = None,
-                      ledger: str | None = None) -> BuildConfig:
+def load_build_config(
+    sources: str, identities: str | None = None, policy: str | None = None, ledger: str | None = None
+) -> BuildConfig:
     """Load and validate everything before any work starts."""
     sfile = Path(sources)
     srcs = load_sources(sfile)

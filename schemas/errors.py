@@ -1,4 +1,5 @@
 """Errors every layer shares: one line that names the file, key and problem."""
+
 from __future__ import annotations
 
 

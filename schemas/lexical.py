@@ -6,6 +6,7 @@ with the contracts.  Lowercase word pieces (identifiers keep ``_``; camelCase
 and dotted names also yield their parts), English stopwords dropped, Snowball
 English stemming (PyStemmer, as bm25s uses).
 """
+
 from __future__ import annotations
 
 import re
@@ -16,9 +17,11 @@ import Stemmer
 TOKENIZER_ID = "trustindex-lexical-1"
 _WORD = re.compile(r"[A-Za-z0-9_]+(?:[.'][A-Za-z0-9_]+)*")
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
-STOPWORDS = frozenset("""a an and are as at be but by for from has have how i if in into is it its of on or
+STOPWORDS = frozenset(
+    """a an and are as at be but by for from has have how i if in into is it its of on or
 that the their then there these this to was were what when where which who will with you your can do does
-not no so than too very we our they them he she his her""".split())
+not no so than too very we our they them he she his her""".split()
+)
 
 
 @lru_cache(maxsize=1)

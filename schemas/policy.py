@@ -6,6 +6,7 @@ canonical JSON of the merged policy (defaults overlaid with the file).
 Build-time keys (ingest limits, allowlists, publish safety) live here too so
 that one file holds every number.
 """
+
 from __future__ import annotations
 
 import copy
@@ -15,7 +16,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from schemas.errors import ConfigError
+from trustindex.schemas.errors import ConfigError
 
 TIERS = ("foundation", "partner", "third_party", "community", "unknown")
 
@@ -50,8 +51,12 @@ SPEC: dict[str, Any] = {
         "near_miss_floor": (0.5, _NUM, 0.0, 1.0),
         "npm_allowlist": (["@midnight-ntwrk/*", "@midnightntwrk/*"], [str], None, None),
         "cargo_allowlist": (["midnight-*"], [str], None, None),
-        "front_matter_fields": ({"language_version": "compact-language",
-                                 "compiler_version": "compact-compiler"}, {str: str}, None, None),
+        "front_matter_fields": (
+            {"language_version": "compact-language", "compiler_version": "compact-compiler"},
+            {str: str},
+            None,
+            None,
+        ),
     },
     "confidence": {
         "trust_weight": (1.0, _NUM, 0.0, 10.0),
@@ -115,7 +120,7 @@ def _check(file: str, key: str, value: Any, rule: tuple) -> Any:
             raise ConfigError(file, key, f"expected a list of {typ[0].__name__}, got {value!r}")
         return value
     if isinstance(typ, dict):
-        (kt, vt), = typ.items()
+        ((kt, vt),) = typ.items()
         if not isinstance(value, dict) or not all(isinstance(k, kt) and isinstance(v, vt) for k, v in value.items()):
             raise ConfigError(file, key, f"expected a table of {vt.__name__} values, got {value!r}")
         return value
@@ -153,11 +158,11 @@ class Policy:
         return self.values[section]
 
     @classmethod
-    def default(cls) -> "Policy":
+    def default(cls) -> Policy:
         return cls(_defaults(SPEC))
 
     @classmethod
-    def from_dict(cls, given: dict, source: str = "<dict>") -> "Policy":
+    def from_dict(cls, given: dict, source: str = "<dict>") -> Policy:
         values = _defaults(SPEC)
         _merge(source, "", SPEC, values, given)
         m = values["match"]
@@ -173,7 +178,7 @@ class Policy:
         return cls(values, source)
 
     @classmethod
-    def load(cls, path: str | Path | None) -> "Policy":
+    def load(cls, path: str | Path | None) -> Policy:
         if path is None:
             return cls.default()
         p = Path(path)

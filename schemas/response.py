@@ -1,4 +1,5 @@
 """The response JSON Schema (schemas/response.schema.json) and a validator."""
+
 from __future__ import annotations
 
 import json

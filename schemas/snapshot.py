@@ -6,6 +6,7 @@ the dense and lexical index files, and ``manifest.json`` listing the sha256 and
 size of every other file.  The snapshot id is derived from those checksums, so
 the same content always gets the same id.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -16,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from schemas.errors import SnapshotError
-from schemas.tables import SCHEMA_VERSION, TABLES
+from trustindex.schemas.errors import SnapshotError
+from trustindex.schemas.tables import SCHEMA_VERSION, TABLES
 
 MANIFEST = "manifest.json"
 CURRENT = "CURRENT"
@@ -59,33 +60,60 @@ class Manifest:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> str:
-        d = {"schema_version": self.schema_version, "snapshot_id": self.snapshot_id, "parent": self.parent,
-             "created_at": self.created_at, "build_policy_id": self.build_policy_id, "sources": self.sources,
-             "embedding_model": self.embedding_model, "row_counts": self.row_counts, "files": self.files}
+        d = {
+            "schema_version": self.schema_version,
+            "snapshot_id": self.snapshot_id,
+            "parent": self.parent,
+            "created_at": self.created_at,
+            "build_policy_id": self.build_policy_id,
+            "sources": self.sources,
+            "embedding_model": self.embedding_model,
+            "row_counts": self.row_counts,
+            "files": self.files,
+        }
         d.update({k: v for k, v in self.extra.items() if k != "manifest_sha256"})
         d["manifest_sha256"] = _manifest_checksum(d)
         return json.dumps(d, indent=2, sort_keys=True) + "\n"
 
     @classmethod
-    def from_json(cls, text: str, where: str) -> "Manifest":
+    def from_json(cls, text: str, where: str) -> Manifest:
         try:
             d = json.loads(text)
         except json.JSONDecodeError as e:
             raise SnapshotError(f"{where}: manifest is not valid JSON ({e})") from None
-        known = {"schema_version", "snapshot_id", "parent", "created_at", "build_policy_id", "sources",
-                 "embedding_model", "row_counts", "files", "manifest_sha256"}
+        known = {
+            "schema_version",
+            "snapshot_id",
+            "parent",
+            "created_at",
+            "build_policy_id",
+            "sources",
+            "embedding_model",
+            "row_counts",
+            "files",
+            "manifest_sha256",
+        }
         missing = sorted(k for k in known - {"parent", "build_policy_id"} if k not in d)
         if missing:
             raise SnapshotError(f"{where}: manifest lacks {', '.join(missing)}")
         if d["schema_version"] != SCHEMA_VERSION:
             raise SnapshotError(f"{where}: schema version {d['schema_version']!r}, this build reads {SCHEMA_VERSION!r}")
         if d.get("manifest_sha256") != _manifest_checksum(d):
-            raise SnapshotError(f"{where}: manifest does not match its own checksum (corrupt or edited; roll back "
-                                f"with `trustindex snapshots rollback`)")
-        return cls(snapshot_id=d["snapshot_id"], created_at=d["created_at"], sources=d["sources"],
-                   embedding_model=d["embedding_model"], row_counts=d["row_counts"], files=d["files"],
-                   parent=d.get("parent"), build_policy_id=d.get("build_policy_id", ""),
-                   extra={k: v for k, v in d.items() if k not in known})
+            raise SnapshotError(
+                f"{where}: manifest does not match its own checksum (corrupt or edited; roll back "
+                f"with `trustindex snapshots rollback`)"
+            )
+        return cls(
+            snapshot_id=d["snapshot_id"],
+            created_at=d["created_at"],
+            sources=d["sources"],
+            embedding_model=d["embedding_model"],
+            row_counts=d["row_counts"],
+            files=d["files"],
+            parent=d.get("parent"),
+            build_policy_id=d.get("build_policy_id", ""),
+            extra={k: v for k, v in d.items() if k not in known},
+        )
 
 
 def _manifest_checksum(d: dict) -> str:
@@ -113,8 +141,10 @@ def files_sha256(paths: list[Path]) -> list[str]:
 def list_files(directory: Path) -> dict[str, dict]:
     """sha256 and size of every file under ``directory`` except the manifest."""
     paths = [p for p in sorted(directory.rglob("*")) if p.is_file() and p.name != MANIFEST]
-    return {p.relative_to(directory).as_posix(): {"sha256": digest, "size": p.stat().st_size}
-            for p, digest in zip(paths, files_sha256(paths))}
+    return {
+        p.relative_to(directory).as_posix(): {"sha256": digest, "size": p.stat().st_size}
+        for p, digest in zip(paths, files_sha256(paths))
+    }
 
 
 def read_manifest(directory: Path) -> Manifest:
@@ -144,14 +174,18 @@ def verify_snapshot(directory: str | Path, checksums: bool = True) -> Manifest:
         if not p.is_file():
             raise SnapshotError(f"snapshot {m.snapshot_id}: file {name} is missing")
         if p.stat().st_size != meta["size"]:
-            raise SnapshotError(f"snapshot {m.snapshot_id}: file {name} has size {p.stat().st_size}, "
-                                f"manifest says {meta['size']} (corrupt; run `trustindex snapshots verify`)")
+            raise SnapshotError(
+                f"snapshot {m.snapshot_id}: file {name} has size {p.stat().st_size}, "
+                f"manifest says {meta['size']} (corrupt; run `trustindex snapshots verify`)"
+            )
     if checksums:
         names = sorted(m.files)  # the first failing file in name order is reported, as a serial check would
         for name, digest in zip(names, files_sha256([directory / n for n in names])):
             if digest != m.files[name]["sha256"]:
-                raise SnapshotError(f"snapshot {m.snapshot_id}: file {name} fails its sha256 check (corrupt; "
-                                    f"roll back with `trustindex snapshots rollback`)")
+                raise SnapshotError(
+                    f"snapshot {m.snapshot_id}: file {name} fails its sha256 check (corrupt; "
+                    f"roll back with `trustindex snapshots rollback`)"
+                )
     return m
 
 

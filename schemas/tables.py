@@ -5,6 +5,7 @@ the DuckDB catalog exposes them as views.  ``doc_id`` and ``chunk_id`` are
 content-derived (see ``doc_id_of`` / ``chunk_id_of``) so the same input gives
 the same ids.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -34,61 +35,128 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-DOCUMENTS = pa.schema([
-    ("doc_id", pa.string()), ("source", pa.string()), ("repo", pa.string()), ("commit", pa.string()),
-    ("path", pa.string()), ("kind", pa.string()), ("content_sha256", pa.string()), ("size", pa.int64()),
-    ("last_modified", _ts), ("last_modified_commit", pa.string()),
-    ("last_substantive_change", _ts), ("last_substantive_commit", pa.string()),
-    ("front_matter", pa.string()),  # JSON, as written: evidence only, never authority
-    ("url", pa.string()), ("warnings", pa.list_(pa.string())),
-])
+DOCUMENTS = pa.schema(
+    [
+        ("doc_id", pa.string()),
+        ("source", pa.string()),
+        ("repo", pa.string()),
+        ("commit", pa.string()),
+        ("path", pa.string()),
+        ("kind", pa.string()),
+        ("content_sha256", pa.string()),
+        ("size", pa.int64()),
+        ("last_modified", _ts),
+        ("last_modified_commit", pa.string()),
+        ("last_substantive_change", _ts),
+        ("last_substantive_commit", pa.string()),
+        ("front_matter", pa.string()),  # JSON, as written: evidence only, never authority
+        ("url", pa.string()),
+        ("warnings", pa.list_(pa.string())),
+    ]
+)
 
-CHUNKS = pa.schema([
-    ("chunk_id", pa.string()), ("doc_id", pa.string()), ("source", pa.string()), ("path", pa.string()),
-    ("ordinal", pa.int32()), ("heading_path", pa.list_(pa.string())), ("symbol_path", pa.string()),
-    ("start_line", pa.int32()), ("end_line", pa.int32()), ("text", pa.string()),
-    ("content_sha256", pa.string()),  # of the embedded text: the embedding cache key
-    ("token_count", pa.int32()),
-])
+CHUNKS = pa.schema(
+    [
+        ("chunk_id", pa.string()),
+        ("doc_id", pa.string()),
+        ("source", pa.string()),
+        ("path", pa.string()),
+        ("ordinal", pa.int32()),
+        ("heading_path", pa.list_(pa.string())),
+        ("symbol_path", pa.string()),
+        ("start_line", pa.int32()),
+        ("end_line", pa.int32()),
+        ("text", pa.string()),
+        ("content_sha256", pa.string()),  # of the embedded text: the embedding cache key
+        ("token_count", pa.int32()),
+    ]
+)
 
-ATTRIBUTION = pa.schema([
-    ("doc_id", pa.string()), ("publisher", pa.string()), ("publisher_name", pa.string()), ("tier", pa.string()),
-    ("origin", pa.string()),  # "source" | "publisher_override:<glob>"
-    ("author_name", pa.string()), ("author_email", pa.string()), ("author_publisher", pa.string()),
-])
+ATTRIBUTION = pa.schema(
+    [
+        ("doc_id", pa.string()),
+        ("publisher", pa.string()),
+        ("publisher_name", pa.string()),
+        ("tier", pa.string()),
+        ("origin", pa.string()),  # "source" | "publisher_override:<glob>"
+        ("author_name", pa.string()),
+        ("author_email", pa.string()),
+        ("author_publisher", pa.string()),
+    ]
+)
 
-VERIFICATIONS = pa.schema([
-    ("doc_id", pa.string()), ("verifier", pa.string()), ("verifier_email", pa.string()),
-    ("publisher", pa.string()), ("tier", pa.string()), ("method", pa.string()), ("commit", pa.string()),
-    ("date", _ts), ("stale", pa.bool_()), ("detail", pa.string()),
-])
+VERIFICATIONS = pa.schema(
+    [
+        ("doc_id", pa.string()),
+        ("verifier", pa.string()),
+        ("verifier_email", pa.string()),
+        ("publisher", pa.string()),
+        ("tier", pa.string()),
+        ("method", pa.string()),
+        ("commit", pa.string()),
+        ("date", _ts),
+        ("stale", pa.bool_()),
+        ("detail", pa.string()),
+    ]
+)
 
-VERSION_TARGETS = pa.schema([
-    ("doc_id", pa.string()), ("chunk_id", pa.string()),  # null chunk_id: the whole document
-    ("component", pa.string()), ("constraint", pa.string()), ("intervals", pa.string()),
-    ("origin", pa.string()), ("status", pa.string()), ("detail", pa.string()),
-])
+VERSION_TARGETS = pa.schema(
+    [
+        ("doc_id", pa.string()),
+        ("chunk_id", pa.string()),  # null chunk_id: the whole document
+        ("component", pa.string()),
+        ("constraint", pa.string()),
+        ("intervals", pa.string()),
+        ("origin", pa.string()),
+        ("status", pa.string()),
+        ("detail", pa.string()),
+    ]
+)
 
-DEPRECATIONS = pa.schema([
-    ("doc_id", pa.string()), ("chunk_id", pa.string()), ("scope", pa.string()),
-    ("reason", pa.string()), ("marker", pa.string()),
-])
+DEPRECATIONS = pa.schema(
+    [
+        ("doc_id", pa.string()),
+        ("chunk_id", pa.string()),
+        ("scope", pa.string()),
+        ("reason", pa.string()),
+        ("marker", pa.string()),
+    ]
+)
 
-INGEST_REPORT = pa.schema([
-    ("source", pa.string()), ("commit", pa.string()), ("path", pa.string()),
-    ("status", pa.string()),  # ingested | skipped | failed
-    ("rule", pa.string()), ("stage", pa.string()), ("reason", pa.string()),
-])
+INGEST_REPORT = pa.schema(
+    [
+        ("source", pa.string()),
+        ("commit", pa.string()),
+        ("path", pa.string()),
+        ("status", pa.string()),  # ingested | skipped | failed
+        ("rule", pa.string()),
+        ("stage", pa.string()),
+        ("reason", pa.string()),
+    ]
+)
 
-SOURCES = pa.schema([
-    ("source", pa.string()), ("repo", pa.string()), ("ref", pa.string()), ("commit", pa.string()),
-    ("publisher", pa.string()), ("tier", pa.string()), ("config_sha256", pa.string()),
-    ("status", pa.string()), ("error", pa.string()),
-])
+SOURCES = pa.schema(
+    [
+        ("source", pa.string()),
+        ("repo", pa.string()),
+        ("ref", pa.string()),
+        ("commit", pa.string()),
+        ("publisher", pa.string()),
+        ("tier", pa.string()),
+        ("config_sha256", pa.string()),
+        ("status", pa.string()),
+        ("error", pa.string()),
+    ]
+)
 
 TABLES: dict[str, pa.Schema] = {
-    "documents": DOCUMENTS, "chunks": CHUNKS, "attribution": ATTRIBUTION, "verifications": VERIFICATIONS,
-    "version_targets": VERSION_TARGETS, "deprecations": DEPRECATIONS, "ingest_report": INGEST_REPORT,
+    "documents": DOCUMENTS,
+    "chunks": CHUNKS,
+    "attribution": ATTRIBUTION,
+    "verifications": VERIFICATIONS,
+    "version_targets": VERSION_TARGETS,
+    "deprecations": DEPRECATIONS,
+    "ingest_report": INGEST_REPORT,
     "sources": SOURCES,
 }
 

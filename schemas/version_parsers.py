@@ -12,14 +12,24 @@ The types live in :mod:`schemas.versions`, which also re-exports these parsers s
 ``from schemas.versions import parse_npm`` keeps working; this module imports
 from it, never the other way round at import time (no cycle).  Pure stdlib.
 """
+
 from __future__ import annotations
 
 import re
 
 # The floor/prerelease helpers and version-token regex pieces are shared with
 # parse_version so every grammar reads a version token the same way.
-from schemas.versions import (MAX_CONSTRAINT_LENGTH, _NUM, _PRE_ID, ConstraintSet, Interval, Version,
-                              VersionSyntaxError, _floor, _pre)
+from trustindex.schemas.versions import (
+    _NUM,
+    _PRE_ID,
+    MAX_CONSTRAINT_LENGTH,
+    ConstraintSet,
+    Interval,
+    Version,
+    VersionSyntaxError,
+    _floor,
+    _pre,
+)
 
 
 def _ge(v: Version) -> ConstraintSet:
@@ -54,8 +64,11 @@ def _compact_atom(text: str, tok: str, op: str) -> ConstraintSet:
     if op == "<=":
         return _lt(end)
     if len(parts) == 1:
-        raise VersionSyntaxError(text, f"'{op} {tok}' against a major-only version has no interval form under "
-                                       "the compiler's wildcard comparison (compiler/version.ss)")
+        raise VersionSyntaxError(
+            text,
+            f"'{op} {tok}' against a major-only version has no interval form under "
+            "the compiler's wildcard comparison (compiler/version.ss)",
+        )
     if op == ">":
         # "> M.m.p" starts at the next patch; "> M.m" at M.m.1 (the wildcard patch must be non-zero).
         return _ge(end) if len(parts) == 3 else _ge(_floor(major, parts[1], 1))

@@ -15,15 +15,15 @@ comparator naming the same ``major.minor.patch`` is NOT modelled: here a
 prerelease is just a version ordered per semver (so ``6.1.0-alpha.3`` is inside
 ``^6.0.0``).  Pure stdlib; the query side imports this module.
 """
+
 from __future__ import annotations
 
 import json
 import re
 from dataclasses import dataclass
 from functools import total_ordering
-from typing import Optional
 
-from schemas.errors import TrustIndexError
+from trustindex.schemas.errors import TrustIndexError
 
 
 class VersionSyntaxError(TrustIndexError, ValueError):
@@ -49,7 +49,7 @@ class Version:
         pre = tuple((0, p, "") if isinstance(p, int) else (1, 0, p) for p in self.prerelease)
         return (self.major, self.minor, self.patch, 0 if self.prerelease else 1, pre)
 
-    def __lt__(self, other: "Version") -> bool:
+    def __lt__(self, other: Version) -> bool:
         return self._key() < other._key()
 
     def release(self) -> tuple:
@@ -73,7 +73,7 @@ _VERSION_RE = re.compile(
 )
 
 
-def _pre(text: Optional[str]) -> tuple:
+def _pre(text: str | None) -> tuple:
     if not text:
         return ()
     return tuple(int(p) if p.isdigit() and (p == "0" or not p.startswith("0")) else p for p in text.split("."))
@@ -96,9 +96,9 @@ def parse_version(text: str) -> Version:
 
 @dataclass(frozen=True)
 class Interval:
-    lo: Optional[Version]
+    lo: Version | None
     lo_inclusive: bool
-    hi: Optional[Version]
+    hi: Version | None
     hi_inclusive: bool
 
     def is_empty(self) -> bool:
@@ -144,8 +144,12 @@ def _normalise(intervals) -> tuple:
     for iv in ivs:
         if out:
             last = out[-1]
-            touches = last.hi is None or iv.lo is None or iv.lo < last.hi or (
-                iv.lo == last.hi and (iv.lo_inclusive or last.hi_inclusive))
+            touches = (
+                last.hi is None
+                or iv.lo is None
+                or iv.lo < last.hi
+                or (iv.lo == last.hi and (iv.lo_inclusive or last.hi_inclusive))
+            )
             if touches:
                 if last.hi is None or iv.hi is None:
                     hi, hi_inc = None, False
@@ -184,26 +188,26 @@ class ConstraintSet:
     label = _LabelAccess()
     __slots__ = ("intervals", "_label")
 
-    def __init__(self, intervals=(), *, _label: Optional[str] = None):
+    def __init__(self, intervals=(), *, _label: str | None = None):
         self.intervals = _normalise(intervals) if _label is None else ()
         self._label = _label
 
     @classmethod
-    def _of_label(cls, text: str) -> "ConstraintSet":
+    def _of_label(cls, text: str) -> ConstraintSet:
         if not text or not text.strip():
             raise VersionSyntaxError(text, "empty label")
         return cls(_label=text.strip())
 
     @classmethod
-    def of_label(cls, text: str) -> "ConstraintSet":
+    def of_label(cls, text: str) -> ConstraintSet:
         return cls._of_label(text)
 
     @classmethod
-    def any(cls) -> "ConstraintSet":
+    def any(cls) -> ConstraintSet:
         return cls([Interval(None, False, None, False)])
 
     @classmethod
-    def exact(cls, v: Version) -> "ConstraintSet":
+    def exact(cls, v: Version) -> ConstraintSet:
         return cls([Interval(v, True, v, True)])
 
     @property
@@ -217,13 +221,13 @@ class ConstraintSet:
     def contains(self, v: Version) -> bool:
         return any(iv.contains(v) for iv in self.intervals)
 
-    def union(self, other: "ConstraintSet") -> "ConstraintSet":
+    def union(self, other: ConstraintSet) -> ConstraintSet:
         return ConstraintSet(self.intervals + other.intervals)
 
-    def intersection(self, other: "ConstraintSet") -> "ConstraintSet":
+    def intersection(self, other: ConstraintSet) -> ConstraintSet:
         return ConstraintSet([_intersect(a, b) for a in self.intervals for b in other.intervals])
 
-    def complement(self) -> "ConstraintSet":
+    def complement(self) -> ConstraintSet:
         out, lo, lo_inc = [], None, False
         for iv in self.intervals:
             if iv.lo is not None:
@@ -234,7 +238,7 @@ class ConstraintSet:
         out.append(Interval(lo, lo_inc, None, False))
         return ConstraintSet(out)
 
-    def intersects(self, other: "ConstraintSet") -> bool:
+    def intersects(self, other: ConstraintSet) -> bool:
         if self.is_label or other.is_label:
             return self._label is not None and self._label == other._label
         return not self.intersection(other).is_empty
@@ -243,20 +247,33 @@ class ConstraintSet:
         """Compact, deterministic: ``[["0.23.0-0",1,"0.24.0-0",0]]`` (null = unbounded), or ``{"label":"v1"}``."""
         if self.is_label:
             return json.dumps({"label": self._label}, separators=(",", ":"), ensure_ascii=False)
-        rows = [[None if iv.lo is None else str(iv.lo), int(iv.lo_inclusive),
-                 None if iv.hi is None else str(iv.hi), int(iv.hi_inclusive)] for iv in self.intervals]
+        rows = [
+            [
+                None if iv.lo is None else str(iv.lo),
+                int(iv.lo_inclusive),
+                None if iv.hi is None else str(iv.hi),
+                int(iv.hi_inclusive),
+            ]
+            for iv in self.intervals
+        ]
         return json.dumps(rows, separators=(",", ":"))
 
     @classmethod
-    def from_json(cls, text: str) -> "ConstraintSet":
+    def from_json(cls, text: str) -> ConstraintSet:
         try:
             data = json.loads(text)
             if isinstance(data, dict):
                 return cls._of_label(data["label"])
             ivs = []
             for lo, lo_inc, hi, hi_inc in data:
-                ivs.append(Interval(None if lo is None else parse_version(lo), bool(lo_inc),
-                                    None if hi is None else parse_version(hi), bool(hi_inc)))
+                ivs.append(
+                    Interval(
+                        None if lo is None else parse_version(lo),
+                        bool(lo_inc),
+                        None if hi is None else parse_version(hi),
+                        bool(hi_inc),
+                    )
+                )
             return cls(ivs)
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             raise VersionSyntaxError(str(text), f"not a stored constraint set ({exc})") from None
@@ -281,7 +298,7 @@ class ConstraintSet:
 class Match:
     status: str  # satisfies | near_miss | breaking | unknown
     level: str = ""  # "" | patch | minor | major
-    distance: Optional[int] = None
+    distance: int | None = None
     detail: str = ""
 
 
@@ -313,12 +330,20 @@ def _show(t: tuple) -> str:
 def _judge(a: tuple, b: tuple) -> Match:
     pair = f"closest: {_show(a)} and {_show(b)}"
     if a[0] != b[0]:
-        return Match("breaking", "major", None if _INF in (a[0], b[0]) else int(abs(b[0] - a[0])),
-                     f"different major version ({pair})")
+        return Match(
+            "breaking",
+            "major",
+            None if _INF in (a[0], b[0]) else int(abs(b[0] - a[0])),
+            f"different major version ({pair})",
+        )
     if a[1] != b[1]:
         if a[0] == 0:
-            return Match("breaking", "minor", int(abs(b[1] - a[1])) if _INF not in (a[1], b[1]) else None,
-                         f"different minor of a 0.x version ({pair})")
+            return Match(
+                "breaking",
+                "minor",
+                int(abs(b[1] - a[1])) if _INF not in (a[1], b[1]) else None,
+                f"different minor of a 0.x version ({pair})",
+            )
         return Match("near_miss", "minor", int(abs(b[1] - a[1])), f"same major, different minor ({pair})")
     what = "different patch" if a[2] != b[2] else "only the prerelease differs"
     return Match("near_miss", "patch", int(abs(b[2] - a[2])), f"same major.minor, {what} ({pair})")
@@ -359,8 +384,10 @@ def classify(constraint: ConstraintSet, target: ConstraintSet) -> Match:
         for b in target.intervals:
             low, high = (a, b) if a.hi is not None and (b.lo is not None and a.hi <= b.lo) else (b, a)
             m = _judge(_below(low), _above(high))
-            if best is None or (_SEVERITY[m.status], m.distance if m.distance is not None else 1 << 30) < \
-                    (_SEVERITY[best.status], best.distance if best.distance is not None else 1 << 30):
+            if best is None or (_SEVERITY[m.status], m.distance if m.distance is not None else 1 << 30) < (
+                _SEVERITY[best.status],
+                best.distance if best.distance is not None else 1 << 30,
+            ):
                 best = m
     return best
 
@@ -375,7 +402,7 @@ _PARSERS = ("parse_compact", "parse_npm", "parse_cargo", "parse_target")
 
 def __getattr__(name: str):
     if name in _PARSERS:
-        from schemas import version_parsers
+        from trustindex.schemas import version_parsers
 
         value = getattr(version_parsers, name)
         globals()[name] = value  # later lookups skip this hook

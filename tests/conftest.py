@@ -1,4 +1,5 @@
 """Shared fixtures: the demo corpus built once, refreshed once through a real Prefect flow."""
+
 from __future__ import annotations
 
 import os
@@ -42,7 +43,7 @@ def demo(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def refreshed(demo, prefect_harness, tmp_path_factory) -> dict:
     """The demo corpus refreshed once into a data directory (shared, read-only for tests)."""
-    from cli.build import load_build_config, run_refresh
+    from trustindex.cli.build import load_build_config, run_refresh
 
     data = tmp_path_factory.mktemp("data")
     cfg = load_build_config(str(demo))
@@ -52,6 +53,6 @@ def refreshed(demo, prefect_harness, tmp_path_factory) -> dict:
 
 @pytest.fixture(scope="session")
 def index(refreshed):
-    from query.index import Index
+    from trustindex.query.index import Index
 
     return Index.open(data_dir=refreshed["data"])

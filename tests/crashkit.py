@@ -24,6 +24,7 @@ Protocol: one JSON object a line on stdin, one reply a line on stdout.
     → {"pid": P, "status": "exited"|"killed"|"stopped"|"detached", "code": N}
     {"op": "wait", "pid": P} → the same reply for a detached child.
 """
+
 from __future__ import annotations
 
 import json
@@ -45,9 +46,9 @@ class Inputs:
     def __init__(self, src_data: Path, work: Path):
         import pyarrow.parquet as pq
 
-        from schemas.snapshot import resolve_current, read_manifest
-        from warehouse.embeddings import EmbeddingCache
-        from warehouse.tables import load_source_tables
+        from trustindex.schemas.snapshot import read_manifest, resolve_current
+        from trustindex.warehouse.embeddings import EmbeddingCache
+        from trustindex.warehouse.tables import load_source_tables
 
         live = resolve_current(src_data)
         self.manifest = read_manifest(live)
@@ -64,7 +65,7 @@ class Inputs:
 
 
 def _embedder_base():
-    from warehouse.embeddings import Embedder
+    from trustindex.warehouse.embeddings import Embedder
 
     return Embedder
 
@@ -98,21 +99,29 @@ class CachedModel(_embedder_base()):
         return dict(self._info)
 
     def encode(self, texts):
-        raise RuntimeError(f"crash trial needed the model for {len(texts)} uncached texts; every chunk of the "
-                           "source refresh should be in its embedding cache")
+        raise RuntimeError(
+            f"crash trial needed the model for {len(texts)} uncached texts; every chunk of the "
+            "source refresh should be in its embedding cache"
+        )
 
 
 def publish(data: Path, inp: Inputs, variant: int) -> str:
     """One real publish; ``variant`` changes the sources table so each variant is a distinct snapshot."""
-    from warehouse.build import write_snapshot_files
-    from warehouse.snapshots import finish_snapshot, new_build_dir, set_current
+    from trustindex.warehouse.build import write_snapshot_files
+    from trustindex.warehouse.snapshots import finish_snapshot, new_build_dir, set_current
 
     rows = [dict(r, ref=f"{r['ref']}@crash-variant-{variant}") for r in inp.source_rows]
     build = new_build_dir(data)
     counts, _stats = write_snapshot_files(build, inp.per_source, rows, inp.model, inp.cache)
-    m = finish_snapshot(data, build, sources=sorted(rows, key=lambda r: r["source"]),
-                        embedding_model=inp.model.info(), row_counts=counts,
-                        build_policy_id=inp.manifest.build_policy_id, extra={"build_inputs": f"variant-{variant}"})
+    m = finish_snapshot(
+        data,
+        build,
+        sources=sorted(rows, key=lambda r: r["source"]),
+        embedding_model=inp.model.info(),
+        row_counts=counts,
+        build_policy_id=inp.manifest.build_policy_id,
+        extra={"build_inputs": f"variant-{variant}"},
+    )
     set_current(data, m.snapshot_id)
     return m.snapshot_id
 
@@ -125,8 +134,9 @@ class _Events:
 
     def __call__(self, name: str, detail: str, phase: str) -> None:
         if self.trace:
-            self.trace.write(json.dumps({"i": self.n, "name": name, "detail": detail, "phase": phase,
-                                         "t": time.monotonic()}) + "\n")
+            self.trace.write(
+                json.dumps({"i": self.n, "name": name, "detail": detail, "phase": phase, "t": time.monotonic()}) + "\n"
+            )
             self.trace.flush()
         if self.n == self.plan.get("kill_at"):
             os.kill(os.getpid(), signal.SIGKILL)
@@ -149,8 +159,9 @@ def _rel(path, data: Path) -> str:
     except ValueError:
         return os.fspath(path) if isinstance(path, str) else repr(path)
     # snapshots/.tmp-abc12/bm25/x → snapshots/.tmp/bm25/x: names stable across runs
-    parts = [".tmp" if p.startswith(".tmp-") else ".CURRENT.tmp" if p.startswith(".CURRENT.") else p
-             for p in rel.split("/")]
+    parts = [
+        ".tmp" if p.startswith(".tmp-") else ".CURRENT.tmp" if p.startswith(".CURRENT.") else p for p in rel.split("/")
+    ]
     return "/".join(parts) or "."
 
 
@@ -160,7 +171,7 @@ def install_hooks(plan: dict, data: Path) -> None:
 
     import numpy as np
 
-    import warehouse.build as build
+    import trustindex.warehouse.build as build
 
     ev = _Events(plan)
 
@@ -191,12 +202,13 @@ def _child(cmd: dict, inp: Inputs) -> int:
     data = Path(cmd["data"])
     result = Path(cmd["result"]) if cmd.get("result") else None
     try:
-        from warehouse.lock import data_dir_lock
+        from trustindex.warehouse.lock import data_dir_lock
 
         install_hooks(cmd.get("plan") or {}, data)
         wait = cmd.get("lock_wait")
         if cmd.get("job", "publish") == "gc":
-            from warehouse.snapshots import gc
+            from trustindex.warehouse.snapshots import gc
+
             out = {"removed": gc(data, int(cmd.get("keep", 1)))}
         elif wait is None:
             out = {"snapshot_id": publish(data, inp, int(cmd.get("variant", 0)))}
@@ -226,9 +238,9 @@ def serve(src_data: str, work: str) -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     sys.path.insert(0, str(ROOT))
     inp = Inputs(Path(src_data), Path(work))
-    import warehouse.build  # noqa: F401  (everything a child needs, imported before forking)
-    import warehouse.lock  # noqa: F401
-    import warehouse.snapshots  # noqa: F401
+    import trustindex.warehouse.build  # noqa: F401  (everything a child needs, imported before forking)
+    import trustindex.warehouse.lock  # noqa: F401
+    import trustindex.warehouse.snapshots  # noqa: F401
 
     out = sys.stdout
     out.write(json.dumps({"ready": True, "chunks": inp.manifest.row_counts.get("chunks")}) + "\n")
@@ -256,8 +268,14 @@ class Zygote:
 
     def __init__(self, src_data: Path, work: Path):
         env = dict(os.environ, PYTHONPATH=str(ROOT), TOKENIZERS_PARALLELISM="false")
-        self.proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "serve", str(src_data), str(work)],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+        self.proc = subprocess.Popen(
+            [sys.executable, str(Path(__file__).resolve()), "serve", str(src_data), str(work)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=ROOT,
+        )
         ready = self._read()
         if not ready.get("ready"):
             raise RuntimeError(f"crash zygote did not start: {ready}")
@@ -273,10 +291,29 @@ class Zygote:
         self.proc.stdin.flush()
         return self._read()
 
-    def run(self, data: Path, *, job: str = "publish", variant: int = 0, plan: dict | None = None,
-            result: Path | None = None, lock_wait: float | None = None, detach: bool = False, keep: int = 1) -> dict:
-        reply = self.call(op="run", job=job, data=str(data), variant=variant, plan=plan or {}, keep=keep,
-                          result=str(result) if result else None, lock_wait=lock_wait, detach=detach)
+    def run(
+        self,
+        data: Path,
+        *,
+        job: str = "publish",
+        variant: int = 0,
+        plan: dict | None = None,
+        result: Path | None = None,
+        lock_wait: float | None = None,
+        detach: bool = False,
+        keep: int = 1,
+    ) -> dict:
+        reply = self.call(
+            op="run",
+            job=job,
+            data=str(data),
+            variant=variant,
+            plan=plan or {},
+            keep=keep,
+            result=str(result) if result else None,
+            lock_wait=lock_wait,
+            detach=detach,
+        )
         if result and reply["status"] == "exited" and Path(result).is_file():
             reply["result"] = json.loads(Path(result).read_text())
         return reply

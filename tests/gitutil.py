@@ -1,4 +1,5 @@
 """Real git repositories with backdated, timezone-aware history for tests."""
+
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
@@ -15,8 +16,14 @@ class RepoBuilder:
         self.repo = git.Repo.init(self.path, initial_branch="main")
         self.t = T0
 
-    def commit(self, files: dict[str, str | bytes | None], message: str, author=("Ada", "ada@example.org"),
-               days: float = 1.0, when: datetime | None = None) -> str:
+    def commit(
+        self,
+        files: dict[str, str | bytes | None],
+        message: str,
+        author=("Ada", "ada@example.org"),
+        days: float = 1.0,
+        when: datetime | None = None,
+    ) -> str:
         self.t = when or (self.t + timedelta(days=days))
         for rel, content in files.items():
             p = self.path / rel
@@ -44,8 +51,13 @@ class RepoBuilder:
         self.repo.index.merge_tree(tip, base=base)
         self.t += timedelta(hours=2)
         actor = git.Actor(*merger)
-        c = self.repo.index.commit(f"Merge pull request #{pr} from org/{title}\n\n{title}",
-                                   parent_commits=(self.repo.head.commit, tip), author=actor, committer=actor,
-                                   author_date=self.t, commit_date=self.t)
+        c = self.repo.index.commit(
+            f"Merge pull request #{pr} from org/{title}\n\n{title}",
+            parent_commits=(self.repo.head.commit, tip),
+            author=actor,
+            committer=actor,
+            author_date=self.t,
+            commit_date=self.t,
+        )
         self.repo.head.reset(index=True, working_tree=True)
         return c.hexsha

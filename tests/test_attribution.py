@@ -1,6 +1,7 @@
 """Attribution comes from the operator's configuration only."""
-from extractors.attribution import attribute
-from schemas.config import Identities, Person, Publisher, PublisherOverride, Source
+
+from trustindex.extractors.attribution import attribute
+from trustindex.schemas.config import Identities, Person, Publisher, PublisherOverride, Source
 
 
 def ids() -> Identities:
@@ -13,8 +14,13 @@ def ids() -> Identities:
     return i
 
 
-SRC = Source(name="docs", url="x", ref="main", publisher="mf",
-             publisher_overrides=(PublisherOverride("docs/partners/**", "lumen"),))
+SRC = Source(
+    name="docs",
+    url="x",
+    ref="main",
+    publisher="mf",
+    publisher_overrides=(PublisherOverride("docs/partners/**", "lumen"),),
+)
 
 
 def test_source_publisher_and_tier():

@@ -1,4 +1,5 @@
 """The benchmark scripts' functions at tiny sizes (no timing is asserted), and the ANN path of Index.search."""
+
 from __future__ import annotations
 
 import json
@@ -23,8 +24,7 @@ def test_extraction_runs_the_real_extractors():
 
 def test_lexical_bench_agrees_with_bm25s():
     files = [p for _rel, p in corpus_files(limit=40)]
-    texts = [" ".join(f.read_text(errors="replace").split()[i:i + 80])
-             for f in files for i in range(0, 400, 80)]
+    texts = [" ".join(f.read_text(errors="replace").split()[i : i + 80]) for f in files for i in range(0, 400, 80)]
     texts = [t for t in texts if t]
     heads = ["install the compact compiler", "proof server", "ledger state", "wallet", "zzzunknownzzz"]
     r = lexical_run(rounds=1, queries=5, chunks=(texts, heads))
@@ -35,8 +35,12 @@ def test_lexical_bench_agrees_with_bm25s():
 
 
 CUTS = [  # (name, text, body_chars, expected)
-    ("front matter kept whole", "---\ntitle: A\n---\nline one\nline two\nline three\n", 5,
-     "---\ntitle: A\n---\nline one\n"),
+    (
+        "front matter kept whole",
+        "---\ntitle: A\n---\nline one\nline two\nline three\n",
+        5,
+        "---\ntitle: A\n---\nline one\n",
+    ),
     ("short body untouched", "just a line\n", 100, "just a line\n"),
     ("cut at the next line break", "aaaa\nbbbb\ncccc\n", 6, "aaaa\nbbbb\n"),
     ("unterminated front matter is body", "---\nno end\nmore\n", 3, "---\n"),
@@ -74,8 +78,8 @@ def tiny_snapshot(tmp_path_factory):
 
 
 def test_synthetic_snapshot_ann_search_matches_exact(tiny_snapshot):
-    from query.index import Index
-    from schemas.policy import Policy
+    from trustindex.query.index import Index
+    from trustindex.schemas.policy import Policy
 
     data, info = tiny_snapshot
     assert info["n"] == 300 and info["ann_build_s"] >= 0
@@ -89,17 +93,19 @@ def test_synthetic_snapshot_ann_search_matches_exact(tiny_snapshot):
         for h in a["hits"]:  # the hit's dense score is the exact cosine of its row
             i = ann.data.chunk_ids.index(h["chunk_id"])
             assert h["channels"]["dense"]["score"] == pytest.approx(
-                float(exact.dense.cosines(ann.encoder.encode([q])[0], [i])[0]), abs=1e-6)
+                float(exact.dense.cosines(ann.encoder.encode([q])[0], [i])[0]), abs=1e-6
+            )
 
 
 def test_query_bench_worker_and_recall(tiny_snapshot):
     from bench.bench_query import recall_figures, worker
-    from query.index import Index
-    from schemas.policy import Policy
+    from trustindex.query.index import Index
+    from trustindex.schemas.policy import Policy
 
     data, _ = tiny_snapshot
     w = worker(str(data), exact_below=100, reps=1, recall=False)
     assert w["mode"] == "ann" and w["samples"] == 30 and w["p99_ms"] >= w["p50_ms"] > 0
-    r = recall_figures(Index.open(data_dir=data, policy=Policy.from_dict({"dense": {"exact_below": 100}})),
-                       headings_n=10)
+    r = recall_figures(
+        Index.open(data_dir=data, policy=Policy.from_dict({"dense": {"exact_below": 100}})), headings_n=10
+    )
     assert r["recall_at_10"] >= 0.99 and r["hits_top10_agreement"] >= 0.99  # 300 rows: the search is exhaustive

@@ -1,10 +1,11 @@
 """The build commands end to end as a user runs them: `trustindex refresh` and `backfill` in their own processes."""
+
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -13,8 +14,14 @@ ROOT = Path(__file__).resolve().parents[1]
 def cli(*args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("PREFECT_API_URL", None)  # its own ephemeral server, as on an operator's machine
-    return subprocess.run([sys.executable, "-m", "cli.main", *args], capture_output=True, text=True, env=env,
-                          cwd=ROOT, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "trustindex.cli.main", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=600,
+    )
 
 
 def test_refresh_then_backfill_print_what_they_built(demo, tmp_path):
@@ -26,7 +33,7 @@ def test_refresh_then_backfill_print_what_they_built(demo, tmp_path):
     sid = lines[0].split()[1]
     assert (data / "CURRENT").read_text().strip() == sid
     assert any("chunks; embeddings:" in line and "encoded" in line for line in lines)
-    today = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    today = datetime.now(UTC).strftime("%Y-%m-%d")
     b = cli("backfill", "--sources", str(demo), "--data", str(data), "--as-of", today)
     assert b.returncode == 0, b.stderr[-3000:]
     # the sources as they stand today are what was just built: the same snapshot, not published again
@@ -38,7 +45,7 @@ def test_command_line_runs_send_no_heartbeat_without_an_api():
     import prefect.context
     from prefect.settings import PREFECT_API_URL, get_current_settings, temporary_settings
 
-    from cli.build import in_process_settings
+    from trustindex.cli.build import in_process_settings
 
     with temporary_settings(restore_defaults={PREFECT_API_URL}):
         assert get_current_settings().flows.heartbeat_frequency is not None

@@ -1,17 +1,18 @@
 """Compact chunker: one chunk per declaration, grouped small declarations, comments, bad input."""
+
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
+from realdata import REAL_DOCS
 
-from extractors.base import FileContext
-from extractors.code_common import decode_lines
-from extractors.code_compact import extract_compact
-from extractors.code_text import chunk_problems
+from trustindex.extractors.base import FileContext
+from trustindex.extractors.code_common import decode_lines
+from trustindex.extractors.code_compact import extract_compact
+from trustindex.extractors.code_text import chunk_problems
 
-CORPUS = Path("/work/shared/corpus/midnight-docs")
+CORPUS = REAL_DOCS
 
 
 def wordpiece_like(text: str) -> int:
@@ -19,10 +20,8 @@ def wordpiece_like(text: str) -> int:
     return len(re.findall(r"\w+|[^\w\s]", text)) + 2
 
 
-def ctx(max_tokens: int = 256, target: int = 200,
-        path: str = "contracts/lock.compact") -> FileContext:
-    return FileContext(source="t", path=path, count_tokens=wordpiece_like, max_tokens=max_tokens,
-                       target_tokens=target)
+def ctx(max_tokens: int = 256, target: int = 200, path: str = "contracts/lock.compact") -> FileContext:
+    return FileContext(source="t", path=path, count_tokens=wordpiece_like, max_tokens=max_tokens, target_tokens=target)
 
 
 def run(src: str, **kw):
@@ -79,16 +78,22 @@ witness secretKey(): Bytes<32>;
 """
 
 CASES = [
-    ("lock contract", LOCK, [
-        (None, 1, 3),  # pragma + import grouped, unnamed
-        ("State", 5, 8),
-        ("authority, value, state, round", 10, 16),  # ledger fields grouped
-        ("constructor", 18, 22),
-        ("publicKey", 24, 28),  # with its // comment
-        ("get", 30, 35),  # with its /* */ comment
-        ("secretKey", 37, 37),
-    ]),
-    ("struct, generic circuit, contract, type alias, include", """\
+    (
+        "lock contract",
+        LOCK,
+        [
+            (None, 1, 3),  # pragma + import grouped, unnamed
+            ("State", 5, 8),
+            ("authority, value, state, round", 10, 16),  # ledger fields grouped
+            ("constructor", 18, 22),
+            ("publicKey", 24, 28),  # with its // comment
+            ("get", 30, 35),  # with its /* */ comment
+            ("secretKey", 37, 37),
+        ],
+    ),
+    (
+        "struct, generic circuit, contract, type alias, include",
+        """\
 include "std";
 new type V3 = Vector<3, Uint<16>>;
 
@@ -102,8 +107,12 @@ export pure circuit id<T>(x: T): T { return x; }
 contract AuthCell {
   circuit get(): Bytes<32>;
 }
-""", [("V3", 1, 2), ("Foo", 4, 7), ("id", 9, 9), ("AuthCell", 11, 13)]),  # include + alias group
-    ("detached comment is gap code (grouped), trailing comment stays on its line", """\
+""",
+        [("V3", 1, 2), ("Foo", 4, 7), ("id", 9, 9), ("AuthCell", 11, 13)],
+    ),  # include + alias group
+    (
+        "detached comment is gap code (grouped), trailing comment stays on its line",
+        """\
 // Licence header, separated by a blank line.
 
 export ledger counter: Counter; // the count
@@ -111,12 +120,18 @@ export ledger counter: Counter; // the count
 export circuit increment(): [] {
   counter.increment(1);
 }
-""", [("counter", 1, 3), ("increment", 4, 7)]),
-    ("small module stays whole", """\
+""",
+        [("counter", 1, 3), ("increment", 4, 7)],
+    ),
+    (
+        "small module stays whole",
+        """\
 module Util {
   export circuit one(): Field { return 1; }
 }
-""", [("Util", 1, 3)]),
+""",
+        [("Util", 1, 3)],
+    ),
 ]
 
 
@@ -134,8 +149,7 @@ def test_ledger_group_respects_target():
 
 
 def test_large_module_splits_into_members():
-    body = "\n".join(f"  export circuit c{i}(x: Field): Field {{ return x + {i}; }}"
-                     for i in range(30))
+    body = "\n".join(f"  export circuit c{i}(x: Field): Field {{ return x + {i}; }}" for i in range(30))
     src = f"module Big {{\n  // first\n{body}\n}}\n"
     result = run(src, max_tokens=80, target=60)
     paths = [ch.symbol_path for ch in result.chunks]
@@ -154,10 +168,13 @@ def test_long_circuit_windows_keep_symbol_path():
     assert all(ch.token_count <= 64 for ch in result.chunks)
 
 
-@pytest.mark.parametrize("src,error_line", [
-    ("export circuit ok(): [] { }\ncircuit broken( {\nexport circuit after(): [] { }\n", 2),
-    ("pragma language_version >= 0.16;\nthis is not compact at all\n", 2),
-])
+@pytest.mark.parametrize(
+    "src,error_line",
+    [
+        ("export circuit ok(): [] { }\ncircuit broken( {\nexport circuit after(): [] { }\n", 2),
+        ("pragma language_version >= 0.16;\nthis is not compact at all\n", 2),
+    ],
+)
 def test_broken_syntax_keeps_chunks_and_warns(src, error_line):
     result = run(src)
     assert result.chunks
@@ -171,10 +188,14 @@ def test_clean_file_has_no_warning():
     assert run(LOCK).warnings == []
 
 
-@pytest.mark.parametrize("src", [
-    "module A { " * 3000 + "}" * 3000,
-    "export circuit f(): [] { const s = \"" + "ab " * 700_000 + "\"; }\n",
-], ids=["deep nesting", "2 MB line"])
+@pytest.mark.parametrize(
+    "src",
+    [
+        "module A { " * 3000 + "}" * 3000,
+        'export circuit f(): [] { const s = "' + "ab " * 700_000 + '"; }\n',
+    ],
+    ids=["deep nesting", "2 MB line"],
+)
 def test_pathological_input_completes(src):
     result = run(src)
     assert result.chunks

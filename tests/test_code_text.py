@@ -1,13 +1,14 @@
 """Line-window fallback: window sizes, overlap, bad bytes, line endings, over-long lines."""
+
 from __future__ import annotations
 
 import re
 
 import pytest
 
-from extractors.base import ExtractionError, FileContext
-from extractors.code_common import decode_lines
-from extractors.code_text import OVERLAP_LINES, chunk_problems, extract_text
+from trustindex.extractors.base import ExtractionError, FileContext
+from trustindex.extractors.code_common import decode_lines
+from trustindex.extractors.code_text import OVERLAP_LINES, chunk_problems, extract_text
 
 
 def wordpiece_like(text: str) -> int:
@@ -16,8 +17,9 @@ def wordpiece_like(text: str) -> int:
 
 
 def ctx(max_tokens: int = 256, target: int = 200, counter=wordpiece_like) -> FileContext:
-    return FileContext(source="t", path="docs/notes.txt", count_tokens=counter,
-                       max_tokens=max_tokens, target_tokens=target)
+    return FileContext(
+        source="t", path="docs/notes.txt", count_tokens=counter, max_tokens=max_tokens, target_tokens=target
+    )
 
 
 def run(data: bytes, c: FileContext = None):
@@ -29,14 +31,16 @@ def run(data: bytes, c: FileContext = None):
     return result
 
 
-PROSE = "".join(f"Line {i} of the notes says something about component {i % 7}.\n"
-                for i in range(300)).encode()
+PROSE = "".join(f"Line {i} of the notes says something about component {i % 7}.\n" for i in range(300)).encode()
 
 
 @pytest.mark.parametrize("counter", [wordpiece_like, None], ids=["wordpiece-like", "default"])
 def test_windows_fill_target_and_overlap(counter):
-    c = ctx(max_tokens=128, target=100, counter=counter) if counter else \
-        FileContext(source="t", path="n.txt", max_tokens=128, target_tokens=100)
+    c = (
+        ctx(max_tokens=128, target=100, counter=counter)
+        if counter
+        else FileContext(source="t", path="n.txt", max_tokens=128, target_tokens=100)
+    )
     chunks = run(PROSE, c).chunks
     assert len(chunks) > 5
     assert all(ch.token_count <= 128 for ch in chunks)
@@ -45,24 +49,30 @@ def test_windows_fill_target_and_overlap(counter):
         assert after.start_line == before.end_line - OVERLAP_LINES + 1
 
 
-@pytest.mark.parametrize("data,expected", [
-    (b"", []),
-    (b"\n\n   \n\t\n", []),
-    (b"one line", [(1, 1, "one line")]),
-    (b"\n\nfirst\n\n\nsecond\n\n", [(3, 6, "first\n\n\nsecond")]),  # blank ends trimmed
-    (b"crlf one\r\ncrlf two\r\n", [(1, 2, "crlf one\ncrlf two")]),
-    (b"\xef\xbb\xbfwith BOM\n", [(1, 1, "with BOM")]),
-])
+@pytest.mark.parametrize(
+    "data,expected",
+    [
+        (b"", []),
+        (b"\n\n   \n\t\n", []),
+        (b"one line", [(1, 1, "one line")]),
+        (b"\n\nfirst\n\n\nsecond\n\n", [(3, 6, "first\n\n\nsecond")]),  # blank ends trimmed
+        (b"crlf one\r\ncrlf two\r\n", [(1, 2, "crlf one\ncrlf two")]),
+        (b"\xef\xbb\xbfwith BOM\n", [(1, 1, "with BOM")]),
+    ],
+)
 def test_small_inputs(data, expected):
     assert [(c.start_line, c.end_line, c.text) for c in run(data).chunks] == expected
 
 
-@pytest.mark.parametrize("data,offset", [
-    (b"abc\x00def", 3),
-    (b"ok\n\xff\xfe", 3),
-    (b"caf\xc3", 3),  # truncated multi-byte sequence
-    (b"fine\n" * 10 + b"\xc3\x28", 50),
-])
+@pytest.mark.parametrize(
+    "data,offset",
+    [
+        (b"abc\x00def", 3),
+        (b"ok\n\xff\xfe", 3),
+        (b"caf\xc3", 3),  # truncated multi-byte sequence
+        (b"fine\n" * 10 + b"\xc3\x28", 50),
+    ],
+)
 def test_bad_bytes_name_the_offset(data, offset):
     with pytest.raises(ExtractionError, match=f"byte offset {offset}\\b"):
         extract_text(data, ctx())

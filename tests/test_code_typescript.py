@@ -1,14 +1,15 @@
 """TypeScript chunker: symbols, classes split by size, JSDoc deprecations, bad input."""
+
 from __future__ import annotations
 
 import re
 
 import pytest
 
-from extractors.base import FileContext
-from extractors.code_common import decode_lines
-from extractors.code_text import chunk_problems
-from extractors.code_typescript import extract_typescript, jsdoc_deprecation
+from trustindex.extractors.base import FileContext
+from trustindex.extractors.code_common import decode_lines
+from trustindex.extractors.code_text import chunk_problems
+from trustindex.extractors.code_typescript import extract_typescript, jsdoc_deprecation
 
 
 def wordpiece_like(text: str) -> int:
@@ -17,8 +18,7 @@ def wordpiece_like(text: str) -> int:
 
 
 def run(src: str, path: str = "src/index.ts", max_tokens: int = 256, target: int = 200):
-    c = FileContext(source="t", path=path, count_tokens=wordpiece_like, max_tokens=max_tokens,
-                    target_tokens=target)
+    c = FileContext(source="t", path=path, count_tokens=wordpiece_like, max_tokens=max_tokens, target_tokens=target)
     result = extract_typescript(src.encode(), c)
     assert result.kind == "typescript"
     assert chunk_problems(decode_lines(src.encode(), c.path), result.chunks, c) == []
@@ -30,61 +30,97 @@ def spans(result) -> list[tuple]:
 
 
 CASES = [
-    ("function with JSDoc", """\
+    (
+        "function with JSDoc",
+        """\
 /**
  * Adds one.
  */
 export function inc(x: number): number {
   return x + 1;
 }
-""", [("inc", 1, 6)]),
-    ("small class is one chunk", """\
+""",
+        [("inc", 1, 6)],
+    ),
+    (
+        "small class is one chunk",
+        """\
 // A counter.
 export class Counter {
   private n = 0;
   increment(by: number): void { this.n += by; }
 }
-""", [("Counter", 1, 5)]),
-    ("interface, type alias, enum", """\
+""",
+        [("Counter", 1, 5)],
+    ),
+    (
+        "interface, type alias, enum",
+        """\
 export interface Options { verbose: boolean }
 
 export enum Mode { Fast, Safe }
 
 type Id = string;
-""", [("Options", 1, 1), ("Mode", 3, 3), ("Id", 5, 5)]),
-    ("imports group, arrow const is a symbol", """\
+""",
+        [("Options", 1, 1), ("Mode", 3, 3), ("Id", 5, 5)],
+    ),
+    (
+        "imports group, arrow const is a symbol",
+        """\
 import { a } from "a";
 import b from "b";
 
 export const double = (x: number) => x * 2;
 const g = function () { return 1; };
-""", [(None, 1, 2), ("double", 4, 4), ("g", 5, 5)]),
-    ("plain consts group under their names", """\
+""",
+        [(None, 1, 2), ("double", 4, 4), ("g", 5, 5)],
+    ),
+    (
+        "plain consts group under their names",
+        """\
 export const A = 1;
 export const B = "two";
-""", [("A, B", 1, 2)]),
-    ("default exports and generators", """\
+""",
+        [("A, B", 1, 2)],
+    ),
+    (
+        "default exports and generators",
+        """\
 export default class { m() {} }
 
 export default function () {}
 
 function* gen() { yield 1; }
-""", [("default", 1, 1), ("default", 3, 3), ("gen", 5, 5)]),
-    ("namespace and declare module", """\
+""",
+        [("default", 1, 1), ("default", 3, 3), ("gen", 5, 5)],
+    ),
+    (
+        "namespace and declare module",
+        """\
 namespace NS { export const q = 1; }
 
 declare module "pkg" { export function z(): void; }
 
 declare global { interface Window { x: number } }
-""", [("NS", 1, 1), ("pkg", 3, 3), ("global", 5, 5)]),
-    ("decorated class keeps its decorator", """\
+""",
+        [("NS", 1, 1), ("pkg", 3, 3), ("global", 5, 5)],
+    ),
+    (
+        "decorated class keeps its decorator",
+        """\
 @Component({ selector: "x" })
 export class View {}
-""", [("View", 1, 2)]),
-    ("top-level statements are gap code", """\
+""",
+        [("View", 1, 2)],
+    ),
+    (
+        "top-level statements are gap code",
+        """\
 console.log("start");
 run();
-""", [(None, 1, 2)]),
+""",
+        [(None, 1, 2)],
+    ),
 ]
 
 
@@ -94,15 +130,19 @@ def test_symbols(name, src, expected):
 
 
 def test_tsx_file_uses_tsx_grammar():
-    src = "export function App() {\n  return <div className=\"a\">hi</div>;\n}\n"
+    src = 'export function App() {\n  return <div className="a">hi</div>;\n}\n'
     result = run(src, path="src/App.tsx")
     assert spans(result) == [("App", 1, 3)] and result.warnings == []
 
 
-LARGE_CLASS = "/** A store. */\nexport class Store {\n  private items: string[] = [];\n" + "".join(
-    f"  /** Method {i}. */\n  method{i}(x: number): number {{\n"
-    f"    return x * {i} + this.items.length;\n  }}\n"
-    for i in range(12)) + "}\n"
+LARGE_CLASS = (
+    "/** A store. */\nexport class Store {\n  private items: string[] = [];\n"
+    + "".join(
+        f"  /** Method {i}. */\n  method{i}(x: number): number {{\n    return x * {i} + this.items.length;\n  }}\n"
+        for i in range(12)
+    )
+    + "}\n"
+)
 
 
 def test_large_class_is_split_per_method():
@@ -114,16 +154,21 @@ def test_large_class_is_split_per_method():
     assert result.chunks[-1].text.endswith("}\n}") or result.chunks[-1].text.endswith("  }\n}")
 
 
-@pytest.mark.parametrize("comment,reason", [
-    ("/** @deprecated use inc2 */", "use inc2"),
-    ("/**\n * Adds.\n * @deprecated Since 2.0: use\n *   inc2 instead.\n * @param x value\n */",
-     "Since 2.0: use inc2 instead."),
-    ("/** @deprecated */", "deprecated"),
-    ("/**\n * @deprecated\n * @see inc2\n */", "deprecated"),
-    ("/* @deprecated not JSDoc */", None),
-    ("// @deprecated not JSDoc", None),
-    ("/** @deprecatedness is not the tag */", None),
-])
+@pytest.mark.parametrize(
+    "comment,reason",
+    [
+        ("/** @deprecated use inc2 */", "use inc2"),
+        (
+            "/**\n * Adds.\n * @deprecated Since 2.0: use\n *   inc2 instead.\n * @param x value\n */",
+            "Since 2.0: use inc2 instead.",
+        ),
+        ("/** @deprecated */", "deprecated"),
+        ("/**\n * @deprecated\n * @see inc2\n */", "deprecated"),
+        ("/* @deprecated not JSDoc */", None),
+        ("// @deprecated not JSDoc", None),
+        ("/** @deprecatedness is not the tag */", None),
+    ],
+)
 def test_jsdoc_deprecation_reason(comment, reason):
     assert jsdoc_deprecation(comment) == reason
 
@@ -132,7 +177,8 @@ def test_deprecated_function_marks_its_chunk():
     src = "export function a() {}\n\n/** @deprecated use c */\nexport function b() {}\n"
     result = run(src)
     assert [(d.chunk_ordinal, d.marker, d.reason, d.scope) for d in result.deprecations] == [
-        (1, "jsdoc", "use c", "chunk")]
+        (1, "jsdoc", "use c", "chunk")
+    ]
 
 
 def test_deprecated_method_splits_small_class_and_marks_only_it():
@@ -178,11 +224,15 @@ def test_long_function_windows():
     assert paths[:3] == ["big", "big#2", "big#3"]
 
 
-@pytest.mark.parametrize("src", [
-    "const x = " + "(" * 30_000 + "1" + ")" * 30_000 + ";\n",
-    "const s = \"" + "a b " * 500_000 + "\";\n",
-    "".join(f"function f{i}(){{return {i}}}" for i in range(20_000)),
-], ids=["deep nesting", "2 MB line", "minified"])
+@pytest.mark.parametrize(
+    "src",
+    [
+        "const x = " + "(" * 30_000 + "1" + ")" * 30_000 + ";\n",
+        'const s = "' + "a b " * 500_000 + '";\n',
+        "".join(f"function f{i}(){{return {i}}}" for i in range(20_000)),
+    ],
+    ids=["deep nesting", "2 MB line", "minified"],
+)
 def test_pathological_input_completes(src):
     assert run(src).chunks
 

@@ -1,7 +1,7 @@
 import pytest
 
-from schemas.config import check_sources_against, load_identities, load_ledger, load_sources
-from schemas.errors import ConfigError
+from trustindex.schemas.config import check_sources_against, load_identities, load_ledger, load_sources
+from trustindex.schemas.errors import ConfigError
 
 IDS = """
 [[publisher]]
@@ -28,13 +28,16 @@ def test_sources_resolve_relative_paths(tmp_path):
     assert s.ref == "main" and s.include == ("**/*.md", "**/*.mdx")
 
 
-@pytest.mark.parametrize("text, key, words", [
-    ('[[source]]\nurl = "x"\npublisher = "mf"\n', "source[0].name", "missing"),
-    ('[[source]]\nname = "a b"\nurl = "x"\npublisher = "mf"\n', "source[0].name", "letters"),
-    ('[[source]]\nname = "a"\nurl = "x"\npublisher = "mf"\nincludes = []\n', "source[0].includes", "unknown key"),
-    ('[[source]]\nname = "a"\nurl = "x"\npublisher = "mf"\ninclude = "*.md"\n', "source[a].include", "list"),
-    ('source = 3\n', "source", "at least one"),
-])
+@pytest.mark.parametrize(
+    "text, key, words",
+    [
+        ('[[source]]\nurl = "x"\npublisher = "mf"\n', "source[0].name", "missing"),
+        ('[[source]]\nname = "a b"\nurl = "x"\npublisher = "mf"\n', "source[0].name", "letters"),
+        ('[[source]]\nname = "a"\nurl = "x"\npublisher = "mf"\nincludes = []\n', "source[0].includes", "unknown key"),
+        ('[[source]]\nname = "a"\nurl = "x"\npublisher = "mf"\ninclude = "*.md"\n', "source[a].include", "list"),
+        ("source = 3\n", "source", "at least one"),
+    ],
+)
 def test_bad_sources_name_file_and_key(tmp_path, text, key, words):
     f = write(tmp_path, "sources.toml", text)
     with pytest.raises(ConfigError) as e:
@@ -70,8 +73,11 @@ def test_sources_must_name_known_publishers(tmp_path):
 
 def test_ledger_is_optional_and_validated(tmp_path):
     assert load_ledger(tmp_path / "absent.toml") == []
-    f = write(tmp_path, "v.toml", '[[verification]]\nsource = "a"\npath = "docs/**"\ncommit = "v1"\n'
-                                   'verifier = "ada@example.org"\n')
+    f = write(
+        tmp_path,
+        "v.toml",
+        '[[verification]]\nsource = "a"\npath = "docs/**"\ncommit = "v1"\nverifier = "ada@example.org"\n',
+    )
     (e,) = load_ledger(f)
     assert e.method == "ledger" and e.commit == "v1"
     with pytest.raises(ConfigError, match="missing required key"):

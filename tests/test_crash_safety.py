@@ -10,11 +10,12 @@ Trials (see tests/crashkit.py for the kill mechanism):
 * 3 kills at random instants of a publish (seed in the test id's output);
 * a re-publish of existing content killed while it deletes its duplicate build;
 * 2 kills of ``gc`` half-way through deleting an old snapshot;
-* 3 kills of the real ``python -m cli.main refresh`` process (start-up, crawl, build), then a real
+* 3 kills of the real ``python -m trustindex.cli.main refresh`` process (start-up, crawl, build), then a real
   refresh that succeeds, ``snapshots gc`` and ``snapshots verify``;
 * writers under ``warehouse.lock.data_dir_lock``: refused with a clear message, queued with
   ``wait_seconds``, never interleaved, and freed when the holder is SIGKILLed.
 """
+
 from __future__ import annotations
 
 import json
@@ -25,15 +26,15 @@ import signal
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from schemas.snapshot import CURRENT, SNAPSHOTS_DIR, verify_snapshot
 from tests.crashkit import ROOT, Zygote, read_trace
-from warehouse.lock import LockBusy, data_dir_lock
-from warehouse.snapshots import current_id, gc
+from trustindex.schemas.snapshot import CURRENT, SNAPSHOTS_DIR, verify_snapshot
+from trustindex.warehouse.lock import LockBusy, data_dir_lock
+from trustindex.warehouse.snapshots import current_id, gc
 
 SEED = int(os.environ.get("TRUSTINDEX_CRASH_SEED", time.time_ns() % (1 << 31)))
 
@@ -65,8 +66,9 @@ KILL_POINTS = [
 
 
 def event_index(trace: list[dict], phase: str, name: str, detail: str | None, occurrence: int) -> int:
-    hits = [e["i"] for e in trace if e["phase"] == phase and e["name"] == name
-            and (detail is None or e["detail"] == detail)]
+    hits = [
+        e["i"] for e in trace if e["phase"] == phase and e["name"] == name and (detail is None or e["detail"] == detail)
+    ]
     assert len(hits) > occurrence, f"the publish trace has no {phase} {name} {detail} #{occurrence}: {trace}"
     return hits[occurrence]
 
@@ -90,8 +92,7 @@ def assert_consistent(data: Path, allowed_current: set[str]) -> str:
 
 class Kit:
     def __init__(self, zygote: Zygote, base: Path, base_id: str, trace: list[dict], new_id: str, root: Path):
-        self.z, self.base, self.base_id, self.trace, self.new_id, self.root = \
-            zygote, base, base_id, trace, new_id, root
+        self.z, self.base, self.base_id, self.trace, self.new_id, self.root = zygote, base, base_id, trace, new_id, root
         self.n = 0
 
     def fresh(self) -> Path:
@@ -129,8 +130,9 @@ def kit(refreshed, tmp_path_factory):
         shutil.copytree(base, traced)
         t = z.run(traced, variant=1, plan={"trace": str(root / "trace.jsonl")}, result=root / "traced.json")
         assert (t["status"], t["code"]) == ("exited", 0), t
-        yield Kit(z, base, r["result"]["snapshot_id"], read_trace(root / "trace.jsonl"),
-                  t["result"]["snapshot_id"], root)
+        yield Kit(
+            z, base, r["result"]["snapshot_id"], read_trace(root / "trace.jsonl"), t["result"]["snapshot_id"], root
+        )
     finally:
         z.close()
 
@@ -138,9 +140,15 @@ def kit(refreshed, tmp_path_factory):
 @pytest.mark.parametrize("label,phase,name,detail,occurrence", KILL_POINTS, ids=[k[0] for k in KILL_POINTS])
 def test_publish_killed_at_stage(kit, label, phase, name, detail, occurrence):
     k = event_index(kit.trace, phase, name, detail, occurrence)
-    at = {key: event_index(kit.trace, *key) for key in
-          [("after", "mkdtemp", None, 0), ("after", "rename", None, 0), ("after", "replace", None, 0),
-           ("before", "fsync", ".CURRENT.tmp", 0)]}
+    at = {
+        key: event_index(kit.trace, *key)
+        for key in [
+            ("after", "mkdtemp", None, 0),
+            ("after", "rename", None, 0),
+            ("after", "replace", None, 0),
+            ("before", "fsync", ".CURRENT.tmp", 0),
+        ]
+    }
     renamed = k >= at[("after", "rename", None, 0)]
     swapped = k >= at[("after", "replace", None, 0)]
     d = kit.fresh()
@@ -199,8 +207,9 @@ def test_gc_killed_midway_leaves_no_partial_snapshot(kit, unlinks):
     shutil.copytree(d, rehearsal)
     trace_file = d.parent / f"gc-trace-{unlinks}.jsonl"
     assert kit.z.run(rehearsal, job="gc", keep=1, plan={"trace": str(trace_file)})["code"] == 0
-    g = kit.z.run(d, job="gc", keep=1, plan={"kill_at": event_index(read_trace(trace_file), "after", "unlink",
-                                                                     None, unlinks - 1)})
+    g = kit.z.run(
+        d, job="gc", keep=1, plan={"kill_at": event_index(read_trace(trace_file), "after", "unlink", None, unlinks - 1)}
+    )
     assert g["status"] == "killed", g
     assert_consistent(d, {ids[-1]})  # no half-deleted directory still carries a snapshot id
     gc(d, keep=1)
@@ -210,16 +219,22 @@ def test_gc_killed_midway_leaves_no_partial_snapshot(kit, unlinks):
 # ---------------------------------------------------------------- one writer at a time
 def test_second_writer_is_refused_with_a_clear_message(kit, demo):
     d = kit.fresh()
-    holder = kit.z.run(d, variant=1, lock_wait=0, detach=False,
-                       plan={"stop_at": event_index(kit.trace, "before", "rename", None, 0)})
+    holder = kit.z.run(
+        d, variant=1, lock_wait=0, detach=False, plan={"stop_at": event_index(kit.trace, "before", "rename", None, 0)}
+    )
     assert holder["status"] == "stopped", holder
     try:
         with pytest.raises(LockBusy, match=rf"crash-trial writer 1 \(pid {holder['pid']}\) is writing .*--wait"):
             with data_dir_lock(d):
                 pass
-        cli = subprocess.run([sys.executable, "-m", "cli.main", "refresh", "--sources", str(demo), "--data", str(d)],
-                             capture_output=True, text=True, cwd=ROOT, timeout=120,
-                             env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        cli = subprocess.run(
+            [sys.executable, "-m", "trustindex.cli.main", "refresh", "--sources", str(demo), "--data", str(d)],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=120,
+            env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        )
         assert cli.returncode == 1, cli.stderr
         assert f"crash-trial writer 1 (pid {holder['pid']}) is writing this data directory" in cli.stderr
         assert len(cli.stderr.strip().splitlines()) == 1  # one clear line, no traceback
@@ -232,8 +247,10 @@ def test_second_writer_is_refused_with_a_clear_message(kit, demo):
 
 def test_waiting_writers_never_interleave(kit):
     d = kit.fresh()
-    pids = {v: kit.z.run(d, variant=v, lock_wait=120, detach=True, result=d.parent / f"w{v}.json")["pid"]
-            for v in (31, 32, 33)}
+    pids = {
+        v: kit.z.run(d, variant=v, lock_wait=120, detach=True, result=d.parent / f"w{v}.json")["pid"]
+        for v in (31, 32, 33)
+    }
     spans = []
     for v, pid in pids.items():
         w = kit.z.wait(pid)
@@ -249,8 +266,12 @@ def test_waiting_writers_never_interleave(kit):
 
 def test_sigkilled_holder_frees_the_lock(kit):
     d = kit.fresh()
-    holder = kit.z.run(d, variant=1, lock_wait=0, plan={"stop_at": event_index(kit.trace, "after", "fsync",
-                                                                                "snapshots/.tmp/manifest.json", 0)})
+    holder = kit.z.run(
+        d,
+        variant=1,
+        lock_wait=0,
+        plan={"stop_at": event_index(kit.trace, "after", "fsync", "snapshots/.tmp/manifest.json", 0)},
+    )
     assert holder["status"] == "stopped"
     os.kill(holder["pid"], signal.SIGKILL)
     assert kit.z.wait(holder["pid"])["status"] == "killed"
@@ -263,12 +284,23 @@ def test_sigkilled_holder_frees_the_lock(kit):
 
 def test_gc_waits_for_a_running_writer(kit):
     d = kit.fresh()
-    holder = kit.z.run(d, variant=1, lock_wait=0, result=d.parent / "gcw.json",
-                       plan={"stop_at": event_index(kit.trace, "before", "rename", None, 0)})
+    holder = kit.z.run(
+        d,
+        variant=1,
+        lock_wait=0,
+        result=d.parent / "gcw.json",
+        plan={"stop_at": event_index(kit.trace, "before", "rename", None, 0)},
+    )
     assert holder["status"] == "stopped"
     try:
-        subprocess.run([sys.executable, "-m", "cli.main", "snapshots", "gc", "--data", str(d)], capture_output=True,
-                       text=True, cwd=ROOT, timeout=120, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        subprocess.run(
+            [sys.executable, "-m", "trustindex.cli.main", "snapshots", "gc", "--data", str(d)],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=120,
+            env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        )
     finally:
         os.kill(holder["pid"], signal.SIGCONT)
         done = kit.z.wait(holder["pid"])
@@ -278,9 +310,17 @@ def test_gc_waits_for_a_running_writer(kit):
 
 # ---------------------------------------------------------------- the real command, killed
 def _cli_env(home: Path) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), PREFECT_HOME=str(home), PREFECT_LOGGING_LEVEL="WARNING",
-               PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS="90", PREFECT_SERVER_ANALYTICS_ENABLED="false",
-               HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(ROOT),
+        PREFECT_HOME=str(home),
+        PREFECT_LOGGING_LEVEL="WARNING",
+        PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS="90",
+        PREFECT_SERVER_ANALYTICS_ENABLED="false",
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        TOKENIZERS_PARALLELISM="false",
+    )
     from prefect.settings import get_current_settings
 
     url = get_current_settings().api.url
@@ -299,7 +339,7 @@ def _changed_corpus(demo: Path, dest: Path) -> Path:
     page.write_text("---\ntitle: Crash trial\n---\n# Crash trial\n\nA page added so that the refresh publishes.\n")
     repo.index.add([str(page.relative_to(repo.working_tree_dir))])
     who = git.Actor("Ada", "ada@example.org")
-    when = datetime(2026, 10, 1, 12, tzinfo=timezone.utc)
+    when = datetime(2026, 10, 1, 12, tzinfo=UTC)
     repo.index.commit("add crash trial page", author=who, committer=who, author_date=when, commit_date=when)
     return dest / "sources.toml"
 
@@ -319,16 +359,17 @@ def test_real_refresh_killed_then_succeeds(refreshed, demo, tmp_path):
     data = tmp_path / "data"
     base_id = _seed(refreshed["data"], data)
     env = _cli_env(tmp_path / "prefect-home")
-    cmd = [sys.executable, "-m", "cli.main", "refresh", "--sources", str(sources), "--data", str(data)]
+    cmd = [sys.executable, "-m", "trustindex.cli.main", "refresh", "--sources", str(sources), "--data", str(data)]
     rng = random.Random(SEED)
     # (name, file whose appearance starts the clock, random delay after it): each kill lands in a different stage
-    trials = [("start-up", None, rng.uniform(0.3, 2.5)),  # imports, lock, Prefect client
-              ("crawl", "mirrors", rng.uniform(0.0, 1.0)),  # cloning, extraction, source tables
-              ("build", "snapshots/.tmp-*", rng.uniform(0.0, 0.1))]  # tables, embeddings, BM25, manifest, rename
+    trials = [
+        ("start-up", None, rng.uniform(0.3, 2.5)),  # imports, lock, Prefect client
+        ("crawl", "mirrors", rng.uniform(0.0, 1.0)),  # cloning, extraction, source tables
+        ("build", "snapshots/.tmp-*", rng.uniform(0.0, 0.1)),
+    ]  # tables, embeddings, BM25, manifest, rename
     for trial, marker, delay in trials:
         with open(tmp_path / f"{trial}.log", "w") as log:
-            p = subprocess.Popen(cmd + ["--quiet"], env=env, cwd=ROOT, stdout=log, stderr=log,
-                                 start_new_session=True)
+            p = subprocess.Popen(cmd + ["--quiet"], env=env, cwd=ROOT, stdout=log, stderr=log, start_new_session=True)
         t0 = time.monotonic()
         while marker and not list(data.glob(marker)) and p.poll() is None:
             assert time.monotonic() - t0 < 400, f"{trial}: the refresh never reached {marker}"
@@ -338,11 +379,15 @@ def test_real_refresh_killed_then_succeeds(refreshed, demo, tmp_path):
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)  # the refresh and anything it started
         p.wait()
-        assert p.returncode == -signal.SIGKILL, (f"seed {SEED}: {trial}: the refresh ended before the kill",
-                                                 (tmp_path / f"{trial}.log").read_text()[-3000:])
+        assert p.returncode == -signal.SIGKILL, (
+            f"seed {SEED}: {trial}: the refresh ended before the kill",
+            (tmp_path / f"{trial}.log").read_text()[-3000:],
+        )
         live = assert_consistent(data, {d.name for d in (data / SNAPSHOTS_DIR).iterdir()})
-        print(f"seed {SEED}: {trial} kill after {time.monotonic() - t0:.2f} s, build dir present: {building}, "
-              f"CURRENT {'unchanged' if live == base_id else 'moved'}, left {sorted(leftovers(data))}")
+        print(
+            f"seed {SEED}: {trial} kill after {time.monotonic() - t0:.2f} s, build dir present: {building}, "
+            f"CURRENT {'unchanged' if live == base_id else 'moved'}, left {sorted(leftovers(data))}"
+        )
         with data_dir_lock(data):  # the kernel freed the dead writer's lock
             pass
     done = subprocess.run(cmd + ["--json"], env=env, cwd=ROOT, capture_output=True, text=True, timeout=600)
@@ -350,7 +395,7 @@ def test_real_refresh_killed_then_succeeds(refreshed, demo, tmp_path):
     result = json.loads(done.stdout)
     assert result["published"] and result["snapshot_id"] == current_id(data) != base_id
     assert_consistent(data, {result["snapshot_id"]})
-    snap = [sys.executable, "-m", "cli.main", "snapshots"]
+    snap = [sys.executable, "-m", "trustindex.cli.main", "snapshots"]
     g = subprocess.run(snap + ["gc", "--data", str(data)], env=env, cwd=ROOT, capture_output=True, text=True)
     assert g.returncode == 0, g.stderr
     assert leftovers(data) == set()

@@ -1,5 +1,6 @@
 """The demo corpus (examples/build_demo.py + examples/demo/): deterministic repositories that carry the
 trust evidence later stages extract. Tests are grouped by the promise they check."""
+
 from __future__ import annotations
 
 import fnmatch
@@ -9,7 +10,7 @@ import os
 import re
 import sys
 import tomllib
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import git
@@ -29,8 +30,8 @@ def _load_builder():
 
 
 bd = _load_builder()
-EARLIEST = datetime(2024, 1, 1, tzinfo=timezone.utc)
-LATEST = datetime(2026, 11, 1, tzinfo=timezone.utc)
+EARLIEST = datetime(2024, 1, 1, tzinfo=UTC)
+LATEST = datetime(2026, 11, 1, tzinfo=UTC)
 
 
 @pytest.fixture(scope="module")
@@ -74,6 +75,7 @@ def all_refs(r: git.Repo) -> dict[str, str]:
 
 # --- determinism, idempotency, layout ---------------------------------------------------------------
 
+
 def test_rebuild_gives_identical_shas_and_replaces_existing_repos(out, tmp_path):
     first = {n: all_refs(repo(out, n)) for n in bd.REPOS}
     stray = tmp_path / "repos" / "partner-sdk" / "stray.txt"
@@ -107,6 +109,7 @@ def test_cli_entry_point_usage_error(capsys):
 
 
 # --- history: dates, merges, trailers, tag ------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name", bd.REPOS)
 def test_dates_are_backdated_and_timezone_aware(out, name):
@@ -173,6 +176,7 @@ def test_authors_include_known_and_unknown_people(out):
 
 # --- freshness traps: bulk, whitespace-only and front-matter-only commits -------------------------------
 
+
 def _diff(out, cid):
     c = by_id(out, "midnight-docs", cid)
     before, after = files_at(c.parents[0]), files_at(c)
@@ -210,6 +214,7 @@ def test_substantive_change_after_review_tag(out):
 
 
 # --- content markers that later stages extract ----------------------------------------------------------
+
 
 def _head(out, name, path) -> str:
     return (out / "repos" / name / path).read_text(encoding="utf-8")
@@ -261,7 +266,8 @@ def test_partner_manifests(out):
     ws = tomllib.loads(_head(out, "partner-sdk", "Cargo.toml"))
     assert ws["workspace"]["dependencies"]["midnight-zswap"] == "1.2.0"
     assert '#[deprecated(since = "0.3.0", note = "use prove_v2")]' in _head(
-        out, "partner-sdk", "crates/lumen-prover/src/lib.rs")
+        out, "partner-sdk", "crates/lumen-prover/src/lib.rs"
+    )
     assert "@deprecated Use connectWallet instead." in _head(out, "partner-sdk", "packages/core/src/wallet.ts")
 
 
@@ -316,6 +322,7 @@ def test_spoofing_attempts_present(out):
 
 # --- operator configuration and queries ---------------------------------------------------------------
 
+
 def test_configuration_is_consistent():
     sources = tomllib.loads((EXAMPLES / "sources.toml").read_text())["source"]
     ids = tomllib.loads((EXAMPLES / "identities.toml").read_text())
@@ -327,7 +334,7 @@ def test_configuration_is_consistent():
         assert all(o["publisher"] in pubs for o in s.get("publisher_override", []))
     assert all(p["publisher"] in pubs for p in ids["person"])
     assert {p["tier"] for p in ids["publisher"]} >= {"foundation", "partner", "community"}
-    config = pytest.importorskip("schemas.config")  # the project's own loaders accept the files too
+    config = pytest.importorskip("trustindex.schemas.config")  # the project's own loaders accept the files too
     srcs, loaded = config.load_sources(EXAMPLES / "sources.toml"), config.load_identities(EXAMPLES / "identities.toml")
     config.check_sources_against(srcs, loaded, "sources.toml")
     assert len(config.load_ledger(EXAMPLES / "verifications.toml")) >= 4
@@ -373,6 +380,7 @@ def test_query_lists():
 
 # --- the builder itself, on minimal specs -----------------------------------------------------------
 
+
 def _mini(tmp_path, monkeypatch, commits: str) -> Path:
     demo = tmp_path / "demo"
     (demo / "r" / "tree").mkdir(parents=True)
@@ -392,8 +400,10 @@ BAD_COMMITS = [  # (commit keys, expected message fragment)
     ('author = "a"\ndate = 2027-01-01T10:00:00+00:00\nmessage = "x"\nfiles = ["a.md"]', "after 2026-11-01"),
     ('author = "nobody"\ndate = 2024-05-01T10:00:00+00:00\nmessage = "x"\nfiles = ["a.md"]', "unknown person"),
     ('author = "a"\ndate = 2024-05-01T10:00:00+00:00\nmessage = "x"\nfiles = ["missing.md"]', "no kept file"),
-    ('author = "a"\ndate = 2024-05-01T10:00:00+00:00\nmessage = "x"\nfiles = [{ path = "a.md", sub = [["zzz", "y"]] }]',
-     "does not occur"),
+    (
+        'author = "a"\ndate = 2024-05-01T10:00:00+00:00\nmessage = "x"\nfiles = [{ path = "a.md", sub = [["zzz", "y"]] }]',
+        "does not occur",
+    ),
     ('author = "a"\ndate = 2024-05-01T10:00:00+00:00\nmessage = "x"\nmerge = "nope"', "unknown or unmergeable"),
     ('author = "a"\ndate = 2024-05-01T10:00:00+00:00\nfiles = ["a.md"]', "missing message"),
 ]
@@ -413,9 +423,14 @@ def test_commit_that_changes_nothing_is_rejected(tmp_path, monkeypatch):
 
 
 def test_branch_merge_and_delete(tmp_path, monkeypatch):
-    dest = _mini(tmp_path, monkeypatch, _c(1, 'files = ["a.md", "b.md"]')
-                 + _c(2, 'branch = "f"\nfiles = [{ path = "a.md", sub = [["first", "second"]] }]')
-                 + _c(3, 'delete = ["b.md"]') + _c(4, 'merge = "f"'))
+    dest = _mini(
+        tmp_path,
+        monkeypatch,
+        _c(1, 'files = ["a.md", "b.md"]')
+        + _c(2, 'branch = "f"\nfiles = [{ path = "a.md", sub = [["first", "second"]] }]')
+        + _c(3, 'delete = ["b.md"]')
+        + _c(4, 'merge = "f"'),
+    )
     shas = bd.build_repo("r", dest)
     r = git.Repo(dest)
     head = r.head.commit
@@ -426,8 +441,13 @@ def test_branch_merge_and_delete(tmp_path, monkeypatch):
 
 
 def test_merge_conflict_is_reported(tmp_path, monkeypatch):
-    dest = _mini(tmp_path, monkeypatch, _c(1, 'files = ["a.md"]')
-                 + _c(2, 'branch = "f"\nfiles = [{ path = "a.md", sub = [["first", "second"]] }]')
-                 + _c(3, 'files = [{ path = "a.md", sub = [["first", "third"]] }]') + _c(4, 'merge = "f"'))
+    dest = _mini(
+        tmp_path,
+        monkeypatch,
+        _c(1, 'files = ["a.md"]')
+        + _c(2, 'branch = "f"\nfiles = [{ path = "a.md", sub = [["first", "second"]] }]')
+        + _c(3, 'files = [{ path = "a.md", sub = [["first", "third"]] }]')
+        + _c(4, 'merge = "f"'),
+    )
     with pytest.raises(bd.DemoSpecError, match="merge conflict on a.md"):
         bd.build_repo("r", dest)

@@ -1,12 +1,13 @@
 """The dense channel (query/dense.py): exact search equals a full float32 scan; HNSW above a size."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from query.dense import DenseIndex, build_ann_index
-from schemas.snapshot import DENSE_INDEX
-from schemas.errors import SnapshotError
+from trustindex.query.dense import DenseIndex, build_ann_index
+from trustindex.schemas.errors import SnapshotError
+from trustindex.schemas.snapshot import DENSE_INDEX
 
 DIMS = 32  # small vectors keep the HNSW builds here well under a second
 
@@ -52,7 +53,11 @@ def test_exact_top_equals_full_scan(name, emb, depth):
     d = DenseIndex(emb, None, exact_below=10**9)
     assert d.mode == "exact"
     rng = np.random.default_rng(7)
-    queries = [unit(rng.standard_normal(DIMS)).astype(np.float32), emb[0].astype(np.float32), emb[17].astype(np.float32)]
+    queries = [
+        unit(rng.standard_normal(DIMS)).astype(np.float32),
+        emb[0].astype(np.float32),
+        emb[17].astype(np.float32),
+    ]
     for q in queries:
         rows, cos = d.top(q, depth)
         ref_rows, ref_cos = full_scan(emb, q, depth)
@@ -160,9 +165,17 @@ def test_usearch_then_onnxruntime_does_not_crash():
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    code = ("import numpy as np; from query.dense import DenseIndex; "
-            "DenseIndex(np.eye(4, dtype=np.float16), None).top(np.ones(4, np.float32), 1); "
-            "import sys; assert 'usearch.index' in sys.modules; import onnxruntime; print('ok')")
-    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120,
-                         env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root)})
+    code = (
+        "import numpy as np; from trustindex.query.dense import DenseIndex; "
+        "DenseIndex(np.eye(4, dtype=np.float16), None).top(np.ones(4, np.float32), 1); "
+        "import sys; assert 'usearch.index' in sys.modules; import onnxruntime; print('ok')"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root)},
+    )
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-500:]

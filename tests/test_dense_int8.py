@@ -1,28 +1,35 @@
 """The int8 prefilter (query/dense_int8.py): with it, exact search still equals a full float32 scan."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from query.dense import DenseIndex
-from query.dense_int8 import Int8Prefilter
 from tests.test_dense import clustered, full_scan, unit, with_copies
+from trustindex.query.dense import DenseIndex
+from trustindex.query.dense_int8 import Int8Prefilter
 
 DIMS = 64
 
 
-@pytest.mark.parametrize("name,emb,depth", [
-    ("clustered", clustered(3000, seed=3, dims=DIMS), 50),
-    ("copies at the cut", with_copies(3000, 400, seed=4).astype(np.float16), 100),
-    ("depth beyond a quarter", clustered(800, seed=5, dims=DIMS), 300),
-])
+@pytest.mark.parametrize(
+    "name,emb,depth",
+    [
+        ("clustered", clustered(3000, seed=3, dims=DIMS), 50),
+        ("copies at the cut", with_copies(3000, 400, seed=4).astype(np.float16), 100),
+        ("depth beyond a quarter", clustered(800, seed=5, dims=DIMS), 300),
+    ],
+)
 def test_prefiltered_search_equals_full_scan(name, emb, depth):
     index = DenseIndex(emb, None, exact_below=1 << 40)
     plain = DenseIndex(emb, None, exact_below=1 << 40)  # usearch's float16 scan, proven the same way
     assert index.warm(min_rows=0) and index._prefilter is not None
     rng = np.random.default_rng(7)
-    for q in [emb[11].astype(np.float32), unit(rng.standard_normal(emb.shape[1])).astype(np.float32),
-              (emb[5].astype(np.float32) * 3.0)]:  # an unnormalised query: the bound scales with ‖q‖
+    for q in [
+        emb[11].astype(np.float32),
+        unit(rng.standard_normal(emb.shape[1])).astype(np.float32),
+        (emb[5].astype(np.float32) * 3.0),
+    ]:  # an unnormalised query: the bound scales with ‖q‖
         rows, cos = index.top(q, depth)
         ref_rows, ref_cos = full_scan(emb, q, depth)
         np.testing.assert_array_equal(rows, ref_rows)
@@ -65,7 +72,7 @@ def test_policy_reload_keeps_the_prefilter():
 
 def test_without_the_onnx_package_warm_keeps_usearch(monkeypatch):
     """A serving install may lack `onnx` (query/ needs only onnxruntime): warm() then changes nothing."""
-    import query.dense_int8 as di
+    import trustindex.query.dense_int8 as di
 
     monkeypatch.setattr(di, "available", lambda: False)
     emb = clustered(1000, dims=DIMS)

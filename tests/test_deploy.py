@@ -8,6 +8,7 @@ deployment's trigger, whose run copies the live snapshot to the serving tier.  E
 through the CLI and the REST API, as an operator would (DESIGN.md, "Stack": server healthy in
 6–14 s).
 """
+
 from __future__ import annotations
 
 import json
@@ -16,22 +17,25 @@ import re
 import signal
 import socket
 import subprocess
-import time
 import sys
+import time
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from schemas.snapshot import read_manifest, resolve_current, verify_snapshot
+from trustindex.schemas.snapshot import read_manifest, resolve_current, verify_snapshot
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent  # the interpreter running the tests is the project's virtualenv
 PREFECT = str(BIN / "prefect") if (BIN / "prefect").exists() else "prefect"
 POOL = "trustindex-process"
-DEPLOYMENTS = {"nightly-refresh": "trustindex-refresh-files", "backfill": "trustindex-backfill",
-               "export-live": "trustindex-export"}
+DEPLOYMENTS = {
+    "nightly-refresh": "trustindex-refresh-files",
+    "backfill": "trustindex-backfill",
+    "export-live": "trustindex-export",
+}
 
 
 def free_port() -> int:
@@ -41,8 +45,12 @@ def free_port() -> int:
 
 
 def api(url: str, method: str, path: str, body: dict | None = None):
-    req = urllib.request.Request(url + path, method=method, data=None if body is None else json.dumps(body).encode(),
-                                 headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(
+        url + path,
+        method=method,
+        data=None if body is None else json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
     with urllib.request.urlopen(req, timeout=30) as r:
         return json.loads(r.read() or b"null")
 
@@ -56,17 +64,30 @@ def prefect_server(home: Path):
     """A real Prefect API server in its own process group; yields (api_url, env for clients)."""
     port = free_port()
     url = f"http://127.0.0.1:{port}/api"
-    env = {**os.environ, "PREFECT_HOME": str(home), "PREFECT_API_URL": url,
-           "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_SERVER_UI_ENABLED": "false",
-           # No runs of the nightly cron while the test runs: only the runs it creates exist.
-           "PREFECT_SERVER_SERVICES_SCHEDULER_ENABLED": "false",
-           "PREFECT_LOGGING_LEVEL": "INFO", "PYTHONPATH": str(ROOT),
-           "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    env = {
+        **os.environ,
+        "PREFECT_HOME": str(home),
+        "PREFECT_API_URL": url,
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "PREFECT_SERVER_UI_ENABLED": "false",
+        # No runs of the nightly cron while the test runs: only the runs it creates exist.
+        "PREFECT_SERVER_SERVICES_SCHEDULER_ENABLED": "false",
+        "PREFECT_LOGGING_LEVEL": "INFO",
+        "PYTHONPATH": str(ROOT),
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+    }
     log = home / "server.log"
     home.mkdir(parents=True, exist_ok=True)
     with open(log, "wb") as out:
-        proc = subprocess.Popen([PREFECT, "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-                                env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            [PREFECT, "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     try:
         deadline = time.monotonic() + 90
         while True:
@@ -101,9 +122,14 @@ def cli(env: dict, log: Path, *args: str, timeout: float = 180) -> str:
 def worker(env: dict, log: Path):
     """A long-running process worker (as in compose), polling every second; stopped on exit."""
     with open(log, "wb") as out:
-        proc = subprocess.Popen([PREFECT, "worker", "start", "--pool", POOL], cwd=ROOT, stdout=out,
-                                stderr=subprocess.STDOUT, start_new_session=True,
-                                env={**env, "PREFECT_WORKER_QUERY_SECONDS": "1"})
+        proc = subprocess.Popen(
+            [PREFECT, "worker", "start", "--pool", POOL],
+            cwd=ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env={**env, "PREFECT_WORKER_QUERY_SECONDS": "1"},
+        )
     try:
         yield proc
     finally:
@@ -156,8 +182,12 @@ def test_nightly_refresh_deployment_publishes_and_triggers_export(tmp_path):
         assert any(a["actions"][0].get("deployment_id") == deps["export-live"]["id"] for a in automations)
 
         # 1. The nightly refresh, run now on the demo corpus (created first: a worker takes existing runs).
-        run = api(url, "POST", f"/deployments/{deps['nightly-refresh']['id']}/create_flow_run",
-                  {"parameters": {"sources_file": str(demo.result()), "data_dir": str(data)}})
+        run = api(
+            url,
+            "POST",
+            f"/deployments/{deps['nightly-refresh']['id']}/create_flow_run",
+            {"parameters": {"sources_file": str(demo.result()), "data_dir": str(data)}},
+        )
         with worker({**env, "TRUSTINDEX_EXPORT_TO": str(tier)}, wlog) as proc:
             state = wait_for(lambda: finished(url, run["id"]), 420, proc, wlog)
             assert state["type"] == "COMPLETED", f"{state}\n{tail(wlog)}"
@@ -166,8 +196,14 @@ def test_nightly_refresh_deployment_publishes_and_triggers_export(tmp_path):
             assert read_manifest(live).row_counts.get("chunks", 0) > 0
 
             # 2. Its Completed event fires export-live's trigger with the refresh run's data_dir.
-            exports = wait_for(lambda: api(url, "POST", "/flow_runs/filter", {
-                "deployments": {"id": {"any_": [deps["export-live"]["id"]]}}}), 60, proc, wlog)
+            exports = wait_for(
+                lambda: api(
+                    url, "POST", "/flow_runs/filter", {"deployments": {"id": {"any_": [deps["export-live"]["id"]]}}}
+                ),
+                60,
+                proc,
+                wlog,
+            )
             assert len(exports) == 1 and exports[0]["parameters"]["data_dir"] == str(data)
             state = wait_for(lambda: finished(url, exports[0]["id"]), 180, proc, wlog)
             assert state["type"] == "COMPLETED", f"{state}\n{tail(wlog)}"
@@ -210,11 +246,13 @@ def test_compose_matches_the_deployments():
 def test_export_live_without_a_target_is_one_clear_line(tmp_path, monkeypatch):
     import importlib.util
 
-    from warehouse.export import ExportError
+    from trustindex.warehouse.export import ExportError
 
     spec = importlib.util.spec_from_file_location("export_flow", ROOT / "deploy" / "export_flow.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     monkeypatch.delenv(mod.EXPORT_TO_ENV, raising=False)
-    with pytest.raises(ExportError, match=rf"no target; set the deployment's export_to parameter or {mod.EXPORT_TO_ENV}"):
+    with pytest.raises(
+        ExportError, match=rf"no target; set the deployment's export_to parameter or {mod.EXPORT_TO_ENV}"
+    ):
         mod.export_live.fn(data_dir=str(tmp_path))

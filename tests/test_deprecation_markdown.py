@@ -1,19 +1,20 @@
 """Deprecation markers in Markdown/MDX (front matter, admonitions, sections) and path rules.
 
-Snippets marked "real" are copied from /work/shared/corpus/midnight-docs.
+Snippets marked "real" are shaped like passages of the real Midnight docs (../shared/corpus/midnight-docs).
 """
+
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
+from realdata import REAL_DOCS, needs_real_docs
 
-from extractors.base import FileContext
-from extractors.deprecation import MAX_REASON, markdown_deprecations, path_deprecations
-from extractors.markdown import extract_markdown
+from trustindex.extractors.base import FileContext
+from trustindex.extractors.deprecation import MAX_REASON, markdown_deprecations, path_deprecations
+from trustindex.extractors.markdown import extract_markdown
 
-CORPUS = Path("/work/shared/corpus/midnight-docs")
+CORPUS = REAL_DOCS
 
 
 def deprecations(text: str):
@@ -26,8 +27,12 @@ def deprecations(text: str):
 def summary(ex, deps):
     """(scope, marker, reason, first line of the chunk or None) for each deprecation."""
     return [
-        (d.scope, d.marker, d.reason,
-         None if d.chunk_ordinal is None else ex.chunks[d.chunk_ordinal].text.split("\n")[0])
+        (
+            d.scope,
+            d.marker,
+            d.reason,
+            None if d.chunk_ordinal is None else ex.chunks[d.chunk_ordinal].text.split("\n")[0],
+        )
         for d in deps
     ]
 
@@ -119,37 +124,77 @@ The reason text.
 """  # real: the indexer's GraphQL directive page
 
 CASES = [
-    ("front matter true", "---\ndeprecated: true\n---\n# T\n\nBody.\n",
-     [("document", "front_matter", "front matter: deprecated: true", None)]),
-    ("front matter reason", "---\ndeprecated: Use the v2 guide instead.\n---\n# T\n\nBody.\n",
-     [("document", "front_matter", "Use the v2 guide instead.", None)]),
+    (
+        "front matter true",
+        "---\ndeprecated: true\n---\n# T\n\nBody.\n",
+        [("document", "front_matter", "front matter: deprecated: true", None)],
+    ),
+    (
+        "front matter reason",
+        "---\ndeprecated: Use the v2 guide instead.\n---\n# T\n\nBody.\n",
+        [("document", "front_matter", "Use the v2 guide instead.", None)],
+    ),
     ("front matter false", "---\ndeprecated: false\n---\n# T\n\nBody.\n", []),
     ("front matter 'no'", "---\ndeprecated: 'no'\n---\n# T\n\nBody.\n", []),
-    ("real admonition", WALLET_API,
-     [("chunk", "admonition", "The Wallet API is deprecated.", "# Wallet API")]),
-    ("caution Legacy", "# T\n\n:::caution Legacy\nThis flow predates v2! Use the new one.\n:::\n",
-     [("chunk", "admonition", "This flow predates v2!", "# T")]),
-    ("bracket title", "# T\n\n:::danger[Deprecated]\n\nRemoved in 3.0.\n\n:::\n",
-     [("chunk", "admonition", "Removed in 3.0.", "# T")]),
-    ("title only", "# T\n\n:::warning Deprecated\n:::\n",
-     [("chunk", "admonition", "Deprecated", "# T")]),
+    ("real admonition", WALLET_API, [("chunk", "admonition", "The Wallet API is deprecated.", "# Wallet API")]),
+    (
+        "caution Legacy",
+        "# T\n\n:::caution Legacy\nThis flow predates v2! Use the new one.\n:::\n",
+        [("chunk", "admonition", "This flow predates v2!", "# T")],
+    ),
+    (
+        "bracket title",
+        "# T\n\n:::danger[Deprecated]\n\nRemoved in 3.0.\n\n:::\n",
+        [("chunk", "admonition", "Removed in 3.0.", "# T")],
+    ),
+    ("title only", "# T\n\n:::warning Deprecated\n:::\n", [("chunk", "admonition", "Deprecated", "# T")]),
     ("note is not deprecation", "# T\n\n:::note\nThis is deprecated-free.\n:::\n", []),
     ("other title", "# T\n\n:::warning Important notice\nThe old API is deprecated.\n:::\n", []),
-    ("blockquote", "# T\n\n> **Deprecated**: Use `foo2` instead. It is faster.\n",
-     [("chunk", "admonition", "Deprecated: Use `foo2` instead.", "# T")]),
-    ("github alert", "# T\n\n> [!WARNING]\n> **Legacy:** kept for v1 users.\n",
-     [("chunk", "admonition", "Legacy: kept for v1 users.", "# T")]),
+    (
+        "blockquote",
+        "# T\n\n> **Deprecated**: Use `foo2` instead. It is faster.\n",
+        [("chunk", "admonition", "Deprecated: Use `foo2` instead.", "# T")],
+    ),
+    (
+        "github alert",
+        "# T\n\n> [!WARNING]\n> **Legacy:** kept for v1 users.\n",
+        [("chunk", "admonition", "Legacy: kept for v1 users.", "# T")],
+    ),
     ("plain quote is not", "# T\n\n> Legacy systems are hard to migrate.\n", []),
-    ("real typedoc section", QUERY_CONTEXT,
-     [("chunk", "section", "Please use the ledger's `partitionTranscripts` instead.", "#### Deprecated")]),
-    ("real variable section", DUMMY_ADDRESS,
-     [("chunk", "section", "Cannot handle NetworkIds, use dummyContractAddress instead.",
-       "# Variable: DUMMY\\_ADDRESS")]),
-    ("real deprecations list", DAPP_CONNECTOR_4,
-     [("chunk", "section", "Here is a list of deprecated features in this release.",
-       "# DApp Connector API v4.0.0 release notes")]),  # the bare H1 goes down with its child
-    ("heading names the thing", WALLET_4,
-     [("chunk", "section", "`.buildFromSeed` method is deprecated", "# Wallet 4.0.0")]),
+    (
+        "real typedoc section",
+        QUERY_CONTEXT,
+        [("chunk", "section", "Please use the ledger's `partitionTranscripts` instead.", "#### Deprecated")],
+    ),
+    (
+        "real variable section",
+        DUMMY_ADDRESS,
+        [
+            (
+                "chunk",
+                "section",
+                "Cannot handle NetworkIds, use dummyContractAddress instead.",
+                "# Variable: DUMMY\\_ADDRESS",
+            )
+        ],
+    ),
+    (
+        "real deprecations list",
+        DAPP_CONNECTOR_4,
+        [
+            (
+                "chunk",
+                "section",
+                "Here is a list of deprecated features in this release.",
+                "# DApp Connector API v4.0.0 release notes",
+            )
+        ],
+    ),  # the bare H1 goes down with its child
+    (
+        "heading names the thing",
+        WALLET_4,
+        [("chunk", "section", "`.buildFromSeed` method is deprecated", "# Wallet 4.0.0")],
+    ),
     ("graphql argument heading", GRAPHQL_ARG, []),
     ("heading in a fence", "# T\n\n```md\n## Deprecated\n\nOld stuff.\n```\n", []),
     ("admonition in a fence", "# T\n\n```md\n:::warning Deprecated\nOld.\n:::\n```\n", []),
@@ -157,9 +202,18 @@ CASES = [
 
 # The wording of the 9 empty "## Deprecations" sections of the real corpus, and a few more.
 NOTHING = [
-    "None.", "N/A", "No deprecations in this release.", "This release does not introduce any deprecations.",
-    "No deprecations are introduced in this release.", "None in this release.", "-", "", "n/a", "---",
-    "*None.*", "- None",
+    "None.",
+    "N/A",
+    "No deprecations in this release.",
+    "This release does not introduce any deprecations.",
+    "No deprecations are introduced in this release.",
+    "None in this release.",
+    "-",
+    "",
+    "n/a",
+    "---",
+    "*None.*",
+    "- None",
 ]
 
 
@@ -222,10 +276,16 @@ def test_pathological_markers_are_bounded(name, text):
 @pytest.mark.parametrize(
     "path,patterns,hit",
     [
-        ("main_versioned_docs/version-0.0.0/relnotes/dapp-examples-deprecated/dapp-examples-0-1-13.mdx",
-         ["**/dapp-examples-deprecated/**"], True),
-        ("main_versioned_docs/version-0.0.0/relnotes/dapp-examples-deprecated.mdx",
-         ["**/dapp-examples-deprecated/**"], False),
+        (
+            "main_versioned_docs/version-0.0.0/relnotes/dapp-examples-deprecated/dapp-examples-0-1-13.mdx",
+            ["**/dapp-examples-deprecated/**"],
+            True,
+        ),
+        (
+            "main_versioned_docs/version-0.0.0/relnotes/dapp-examples-deprecated.mdx",
+            ["**/dapp-examples-deprecated/**"],
+            False,
+        ),
         ("./dapp-examples-deprecated/a.md", ["**/dapp-examples-deprecated/**"], True),
         ("docs\\legacy\\a.md", ["docs/legacy/**"], True),
         ("docs/current/a.md", ["docs/legacy/**", "**/old/**"], False),
@@ -241,7 +301,7 @@ def test_path_deprecations(path, patterns, hit):
         assert deps == []
 
 
-@pytest.mark.skipif(not CORPUS.exists(), reason="midnight-docs corpus not present")
+@needs_real_docs
 def test_real_corpus_deprecations_sections():
     """Of the 11 real "## Deprecations" sections only 2 carry content (one is a template)."""
     flagged, sections = set(), 0

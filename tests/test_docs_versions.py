@@ -1,18 +1,22 @@
 """extractors.docs_versions: Docusaurus versioned docs, labels, banners, legacy rule."""
-import pathlib
 
 import pytest
+from realdata import REAL_DOCS, needs_real_docs
 
-from extractors.docs_versions import (docs_config_files, docs_version_deprecations, docs_version_targets,
-                                      load_docs_versions)
-from schemas.versions import ConstraintSet
+from trustindex.extractors.docs_versions import (
+    docs_config_files,
+    docs_version_deprecations,
+    docs_version_targets,
+    load_docs_versions,
+)
+from trustindex.schemas.versions import ConstraintSet
 
-CORPUS = pathlib.Path("/work/shared/corpus/midnight-docs")
+CORPUS = REAL_DOCS
 
 # The shape of midnight-docs' docusaurus.config.js (plugin "main", lastVersion "current", labels v1 and
 # "v0 (Legacy)"), with the traps a regex reader meets: comments, URLs holding "//", a method whose body has
 # braces and commas, a commented-out plugin, an unversioned plugin, `docs:` under themeConfig.
-MIDNIGHT_LIKE = b'''// @ts-check
+MIDNIGHT_LIKE = b"""// @ts-check
 require("dotenv").config();
 /** @type {import('@docusaurus/types').Config} */
 const config = {
@@ -54,21 +58,31 @@ const config = {
   themeConfig: { docs: { sidebar: { hideable: true } } },
 };
 module.exports = config;
-'''
-MIDNIGHT_PATHS = ["docusaurus.config.js", "main_versions.json", "docs/index.mdx", "docs/_develop/x.md",
-                  "main_versioned_docs/version-0.0.0/getting-started/create-mn-app.mdx",
-                  "api-reference/ledger/README.md", "blog/2025-07-11-post.mdx", "README.md"]
+"""
+MIDNIGHT_PATHS = [
+    "docusaurus.config.js",
+    "main_versions.json",
+    "docs/index.mdx",
+    "docs/_develop/x.md",
+    "main_versioned_docs/version-0.0.0/getting-started/create-mn-app.mdx",
+    "api-reference/ledger/README.md",
+    "blog/2025-07-11-post.mdx",
+    "README.md",
+]
 MIDNIGHT_FILES = {"docusaurus.config.js": MIDNIGHT_LIKE, "main_versions.json": b'[\n  "0.0.0"\n]\n'}
 
 
-@pytest.mark.parametrize("path, label, version, legacy", [
-    ("docs/index.mdx", "v1", "current", False),
-    ("docs/_develop/x.md", "v1", "current", False),
-    ("main_versioned_docs/version-0.0.0/getting-started/create-mn-app.mdx", "v0 (Legacy)", "0.0.0", True),
-    ("api-reference/ledger/README.md", None, None, None),
-    ("blog/2025-07-11-post.mdx", None, None, None),
-    ("README.md", None, None, None),
-])
+@pytest.mark.parametrize(
+    "path, label, version, legacy",
+    [
+        ("docs/index.mdx", "v1", "current", False),
+        ("docs/_develop/x.md", "v1", "current", False),
+        ("main_versioned_docs/version-0.0.0/getting-started/create-mn-app.mdx", "v0 (Legacy)", "0.0.0", True),
+        ("api-reference/ledger/README.md", None, None, None),
+        ("blog/2025-07-11-post.mdx", None, None, None),
+        ("README.md", None, None, None),
+    ],
+)
 def test_midnight_layout(path, label, version, legacy):
     dv = load_docs_versions(MIDNIGHT_PATHS, MIDNIGHT_FILES)
     assert dv.warnings == []
@@ -89,7 +103,7 @@ def test_targets_and_deprecations():
     assert docs_version_targets("blog/x.md", dv) == []
 
 
-DEFAULT_TS = b'''import type {Config} from '@docusaurus/types';
+DEFAULT_TS = b"""import type {Config} from '@docusaurus/types';
 const config: Config = {
   presets: [
     [
@@ -108,23 +122,31 @@ const config: Config = {
   ],
 };
 export default config;
-'''
-DEFAULT_PATHS = ["website/docusaurus.config.ts", "website/versions.json", "website/docs/a.md",
-                 "website/versioned_docs/version-3.0/a.md", "website/versioned_docs/version-2.1/a.md",
-                 "website/versioned_docs/version-1.0/a.md", "website/versioned_docs/version-0.9/a.md",
-                 "website/versioned_docs/version-0.1/a.md"]
-DEFAULT_FILES = {"website/docusaurus.config.ts": DEFAULT_TS,
-                 "website/versions.json": b'["3.0", "2.1", "1.0", "0.9"]'}
+"""
+DEFAULT_PATHS = [
+    "website/docusaurus.config.ts",
+    "website/versions.json",
+    "website/docs/a.md",
+    "website/versioned_docs/version-3.0/a.md",
+    "website/versioned_docs/version-2.1/a.md",
+    "website/versioned_docs/version-1.0/a.md",
+    "website/versioned_docs/version-0.9/a.md",
+    "website/versioned_docs/version-0.1/a.md",
+]
+DEFAULT_FILES = {"website/docusaurus.config.ts": DEFAULT_TS, "website/versions.json": b'["3.0", "2.1", "1.0", "0.9"]'}
 
 
-@pytest.mark.parametrize("path, label, legacy, reason", [
-    ("website/docs/a.md", "current", False, "no label configured"),
-    ("website/versioned_docs/version-3.0/a.md", "Next", False, "banner 'unreleased'"),
-    ("website/versioned_docs/version-2.1/a.md", "2.1", False, "not older than lastVersion"),
-    ("website/versioned_docs/version-1.0/a.md", "1.0", True, "older than lastVersion '2.1'"),
-    ("website/versioned_docs/version-0.9/a.md", "0.9", False, "banner 'none'"),
-    ("website/versioned_docs/version-0.1/a.md", "0.1", False, "not listed in versions.json"),
-])
+@pytest.mark.parametrize(
+    "path, label, legacy, reason",
+    [
+        ("website/docs/a.md", "current", False, "no label configured"),
+        ("website/versioned_docs/version-3.0/a.md", "Next", False, "banner 'unreleased'"),
+        ("website/versioned_docs/version-2.1/a.md", "2.1", False, "not older than lastVersion"),
+        ("website/versioned_docs/version-1.0/a.md", "1.0", True, "older than lastVersion '2.1'"),
+        ("website/versioned_docs/version-0.9/a.md", "0.9", False, "banner 'none'"),
+        ("website/versioned_docs/version-0.1/a.md", "0.1", False, "not listed in versions.json"),
+    ],
+)
 def test_default_plugin_ts_config(path, label, legacy, reason):
     dv = load_docs_versions(DEFAULT_PATHS, DEFAULT_FILES)
     got = dv.version_of(path)
@@ -154,8 +176,10 @@ def test_bad_versions_json_warns(data):
 
 
 def test_unversioned_site_has_no_docs_versions():
-    dv = load_docs_versions(["docusaurus.config.js", "docs/a.md"],
-                            {"docusaurus.config.js": b'module.exports = {presets: [["classic", {docs: {}}]]};'})
+    dv = load_docs_versions(
+        ["docusaurus.config.js", "docs/a.md"],
+        {"docusaurus.config.js": b'module.exports = {presets: [["classic", {docs: {}}]]};'},
+    )
     assert dv.version_of("docs/a.md") is None
 
 
@@ -166,10 +190,14 @@ def test_missing_config_bytes_warn():
 
 def test_docs_config_files():
     assert docs_config_files(MIDNIGHT_PATHS + DEFAULT_PATHS) == [
-        "docusaurus.config.js", "main_versions.json", "website/docusaurus.config.ts", "website/versions.json"]
+        "docusaurus.config.js",
+        "main_versions.json",
+        "website/docusaurus.config.ts",
+        "website/versions.json",
+    ]
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="real corpus not present")
+@needs_real_docs
 def test_real_corpus_layout():
     paths = [p.relative_to(CORPUS).as_posix() for p in CORPUS.rglob("*") if p.is_file()]
     dv = load_docs_versions(paths + ["docusaurus.config.js", "main_versions.json"], MIDNIGHT_FILES)

@@ -1,6 +1,6 @@
 """The walking skeleton end to end: demo repositories -> Prefect refresh -> explained, trust-scored answers."""
+
 import json
-import math
 import os
 import subprocess
 import sys
@@ -8,18 +8,22 @@ from pathlib import Path
 
 import pytest
 
-from schemas.response import validate_response
+from trustindex.schemas.response import validate_response
 
 ROOT = Path(__file__).resolve().parents[1]
-EXPECTED = [json.loads(line) for line in (ROOT / "examples/queries/expected.jsonl").read_text().splitlines()
-            if line.strip()]
+EXPECTED = [
+    json.loads(line) for line in (ROOT / "examples/queries/expected.jsonl").read_text().splitlines() if line.strip()
+]
 
 
 def test_refresh_publishes_every_source(refreshed):
     r = refreshed["result"]
     assert r["published"] and not r["failures"]
     assert {s["source"]: s["status"] for s in r["sources"]} == {
-        "midnight-docs": "ok", "partner-sdk": "ok", "community-contracts": "ok"}
+        "midnight-docs": "ok",
+        "partner-sdk": "ok",
+        "community-contracts": "ok",
+    }
     assert r["row_counts"]["chunks"] > 50
     assert (refreshed["data"] / "CURRENT").read_text().strip() == r["snapshot_id"]
     assert (refreshed["data"] / "catalog.duckdb").is_file()
@@ -29,8 +33,9 @@ def test_refresh_publishes_every_source(refreshed):
 def test_expected_document_ranks_first(index, case):
     r = index.search(case["query"], k=5)
     top = r["hits"][0]["provenance"]
-    assert (top["source"], top["path"]) == (case["source"], case["path"]), \
-        [(h["provenance"]["path"], h["confidence"]) for h in r["hits"]]
+    assert (top["source"], top["path"]) == (case["source"], case["path"]), [
+        (h["provenance"]["path"], h["confidence"]) for h in r["hits"]
+    ]
 
 
 def test_confidence_is_the_contract_product(index):
@@ -52,9 +57,23 @@ def r_ceiling(index, tier):
 def test_response_has_every_contract_field(index):
     r = index.search("How do I install the Compact compiler?", k=3)
     validate_response(r)
-    for key in ("score_contract_version", "query", "snapshot_id", "policy_id", "targets", "strict", "match_tier",
-                "best_cosine", "calibration_status", "calibration_id", "answer_confidence", "abstained",
-                "abstention_reason", "channels", "hits"):
+    for key in (
+        "score_contract_version",
+        "query",
+        "snapshot_id",
+        "policy_id",
+        "targets",
+        "strict",
+        "match_tier",
+        "best_cosine",
+        "calibration_status",
+        "calibration_id",
+        "answer_confidence",
+        "abstained",
+        "abstention_reason",
+        "channels",
+        "hits",
+    ):
         assert key in r
     h = r["hits"][0]
     assert set(h["factors"]) == {"attribution", "verification", "freshness", "deprecation", "version_match"}
@@ -64,9 +83,25 @@ def test_response_has_every_contract_field(index):
 
 def test_cli_query_prints_one_json_document(refreshed):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, "-m", "cli.main", "query", "proof server memory", "--data",
-                          str(refreshed["data"]), "--json", "--k", "2"], capture_output=True, text=True, env=env,
-                         cwd=ROOT, timeout=300)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "trustindex.cli.main",
+            "query",
+            "proof server memory",
+            "--data",
+            str(refreshed["data"]),
+            "--json",
+            "--k",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     r = json.loads(out.stdout)
     validate_response(r)
@@ -75,15 +110,29 @@ def test_cli_query_prints_one_json_document(refreshed):
 
 def test_cli_table_is_readable(refreshed):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, "-m", "cli.main", "query", "zswap nullifiers", "--data",
-                          str(refreshed["data"]), "--explain"], capture_output=True, text=True, env=env,
-                         cwd=ROOT, timeout=300)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "trustindex.cli.main",
+            "query",
+            "zswap nullifiers",
+            "--data",
+            str(refreshed["data"]),
+            "--explain",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     assert "match tier" in out.stdout and "attribution ×" in out.stdout and "midnight-docs/" in out.stdout
 
 
 def test_second_refresh_is_identical_and_embeds_nothing(refreshed):
-    from cli.build import run_refresh
+    from trustindex.cli.build import run_refresh
 
     first = refreshed["result"]
     again = run_refresh(refreshed["config"], refreshed["data"])

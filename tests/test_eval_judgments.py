@@ -1,17 +1,18 @@
 """The judged evaluation queries of bench/bench_quality.py, and its metric functions (no model is loaded)."""
+
 from __future__ import annotations
 
 import json
 import math
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
+from realdata import REAL_DOCS, needs_real_docs
 
 from bench.bench_quality import QUERIES, load_queries, ndcg_at_10, rank_files, recall_at_10
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "midnight-docs"
+CORPUS = REAL_DOCS
 
 
 @pytest.fixture(scope="module")
@@ -46,13 +47,14 @@ def test_grades_and_a_grade_2_file_per_query(queries):
         assert all(p == p.strip() and not p.startswith("/") and "\\" not in p for p in rel), q["id"]
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"{CORPUS} (the real docs corpus) is not here")
+@needs_real_docs
 def test_every_judged_path_exists_in_the_corpus(queries):
     missing = [(q["id"], p) for q in queries for p in q["relevant"] if not (CORPUS / p).is_file()]
     assert not missing
 
 
 # --- the metric --------------------------------------------------------------------------------------------------
+
 
 def _dcg(gains):
     return sum(g / math.log2(i + 2) for i, g in enumerate(gains))

@@ -4,6 +4,7 @@ The S3 server is moto's (``ThreadedMotoServer``), reached over HTTP by pyarrow's
 production bucket would be.  A failed upload is injected with a real pyarrow filesystem
 (``PyFileSystem``) that flips a byte of one object on its way to the target.
 """
+
 from __future__ import annotations
 
 import os
@@ -15,13 +16,17 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pytest
 
-from schemas.snapshot import file_sha256, read_manifest, resolve_current, verify_snapshot
-from warehouse.export import ExportError, Target, export_snapshot, export_to_target, open_target
-from warehouse.snapshots import finish_snapshot, new_build_dir, set_current
+from trustindex.schemas.snapshot import file_sha256, read_manifest, resolve_current, verify_snapshot
+from trustindex.warehouse.export import ExportError, Target, export_snapshot, export_to_target, open_target
+from trustindex.warehouse.snapshots import finish_snapshot, new_build_dir, set_current
 
 ROOT = Path(__file__).resolve().parents[1]
-S3_ENV = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1",
-          "AWS_EC2_METADATA_DISABLED": "true"}
+S3_ENV = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_EC2_METADATA_DISABLED": "true",
+}
 
 
 def build(data: Path, payload: str) -> str:
@@ -30,8 +35,14 @@ def build(data: Path, payload: str) -> str:
     (d / "embeddings.npy").write_bytes(os.urandom(3000))
     (d / "bm25").mkdir()
     (d / "bm25" / "vocab.index.json").write_text('{"a": 1}')
-    m = finish_snapshot(data, d, sources=[{"name": "s", "commit": "abc"}], embedding_model={"dimensions": 3},
-                        row_counts={"chunks": 1}, build_policy_id="sha256:x")
+    m = finish_snapshot(
+        data,
+        d,
+        sources=[{"name": "s", "commit": "abc"}],
+        embedding_model={"dimensions": 3},
+        row_counts={"chunks": 1},
+        build_policy_id="sha256:x",
+    )
     set_current(data, m.snapshot_id)
     return m.snapshot_id
 
@@ -80,9 +91,9 @@ def download(t: Target, sid: str, dest: Path) -> Path:
     root = t.path("snapshots", sid)
     for info in t.fs.get_file_info(pafs.FileSelector(root, recursive=True)):
         if info.type == pafs.FileType.File:
-            p = out / info.path[len(root) + 1:]
+            p = out / info.path[len(root) + 1 :]
             p.parent.mkdir(parents=True, exist_ok=True)
-            p.write_bytes(read_bytes(t, "snapshots", sid, info.path[len(root) + 1:]))
+            p.write_bytes(read_bytes(t, "snapshots", sid, info.path[len(root) + 1 :]))
     return out
 
 
@@ -201,8 +212,9 @@ def test_reexport_is_idempotent_and_moves_current(kind, data, tmp_path, s3):
     assert (again["uploaded"], again["reused"], again["bytes_uploaded"], again["previous"]) == (0, 3, 0, first)
     if kind == "local":  # nothing rewritten but CURRENT
         after = {i.path: i.mtime_ns for i in t.fs.get_file_info(pafs.FileSelector(t.base, recursive=True))}
-        assert {p: m for p, m in after.items() if not p.endswith("CURRENT")} == \
-            {p: m for p, m in before.items() if not p.endswith("CURRENT")}
+        assert {p: m for p, m in after.items() if not p.endswith("CURRENT")} == {
+            p: m for p, m in before.items() if not p.endswith("CURRENT")
+        }
     second = build(data_dir, "two")  # shares bm25/vocab.index.json with the first
     r = export_snapshot(data_dir, "current", to, endpoint=endpoint)
     assert (r["snapshot_id"], r["previous"], r["uploaded"]) == (second, first, 3)
@@ -219,8 +231,12 @@ def test_corrupted_upload_never_becomes_current(kind, live_before, data, tmp_pat
         export_snapshot(data_dir, first, to, endpoint=endpoint)
     sid = build(data_dir, "second")
     real = open_target(to, endpoint)
-    flaky = Target(fs=pafs.PyFileSystem(FlipOnUpload(real.fs, "chunks.parquet")), base=real.base,
-                   label=real.label, local=real.local)
+    flaky = Target(
+        fs=pafs.PyFileSystem(FlipOnUpload(real.fs, "chunks.parquet")),
+        base=real.base,
+        label=real.label,
+        local=real.local,
+    )
     with pytest.raises(ExportError, match=rf"{sid} to .*chunks\.parquet fails its sha256 check") as e:
         export_to_target(data_dir, sid, flaky)
     assert "\n" not in str(e.value) and real.label in str(e.value)
@@ -273,28 +289,36 @@ def test_corrupt_local_snapshot_is_refused(kind, damage, data, tmp_path, s3):
     assert t.fs.get_file_info(t.path("snapshots")).type == pafs.FileType.NotFound
 
 
-@pytest.mark.parametrize("case, pattern", [
-    ("unknown-id", r"snapshot 0123456789abcdef to .*no such snapshot.*snapshots list"),
-    ("not-an-id", r"'\.\./x'.*not a snapshot id"),
-    ("no-current", r"has no CURRENT; run `trustindex refresh`"),
-    ("target-is-file", r"target exists and is not a directory"),
-    ("target-is-data-dir", r"target is the data directory itself"),
-    ("bad-scheme", r"^export of snapshot \w{16} to gs://b/x: unsupported scheme; use a directory"),
-    ("short-bucket", r"^export of snapshot \w{16} to s3://ab/x: bucket name 'ab' is too short"),
-    ("bad-endpoint", r"^export of snapshot \w{16} to s3://abc/x: endpoint 'ftp://x': expected http.*; fix"),
-    ("unreachable", r"to s3://tier-down/p: .* failed \(.*\); the target's CURRENT was not changed; check the endpoint"),
-])
+@pytest.mark.parametrize(
+    "case, pattern",
+    [
+        ("unknown-id", r"snapshot 0123456789abcdef to .*no such snapshot.*snapshots list"),
+        ("not-an-id", r"'\.\./x'.*not a snapshot id"),
+        ("no-current", r"has no CURRENT; run `trustindex refresh`"),
+        ("target-is-file", r"target exists and is not a directory"),
+        ("target-is-data-dir", r"target is the data directory itself"),
+        ("bad-scheme", r"^export of snapshot \w{16} to gs://b/x: unsupported scheme; use a directory"),
+        ("short-bucket", r"^export of snapshot \w{16} to s3://ab/x: bucket name 'ab' is too short"),
+        ("bad-endpoint", r"^export of snapshot \w{16} to s3://abc/x: endpoint 'ftp://x': expected http.*; fix"),
+        (
+            "unreachable",
+            r"to s3://tier-down/p: .* failed \(.*\); the target's CURRENT was not changed; check the endpoint",
+        ),
+    ],
+)
 def test_bad_input_is_one_clear_line(case, pattern, data, tmp_path, s3):
     data_dir, sid = data
-    args = {"unknown-id": ("0123456789abcdef", str(tmp_path / "t"), None),
-            "not-an-id": ("../x", str(tmp_path / "t"), None),
-            "no-current": ("current", str(tmp_path / "t"), None),
-            "target-is-file": (sid, str(data_dir / "CURRENT"), None),
-            "target-is-data-dir": (sid, str(data_dir), None),
-            "bad-scheme": (sid, "gs://b/x", None),
-            "short-bucket": (sid, "s3://ab/x", s3),
-            "bad-endpoint": (sid, "s3://abc/x", "ftp://x"),
-            "unreachable": (sid, "s3://tier-down/p", "http://127.0.0.1:1")}[case]
+    args = {
+        "unknown-id": ("0123456789abcdef", str(tmp_path / "t"), None),
+        "not-an-id": ("../x", str(tmp_path / "t"), None),
+        "no-current": ("current", str(tmp_path / "t"), None),
+        "target-is-file": (sid, str(data_dir / "CURRENT"), None),
+        "target-is-data-dir": (sid, str(data_dir), None),
+        "bad-scheme": (sid, "gs://b/x", None),
+        "short-bucket": (sid, "s3://ab/x", s3),
+        "bad-endpoint": (sid, "s3://abc/x", "ftp://x"),
+        "unreachable": (sid, "s3://tier-down/p", "http://127.0.0.1:1"),
+    }[case]
     if case == "no-current":
         (data_dir / "CURRENT").unlink()
     with pytest.raises(ExportError, match=pattern) as e:
@@ -305,8 +329,14 @@ def test_bad_input_is_one_clear_line(case, pattern, data, tmp_path, s3):
 def run_cli(*argv: str, env_extra: dict) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "AWS_ENDPOINT_URL"}
     env.update(S3_ENV, **env_extra, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "cli.main", *argv], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "trustindex.cli.main", *argv],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_cli_export_to_s3_and_refusal(data, s3):
@@ -315,13 +345,20 @@ def test_cli_export_to_s3_and_refusal(data, s3):
     assert ok.returncode == 0, ok.stderr
     assert ok.stdout.strip() == f"exported snapshot {sid} to s3://cli-tier/idx (4 files verified)"
     # --endpoint defaults to AWS_ENDPOINT_URL, as the AWS CLI does
-    again = run_cli("export", sid, "--to", "s3://cli-tier/idx", "--data", str(data_dir), "--json",
-                    env_extra={"AWS_ENDPOINT_URL": s3})
+    again = run_cli(
+        "export",
+        sid,
+        "--to",
+        "s3://cli-tier/idx",
+        "--data",
+        str(data_dir),
+        "--json",
+        env_extra={"AWS_ENDPOINT_URL": s3},
+    )
     assert again.returncode == 0, again.stderr
     assert '"uploaded": 0' in again.stdout and f'"previous": "{sid}"' in again.stdout
     (data_dir / "snapshots" / sid / "embeddings.npy").write_bytes(b"x")
-    bad = run_cli("export", sid, "--to", "s3://cli-tier/idx", "--endpoint", s3, "--data", str(data_dir),
-                  env_extra={})
+    bad = run_cli("export", sid, "--to", "s3://cli-tier/idx", "--endpoint", s3, "--data", str(data_dir), env_extra={})
     assert bad.returncode == 1
     assert bad.stderr.strip().count("\n") == 0
     assert bad.stderr.startswith(f"trustindex export: export of snapshot {sid} to s3://cli-tier/idx")

@@ -1,9 +1,10 @@
 """Last modified vs last substantive change, from one git log pass over a real repository."""
-from crawl.git import ensure_mirror, resolve_ref
-from crawl.history import file_histories, read_log
-from extractors.freshness import bulk_limit, is_cosmetic_change
-from ingest.source import _is_substantive
+
 from tests.gitutil import RepoBuilder
+from trustindex.crawl.git import ensure_mirror, resolve_ref
+from trustindex.crawl.history import file_histories, read_log
+from trustindex.extractors.freshness import bulk_limit, is_cosmetic_change
+from trustindex.ingest.source import _is_substantive
 
 DOC = "---\ntitle: Guide\n---\n# Guide\n\nInstall the compiler.\n"
 
@@ -25,13 +26,34 @@ def test_substantive_date_ignores_bulk_whitespace_and_front_matter(tmp_path):
     others = {f"docs/p{i}.md": f"# P{i}\n\nbody {i}\n" for i in range(12)}
     first = b.commit({"docs/guide.md": DOC, **others}, "add docs", days=0)
     real = b.commit({"docs/guide.md": DOC.replace("compiler.", "compiler with the installer.")}, "real edit", days=10)
-    b.commit({p: t + "\nCopyright 2026\n" for p, t in {**others, "docs/guide.md": DOC.replace(
-        "compiler.", "compiler with the installer.")}.items()}, "bulk: copyright footer", days=30)
-    b.commit({"docs/guide.md": DOC.replace("compiler.", "compiler with the installer.").replace(
-        "# Guide\n", "#  Guide\n\n") + "\nCopyright 2026\n"}, "whitespace", days=5)
-    last = b.commit({"docs/guide.md": DOC.replace("title: Guide", "title: Guide\nsidebar_position: 2").replace(
-        "compiler.", "compiler with the installer.").replace("# Guide\n", "#  Guide\n\n") + "\nCopyright 2026\n"},
-        "front matter only", days=5)
+    b.commit(
+        {
+            p: t + "\nCopyright 2026\n"
+            for p, t in {**others, "docs/guide.md": DOC.replace("compiler.", "compiler with the installer.")}.items()
+        },
+        "bulk: copyright footer",
+        days=30,
+    )
+    b.commit(
+        {
+            "docs/guide.md": DOC.replace("compiler.", "compiler with the installer.").replace(
+                "# Guide\n", "#  Guide\n\n"
+            )
+            + "\nCopyright 2026\n"
+        },
+        "whitespace",
+        days=5,
+    )
+    last = b.commit(
+        {
+            "docs/guide.md": DOC.replace("title: Guide", "title: Guide\nsidebar_position: 2")
+            .replace("compiler.", "compiler with the installer.")
+            .replace("# Guide\n", "#  Guide\n\n")
+            + "\nCopyright 2026\n"
+        },
+        "front matter only",
+        days=5,
+    )
     mirror = ensure_mirror(str(b.path), tmp_path / "m.git")
     head = resolve_ref(mirror, "main")
     assert head == last

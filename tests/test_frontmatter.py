@@ -1,20 +1,23 @@
 """split_front_matter: YAML front matter at the top of Markdown/MDX files."""
+
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from realdata import REAL_DOCS
 
-from extractors.frontmatter import MAX_FRONT_MATTER_BYTES, split_front_matter
+from trustindex.extractors.frontmatter import MAX_FRONT_MATTER_BYTES, split_front_matter
 
-CORPUS = Path("/work/shared/corpus/midnight-docs")
+CORPUS = REAL_DOCS
 
 BILLION_LAUGHS = "\n".join(
     ["---", "a: &a [x, x, x, x, x, x, x, x, x, x]"]
-    + [f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, "
-       f"*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]"
-       for i in range(8)]
+    + [
+        f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, "
+        f"*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]"
+        for i in range(8)
+    ]
     + ["---", "body"]
 )
 
@@ -22,32 +25,38 @@ BILLION_LAUGHS = "\n".join(
 CASES = [
     ("none", "# Title\n\ntext\n", {}, 1, None),
     ("empty text", "", {}, 1, None),
-    ("simple", "---\ntitle: Hello\nsidebar_position: 3\n---\n# Hello\n",
-     {"title": "Hello", "sidebar_position": 3}, 5, None),
+    (
+        "simple",
+        "---\ntitle: Hello\nsidebar_position: 3\n---\n# Hello\n",
+        {"title": "Hello", "sidebar_position": 3},
+        5,
+        None,
+    ),
     ("empty block", "---\n---\nbody\n", {}, 3, None),
     ("yaml document end marker", "---\ntitle: A\n...\nbody\n", {"title": "A"}, 4, None),
     ("crlf", "---\r\ntitle: Win\r\n---\r\nbody\r\n", {"title": "Win"}, 4, None),
     ("bom", "\ufeff---\ntitle: Bom\n---\nbody\n", {"title": "Bom"}, 4, None),
     ("trailing spaces on delimiters", "--- \ntitle: T\n---  \nbody", {"title": "T"}, 4, None),
     ("date becomes iso string", "---\ndate: 2025-08-20\n---\n", {"date": "2025-08-20"}, 4, None),
-    ("datetime becomes iso string", "---\ndate: 2025-08-20 10:30:00\n---\n",
-     {"date": "2025-08-20T10:30:00"}, 4, None),
+    ("datetime becomes iso string", "---\ndate: 2025-08-20 10:30:00\n---\n", {"date": "2025-08-20T10:30:00"}, 4, None),
     ("non-string keys", "---\n1: one\n2024-01-01: day\n---\n", {"1": "one", "2024-01-01": "day"}, 5, None),
     ("nan is text", "---\nx: .nan\n---\n", {"x": "nan"}, 4, None),
     ("binary", "---\nb: !!binary aGk=\n---\n", {"b": "aGk="}, 4, None),
-    ("deprecated string", "---\ndeprecated: Use v2 instead\n---\n",
-     {"deprecated": "Use v2 instead"}, 4, None),
-    ("malformed yaml names its line", "---\ntitle: ok\ntags: [a, b\nx: y\n---\nbody\n",
-     {}, 6, "malformed at line 4"),
+    ("deprecated string", "---\ndeprecated: Use v2 instead\n---\n", {"deprecated": "Use v2 instead"}, 4, None),
+    ("malformed yaml names its line", "---\ntitle: ok\ntags: [a, b\nx: y\n---\nbody\n", {}, 6, "malformed at line 4"),
     ("tab indentation is malformed", "---\ntitle: a\n\tbad: b\n---\n", {}, 5, "malformed"),
     ("list is not a mapping", "---\n- a\n- b\n---\nbody\n", {}, 5, "not a mapping"),
     ("scalar is not a mapping", "---\njust text\n---\nbody\n", {}, 4, "not a mapping"),
     ("never closed", "---\ntitle: x\n\n# Heading\n", {}, 1, "never closed"),
-    ("python tag refused by safe loader", "---\nx: !!python/object/apply:os.system ['true']\n---\n",
-     {}, 4, "malformed"),
+    (
+        "python tag refused by safe loader",
+        "---\nx: !!python/object/apply:os.system ['true']\n---\n",
+        {},
+        4,
+        "malformed",
+    ),
     ("alias bomb", BILLION_LAUGHS, {}, 12, "expands to more than"),
-    ("huge block", "---\n" + "k: " + "x" * (MAX_FRONT_MATTER_BYTES + 10) + "\n---\nbody\n",
-     {}, 4, "larger than"),
+    ("huge block", "---\n" + "k: " + "x" * (MAX_FRONT_MATTER_BYTES + 10) + "\n---\nbody\n", {}, 4, "larger than"),
     ("deep nesting", "---\nx: " + "[" * 200 + "]" * 200 + "\n---\n", {}, 4, "expands to more than"),
 ]
 

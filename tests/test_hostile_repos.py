@@ -8,27 +8,34 @@ Rules under test: crawl/git.py, crawl/history.py, ingest/files.py and the
 report contract of ingest/source.py (every tree entry is ingested, skipped with
 a rule, or failed with a stage and reason; one bad file never fails a source).
 """
+
 from __future__ import annotations
 
 import os
 import subprocess
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from crawl.git import SourceError, decode_path, ensure_mirror, mirror_path
-from crawl.history import read_log
-from extractors.base import ExtractionError, FileContext, approx_token_count
-from ingest.dispatch import extractor_for, kind_of
-from ingest.source import ingest_source
-from schemas.config import Identities, Publisher, Source
-from schemas.policy import Policy
+from trustindex.crawl.git import SourceError, decode_path, ensure_mirror, mirror_path
+from trustindex.crawl.history import read_log
+from trustindex.extractors.base import ExtractionError, FileContext, approx_token_count
+from trustindex.ingest.dispatch import extractor_for, kind_of
+from trustindex.ingest.source import ingest_source
+from trustindex.schemas.config import Identities, Publisher, Source
+from trustindex.schemas.policy import Policy
 
-GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_COUNT": "0",
-           "GIT_AUTHOR_NAME": "Eve", "GIT_AUTHOR_EMAIL": "eve@evil.example",
-           "GIT_COMMITTER_NAME": "Eve", "GIT_COMMITTER_EMAIL": "eve@evil.example"}
+GIT_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_COUNT": "0",
+    "GIT_AUTHOR_NAME": "Eve",
+    "GIT_AUTHOR_EMAIL": "eve@evil.example",
+    "GIT_COMMITTER_NAME": "Eve",
+    "GIT_COMMITTER_EMAIL": "eve@evil.example",
+}
 CAP = 200_000  # the policy's ingest.max_file_bytes in these tests (small, so "too large" stays cheap)
 POLICY = Policy.from_dict({"ingest": {"max_file_bytes": CAP}})
 IDS = Identities(publishers={"p": Publisher("p", "Test Publisher", "community")})
@@ -45,8 +52,9 @@ class RawRepo:
 
     def git(self, *args: str, input: bytes | None = None, date: str = "2025-01-06T09:30:00+00:00") -> bytes:
         env = dict(os.environ, **GIT_ENV, GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
-        return subprocess.run(["git", *args], cwd=self.path, input=input, capture_output=True, check=True,
-                              env=env).stdout
+        return subprocess.run(
+            ["git", *args], cwd=self.path, input=input, capture_output=True, check=True, env=env
+        ).stdout
 
     def blob(self, data: bytes) -> str:
         return self.git("hash-object", "-w", "--stdin", input=data).decode().strip()
@@ -75,16 +83,25 @@ class RawRepo:
             if name is not None:
                 rows.append((name + b"/", b"40000 " + name, self._write_tree(sub)))
         for mode, name, content in node.get(None, []):
-            sha = content if mode == 0o160000 else self.blob(content if isinstance(content, bytes)
-                                                                    else content.encode())
+            sha = (
+                content if mode == 0o160000 else self.blob(content if isinstance(content, bytes) else content.encode())
+            )
             rows.append((name, f"{mode:o} ".encode() + name, sha))
         rows.sort(key=lambda r: r[0])  # git's order: a subtree sorts as "name/"
         return self._object("tree", b"".join(head + b"\0" + bytes.fromhex(sha) for _k, head, sha in rows))
 
-    def commit(self, entries, message: str = "commit", author: str | bytes = "Eve <eve@evil.example>",
-               when: int = 1736155800, committer: str | None = None, parents: list[str] | None = None,
-               author_date: bytes | None = None, committer_date: bytes | None = None,
-               raw_message: bytes | None = None) -> str:
+    def commit(
+        self,
+        entries,
+        message: str = "commit",
+        author: str | bytes = "Eve <eve@evil.example>",
+        when: int = 1736155800,
+        committer: str | None = None,
+        parents: list[str] | None = None,
+        author_date: bytes | None = None,
+        committer_date: bytes | None = None,
+        raw_message: bytes | None = None,
+    ) -> str:
         """A commit object written byte for byte, so a date header or a name can be anything."""
         tree = self.tree(entries)
         if parents is None:
@@ -102,8 +119,15 @@ class RawRepo:
         return sha
 
     def _has_head(self) -> bool:
-        return subprocess.run(["git", "rev-parse", "--verify", "-q", "refs/heads/main"], cwd=self.path,
-                              capture_output=True, env=dict(os.environ, **GIT_ENV)).returncode == 0
+        return (
+            subprocess.run(
+                ["git", "rev-parse", "--verify", "-q", "refs/heads/main"],
+                cwd=self.path,
+                capture_output=True,
+                env=dict(os.environ, **GIT_ENV),
+            ).returncode
+            == 0
+        )
 
     def paths(self, commit: str) -> list[str]:
         """``git ls-tree -r`` at the commit, names decoded as crawl.git names them."""
@@ -111,8 +135,18 @@ class RawRepo:
         return [decode_path(p)[0] for p in out.split(b"\0") if p]
 
 
-def ingest(repo: Path | str, data_dir: Path, name: str = "h", ref: str = "main", include=("**/*",),
-           exclude=(), policy: Policy = POLICY, ids: Identities = IDS, ledger=(), **kw):
+def ingest(
+    repo: Path | str,
+    data_dir: Path,
+    name: str = "h",
+    ref: str = "main",
+    include=("**/*",),
+    exclude=(),
+    policy: Policy = POLICY,
+    ids: Identities = IDS,
+    ledger=(),
+    **kw,
+):
     src = Source(name, str(repo), ref, "p", include=tuple(include), exclude=tuple(exclude))
     return ingest_source(src, Path(data_dir), ids, list(ledger), policy, approx_token_count, **kw)
 
@@ -130,16 +164,23 @@ DEEP = {
     "deep/brackets.md": ("[" * 30000 + "\n" + "*a _b " * 10000 + "\n" + "<div>" * 5000 + "\n").encode(),
     "deep/fences.md": ("```\n" * 2001 + "~~~~\n" * 1000).encode(),
     "deep/one-long-line.md": b"x" * 150_000,
-    "deep/parens.ts": ("const x = " + "(" * 5000 + "1" + ")" * 5000 + ";\n"
-                       + "function f() {" * 2000 + "}" * 2000 + "\n").encode(),
-    "deep/arrays.rs": ("fn main() { let x = " + "[" * 5000 + "]" * 5000 + "; }\n"
-                       + "mod m {" * 2000 + "}" * 2000 + "\n").encode(),
-    "deep/blocks.compact": ("pragma language_version >= 0.16;\nexport circuit f(): [] { "
-                            + "{" * 5000 + "}" * 5000 + " }\n").encode(),
+    "deep/parens.ts": (
+        "const x = " + "(" * 5000 + "1" + ")" * 5000 + ";\n" + "function f() {" * 2000 + "}" * 2000 + "\n"
+    ).encode(),
+    "deep/arrays.rs": (
+        "fn main() { let x = " + "[" * 5000 + "]" * 5000 + "; }\n" + "mod m {" * 2000 + "}" * 2000 + "\n"
+    ).encode(),
+    "deep/blocks.compact": (
+        "pragma language_version >= 0.16;\nexport circuit f(): [] { " + "{" * 5000 + "}" * 5000 + " }\n"
+    ).encode(),
 }
-BILLION_LAUGHS = ("---\na: &a [x, x, x, x, x, x, x, x, x]\n"
-                  + "".join(f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
-                            for p, c in zip("abcdefgh", "bcdefghi")) + "---\n# Bomb\n\ntext\n").encode()
+BILLION_LAUGHS = (
+    "---\na: &a [x, x, x, x, x, x, x, x, x]\n"
+    + "".join(
+        f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n" for p, c in zip("abcdefgh", "bcdefghi")
+    )
+    + "---\n# Bomb\n\ntext\n"
+).encode()
 
 # (case id, mode, path, content, expected status, expected rule or stage, fragment of the reason)
 CASES = [
@@ -147,43 +188,134 @@ CASES = [
     ("symlink_relative_outside", 0o120000, "docs/link.md", "../../secret.md", "skipped", "symlink", ""),
     ("symlink_absolute_outside", 0o120000, "docs/abs.md", "{secret}", "skipped", "symlink", ""),
     ("submodule_gitlink", 0o160000, "vendor/evil", "{submodule}", "skipped", "submodule", ""),
-    ("gitmodules_is_only_data", 0o100644, ".gitmodules",
-     '[submodule "evil"]\n\tpath = vendor/evil\n\turl = {submodule_url}\n', "ingested", "", ""),
+    (
+        "gitmodules_is_only_data",
+        0o100644,
+        ".gitmodules",
+        '[submodule "evil"]\n\tpath = vendor/evil\n\turl = {submodule_url}\n',
+        "ingested",
+        "",
+        "",
+    ),
     ("lfs_pointer_binary", 0o100644, "assets/model.bin", LFS, "skipped", "lfs_pointer", ""),
     ("lfs_pointer_markdown", 0o100644, "docs/video.md", LFS, "skipped", "lfs_pointer", ""),
-    ("binary_png", 0o100644, "img/logo.png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR" + bytes(range(256)), "skipped",
-     "binary", ""),
-    ("over_size_cap", 0o100644, "docs/huge.md", b"# Huge\n\n" + b"w" * (CAP - 7), "skipped",
-     f"too_large:{CAP + 1}>{CAP}", ""),
-    ("invalid_utf8_markdown", 0o100644, "docs/latin1.md", b"# Caf\xe9\n", "failed", "extract",
-     "invalid UTF-8 at byte offset 5"),
-    ("invalid_utf8_code", 0o100644, "src/bad.ts", b"const s = '\xff';\n", "failed", "extract",
-     "invalid UTF-8 at byte offset 11"),
-    ("nul_byte_markdown", 0o100644, "docs/nul.md", b"# Title\n\nab\0cd\n", "failed", "extract",
-     "NUL byte at byte offset 11"),
+    (
+        "binary_png",
+        0o100644,
+        "img/logo.png",
+        b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR" + bytes(range(256)),
+        "skipped",
+        "binary",
+        "",
+    ),
+    (
+        "over_size_cap",
+        0o100644,
+        "docs/huge.md",
+        b"# Huge\n\n" + b"w" * (CAP - 7),
+        "skipped",
+        f"too_large:{CAP + 1}>{CAP}",
+        "",
+    ),
+    (
+        "invalid_utf8_markdown",
+        0o100644,
+        "docs/latin1.md",
+        b"# Caf\xe9\n",
+        "failed",
+        "extract",
+        "invalid UTF-8 at byte offset 5",
+    ),
+    (
+        "invalid_utf8_code",
+        0o100644,
+        "src/bad.ts",
+        b"const s = '\xff';\n",
+        "failed",
+        "extract",
+        "invalid UTF-8 at byte offset 11",
+    ),
+    (
+        "nul_byte_markdown",
+        0o100644,
+        "docs/nul.md",
+        b"# Title\n\nab\0cd\n",
+        "failed",
+        "extract",
+        "NUL byte at byte offset 11",
+    ),
     ("nul_byte_code", 0o100644, "src/nul.rs", b"fn main() {}\0\n", "failed", "extract", "NUL byte at byte offset 12"),
-    ("nul_byte_past_sniff_window", 0o100644, "docs/nul-late.md", b"# T\n\n" + b"a" * 9000 + b"\0\n", "failed",
-     "extract", "NUL byte at byte offset 9005"),
-    ("malformed_package_json", 0o100644, "package.json", b'{"name": "x", "dependencies": {', "failed",
-     "manifest", "invalid JSON"),
-    ("malformed_cargo_toml", 0o100644, "crates/x/Cargo.toml", b'[package\nname = "x"', "failed", "manifest",
-     "invalid TOML"),
-    ("malformed_front_matter", 0o100644, "docs/fm.md", b"---\ntitle: [unclosed\n---\n# Body\n\ntext\n",
-     "ingested", "", "front matter YAML is malformed"),
+    (
+        "nul_byte_past_sniff_window",
+        0o100644,
+        "docs/nul-late.md",
+        b"# T\n\n" + b"a" * 9000 + b"\0\n",
+        "failed",
+        "extract",
+        "NUL byte at byte offset 9005",
+    ),
+    (
+        "malformed_package_json",
+        0o100644,
+        "package.json",
+        b'{"name": "x", "dependencies": {',
+        "failed",
+        "manifest",
+        "invalid JSON",
+    ),
+    (
+        "malformed_cargo_toml",
+        0o100644,
+        "crates/x/Cargo.toml",
+        b'[package\nname = "x"',
+        "failed",
+        "manifest",
+        "invalid TOML",
+    ),
+    (
+        "malformed_front_matter",
+        0o100644,
+        "docs/fm.md",
+        b"---\ntitle: [unclosed\n---\n# Body\n\ntext\n",
+        "ingested",
+        "",
+        "front matter YAML is malformed",
+    ),
     ("front_matter_alias_bomb", 0o100644, "docs/bomb.md", BILLION_LAUGHS, "ingested", "", "front matter"),
-    ("docmeta_terminal_output", 0o100644, ".docmeta.json", b"\x1b[31mError: command not found\x1b[0m\n",
-     "ingested", "", ""),
+    (
+        "docmeta_terminal_output",
+        0o100644,
+        ".docmeta.json",
+        b"\x1b[31mError: command not found\x1b[0m\n",
+        "ingested",
+        "",
+        "",
+    ),
     ("path_with_space", 0o100644, "docs/with space.md", b"# Space\n", "ingested", "", ""),
     ("path_with_newline", 0o100644, "docs/new\nline.md", b"# Newline\n", "ingested", "", ""),
     ("path_with_quotes", 0o100644, "docs/quo\"te's.md", b"# Quotes\n", "ingested", "", ""),
     ("path_with_tab_and_backslash", 0o100644, "docs/tab\there\\x.md", b"# Tab\n", "ingested", "", ""),
     ("path_leading_dash", 0o100644, "--upload-pack=touch PWNED.md", b"# Dash\n", "ingested", "", ""),
-    ("path_non_ascii", 0o100644, "docs/déjà vu/日本語.md", "# Unicode\n".encode(), "ingested", "", ""),
+    ("path_non_ascii", 0o100644, "docs/déjà vu/日本語.md", b"# Unicode\n", "ingested", "", ""),
     ("path_not_utf8", 0o100644, b"docs/caf\xe9.md", b"# Latin-1 name\n", "skipped", "non_utf8_path", ""),
-    ("tree_entry_dotgit_hook", 0o100755, ".git/hooks/post-checkout", b"#!/bin/sh\ntouch /tmp/PWNED\n",
-     "skipped", "unsafe_path", ""),
-    ("tree_entry_dotgit_uppercase", 0o100644, ".GIT/config", b"[core]\n\tfsmonitor = touch /tmp/PWNED\n",
-     "skipped", "unsafe_path", ""),
+    (
+        "tree_entry_dotgit_hook",
+        0o100755,
+        ".git/hooks/post-checkout",
+        b"#!/bin/sh\ntouch /tmp/PWNED\n",
+        "skipped",
+        "unsafe_path",
+        "",
+    ),
+    (
+        "tree_entry_dotgit_uppercase",
+        0o100644,
+        ".GIT/config",
+        b"[core]\n\tfsmonitor = touch /tmp/PWNED\n",
+        "skipped",
+        "unsafe_path",
+        "",
+    ),
     ("tree_entry_dotdot", 0o100644, "../escape.md", b"# Escape\n", "skipped", "unsafe_path", ""),
     ("executable_markdown", 0o100755, "docs/run.md", b"#!/bin/sh\n# not run\n", "ingested", "", ""),
     ("empty_markdown", 0o100644, "docs/empty.md", b"", "ingested", "", ""),
@@ -220,8 +352,14 @@ def hostile(tmp_path_factory):
     repo, head = build_hostile_repo(tmp)
     t0 = time.perf_counter()
     result = ingest(repo.path, tmp / "data")
-    return {"repo": repo, "head": head, "result": result, "seconds": time.perf_counter() - t0,
-            "data": tmp / "data", "rows": report_rows(result)}
+    return {
+        "repo": repo,
+        "head": head,
+        "result": result,
+        "seconds": time.perf_counter() - t0,
+        "data": tmp / "data",
+        "rows": report_rows(result),
+    }
 
 
 @pytest.mark.parametrize("case", CASE_PARAMS)
@@ -241,8 +379,16 @@ def test_hostile_entry_ends_as_one_clean_row(hostile, case):
 def test_duplicate_tree_entry_is_one_row_and_neither_content_is_read(hostile):
     assert hostile["repo"].paths(hostile["head"]).count(DUPLICATE) == 2  # the tree really lists it twice
     assert [r for r in hostile["result"].tables["ingest_report"].to_pylist() if r["path"] == DUPLICATE] == [
-        {"source": "h", "commit": hostile["head"], "path": DUPLICATE, "status": "skipped",
-         "rule": "duplicate_path", "stage": "", "reason": ""}]
+        {
+            "source": "h",
+            "commit": hostile["head"],
+            "path": DUPLICATE,
+            "status": "skipped",
+            "rule": "duplicate_path",
+            "stage": "",
+            "reason": "",
+        }
+    ]
     assert DUPLICATE not in hostile["result"].tables["documents"].column("path").to_pylist()
 
 
@@ -252,8 +398,14 @@ def test_hostile_tree_is_ingested_quickly(hostile):
 
 def test_weird_paths_are_stored_exactly(hostile):
     docs = {d["path"]: d for d in hostile["result"].tables["documents"].to_pylist()}
-    for path in ("docs/new\nline.md", "docs/quo\"te's.md", "docs/déjà vu/日本語.md", "docs/tab\there\\x.md",
-                 "--upload-pack=touch PWNED.md", "docs/with space.md"):
+    for path in (
+        "docs/new\nline.md",
+        "docs/quo\"te's.md",
+        "docs/déjà vu/日本語.md",
+        "docs/tab\there\\x.md",
+        "--upload-pack=touch PWNED.md",
+        "docs/with space.md",
+    ):
         assert path in docs
         assert docs[path]["commit"] == hostile["head"]
     assert not Path("PWNED.md").exists() and not (hostile["data"] / "PWNED.md").exists()
@@ -296,20 +448,32 @@ def test_pathological_input_extracts_or_fails_cleanly_within_two_seconds(path):
 
 # --- hostile commit metadata ----------------------------------------------------------------------
 
+
 def test_hostile_commit_headers_and_messages_do_not_break_history(tmp_path):
     """Non-UTF-8 names, separator bytes that once forged a log record, and dates git cannot print."""
     repo = RawRepo(tmp_path / "r")
     base = [(0o100644, "a.md", b"# A\n\none\n")]
     c1 = repo.commit(base, when=1736155800)
-    forged = (b"subject \xfe\n\nbody\x1e0000000000000000000000000000000000000000\x1f\x1f"
-              b"Ada\x1fada@midnight.example\x1f2030-01-01T00:00:00+00:00\x1f1893456000\x1f")
+    forged = (
+        b"subject \xfe\n\nbody\x1e0000000000000000000000000000000000000000\x1f\x1f"
+        b"Ada\x1fada@midnight.example\x1f2030-01-01T00:00:00+00:00\x1f1893456000\x1f"
+    )
     b_entry = (0o100644, "b.md", b"# B\n\ntwo\n")
-    c2 = repo.commit(base + [b_entry], author=b"Ev\xff\xfee <eve@evil.example>",
-                     author_date=b"abc +0000", committer_date=b"1738368000 +0000", raw_message=forged)
-    c3 = repo.commit([(0o100644, "a.md", b"# A\n\none changed\n"), b_entry], author_date=b"99999999999999 +0000",
-                     committer_date=b"1740787200 +9959")
-    c4 = repo.commit([(0o100644, "a.md", b"# A\n\none changed\n"), b_entry, (0o100644, "c.md", b"# C\n")],
-                     when=1743465600)
+    c2 = repo.commit(
+        base + [b_entry],
+        author=b"Ev\xff\xfee <eve@evil.example>",
+        author_date=b"abc +0000",
+        committer_date=b"1738368000 +0000",
+        raw_message=forged,
+    )
+    c3 = repo.commit(
+        [(0o100644, "a.md", b"# A\n\none changed\n"), b_entry],
+        author_date=b"99999999999999 +0000",
+        committer_date=b"1740787200 +9959",
+    )
+    c4 = repo.commit(
+        [(0o100644, "a.md", b"# A\n\none changed\n"), b_entry, (0o100644, "c.md", b"# C\n")], when=1743465600
+    )
     result = ingest(repo.path, tmp_path / "data")
     rows = report_rows(result)
     assert {p: r["status"] for p, r in rows.items()} == {"a.md": "ingested", "b.md": "ingested", "c.md": "ingested"}
@@ -318,9 +482,9 @@ def test_hostile_commit_headers_and_messages_do_not_break_history(tmp_path):
     assert [c.sha for c in log] == [c4, c3, c2, c1]  # the \x1e/\x1f in c2's message forged nothing
     assert all("ada@midnight.example" not in (c.author_email, c.committer_email) for c in log)
     by = {c.sha: c for c in log}
-    assert by[c2].author_date == by[c2].commit_date == datetime(2025, 2, 1, tzinfo=timezone.utc)
+    assert by[c2].author_date == by[c2].commit_date == datetime(2025, 2, 1, tzinfo=UTC)
     assert "\ufffd" in by[c2].author_name and "\x1e" in by[c2].message
-    assert by[c3].commit_date.astimezone(timezone.utc) == datetime(2025, 3, 1, tzinfo=timezone.utc)
+    assert by[c3].commit_date.astimezone(UTC) == datetime(2025, 3, 1, tzinfo=UTC)
 
     docs = {d["path"]: d for d in result.tables["documents"].to_pylist()}
     assert docs["b.md"]["last_modified_commit"] == c2  # the commit the forged bytes tried to hide
@@ -339,6 +503,7 @@ def test_unreadable_date_on_the_head_commit_does_not_fail_the_source(tmp_path):
 
 # --- sources that cannot be read at all -----------------------------------------------------------
 
+
 def _empty(tmp: Path) -> tuple[str, str]:
     RawRepo(tmp / "empty")
     return str(tmp / "empty"), "main"
@@ -352,15 +517,24 @@ def _one_commit(tmp: Path) -> RawRepo:
 
 SOURCE_FAILURES = [
     ("empty_repository", _empty, "the repository is empty"),
-    ("ref_does_not_exist", lambda tmp: (str(_one_commit(tmp).path), "release/v9-does-not-exist"),
-     "no such ref 'release/v9-does-not-exist'"),
+    (
+        "ref_does_not_exist",
+        lambda tmp: (str(_one_commit(tmp).path), "release/v9-does-not-exist"),
+        "no such ref 'release/v9-does-not-exist'",
+    ),
     ("path_does_not_exist", lambda tmp: (str(tmp / "nowhere"), "main"), "does not exist"),
-    ("directory_not_a_repository", lambda tmp: ("file://" + str(tmp), "main"),
-     "does not appear to be a git repository"),
+    (
+        "directory_not_a_repository",
+        lambda tmp: ("file://" + str(tmp), "main"),
+        "does not appear to be a git repository",
+    ),
     ("https_unreachable", lambda tmp: ("https://127.0.0.1:9/x.git", "main"), "unable to access"),
     ("git_protocol_unreachable", lambda tmp: ("git://127.0.0.1:9/x.git", "main"), "unable to connect"),
-    ("ext_transport_command", lambda tmp: (f"ext::sh -c touch% {tmp}/EXT-PWNED", "main"),
-     "transport 'ext' not allowed"),
+    (
+        "ext_transport_command",
+        lambda tmp: (f"ext::sh -c touch% {tmp}/EXT-PWNED", "main"),
+        "transport 'ext' not allowed",
+    ),
 ]
 
 

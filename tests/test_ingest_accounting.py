@@ -8,6 +8,7 @@ transient), then reported failed while the others publish; a source that
 fails after a good run keeps serving its last good tables.  ``trustindex
 report --json`` shows both.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from ingest.incremental import Previous
 from tests.test_hostile_repos import IDS, POLICY, RawRepo, build_hostile_repo, ingest
+from trustindex.ingest.incremental import Previous
 
 STATUSES = {"ingested", "skipped", "failed"}
 STAGES = {"read", "extract", "manifest", "evidence"}
@@ -33,9 +34,11 @@ def accounting_problems(paths: list[str], result) -> list[str]:
     missing, extra = set(paths) - set(counts), set(counts) - set(paths)
     problems += [f"{p!r}: no row" for p in sorted(missing)] + [f"{p!r}: not in the tree" for p in sorted(extra)]
     for r in rows:
-        ok = {"ingested": not r["rule"] and not r["stage"],
-              "skipped": bool(r["rule"]) and not r["stage"] and not r["reason"],
-              "failed": not r["rule"] and r["stage"] in STAGES and bool(r["reason"])}.get(r["status"], False)
+        ok = {
+            "ingested": not r["rule"] and not r["stage"],
+            "skipped": bool(r["rule"]) and not r["stage"] and not r["reason"],
+            "failed": not r["rule"] and r["stage"] in STAGES and bool(r["reason"]),
+        }.get(r["status"], False)
         if not ok or r["commit"] != result.commit:
             problems.append(f"{r['path']!r}: bad row {r}")
     ingested = {r["path"] for r in rows if r["status"] == "ingested"}
@@ -56,6 +59,7 @@ def _unique(paths: list[str]) -> list[str]:
 
 # --- repositories, each with the source settings that ingest it --------------------------------
 
+
 def _hostile(tmp: Path):
     repo, head = build_hostile_repo(tmp)
     return repo, head, {}
@@ -63,24 +67,37 @@ def _hostile(tmp: Path):
 
 def _rules(tmp: Path):
     repo = RawRepo(tmp / "rules")
-    head = repo.commit([(0o100644, p, b"# Page\n\ntext\n") for p in (
-        "docs/a.md", "docs/drafts/wip.md", "docs/img.svg", "README.md", "src/x.ts", "blog/2024/post.mdx")])
+    head = repo.commit(
+        [
+            (0o100644, p, b"# Page\n\ntext\n")
+            for p in ("docs/a.md", "docs/drafts/wip.md", "docs/img.svg", "README.md", "src/x.ts", "blog/2024/post.mdx")
+        ]
+    )
     return repo, head, {"include": ("docs/**/*.md", "**/*.ts"), "exclude": ("**/drafts/**",)}
 
 
 def _manifests(tmp: Path):
     repo = RawRepo(tmp / "manifests")
-    head = repo.commit([
-        (0o100644, "package.json", b'{"name": "root", "workspaces": ["pkg/*"], "dependencies": '
-                                   b'{"@midnight-ntwrk/compact-runtime": "^0.8.1"}}'),
-        (0o100644, "pkg/a/package.json", b'{"name": "a", "dependencies": {"@midnight-ntwrk/x": "workspace:*"'),
-        (0o100644, "pkg/a/index.ts", b"export const a = 1;\n"),
-        (0o100644, "crates/c/Cargo.toml", b'[package]\nname = "c"\nversion = "0.1.0"\n[dependencies]\n'
-                                          b'midnight-ledger = { version = ">=1.2', ),
-        (0o100644, "crates/c/src/lib.rs", b"pub fn c() {}\n"),
-        (0o100644, "versions.json", b'["2.0", '),
-        (0o100644, "docs/guide.md", b"# Guide\n"),
-    ])
+    head = repo.commit(
+        [
+            (
+                0o100644,
+                "package.json",
+                b'{"name": "root", "workspaces": ["pkg/*"], "dependencies": '
+                b'{"@midnight-ntwrk/compact-runtime": "^0.8.1"}}',
+            ),
+            (0o100644, "pkg/a/package.json", b'{"name": "a", "dependencies": {"@midnight-ntwrk/x": "workspace:*"'),
+            (0o100644, "pkg/a/index.ts", b"export const a = 1;\n"),
+            (
+                0o100644,
+                "crates/c/Cargo.toml",
+                b'[package]\nname = "c"\nversion = "0.1.0"\n[dependencies]\nmidnight-ledger = { version = ">=1.2',
+            ),
+            (0o100644, "crates/c/src/lib.rs", b"pub fn c() {}\n"),
+            (0o100644, "versions.json", b'["2.0", '),
+            (0o100644, "docs/guide.md", b"# Guide\n"),
+        ]
+    )
     return repo, head, {"include": ("**/*",)}
 
 
@@ -90,8 +107,12 @@ def _everything_fails(tmp: Path):
     return repo, head, {}
 
 
-REPOS = [("hostile_tree", _hostile), ("include_and_exclude_rules", _rules),
-         ("malformed_manifests_fail_alone", _manifests), ("every_file_fails_source_does_not", _everything_fails)]
+REPOS = [
+    ("hostile_tree", _hostile),
+    ("include_and_exclude_rules", _rules),
+    ("malformed_manifests_fail_alone", _manifests),
+    ("every_file_fails_source_does_not", _everything_fails),
+]
 
 
 @pytest.mark.parametrize("build", [b for _n, b in REPOS], ids=[n for n, _b in REPOS])
@@ -105,18 +126,20 @@ def test_every_tree_path_is_reported_exactly_once(tmp_path, build):
 
 def test_rules_name_why_each_path_was_skipped(tmp_path):
     repo, head, settings = _rules(tmp_path)
-    rows = {r["path"]: r for r in ingest(repo.path, tmp_path / "data", **settings)
-            .tables["ingest_report"].to_pylist()}
+    rows = {r["path"]: r for r in ingest(repo.path, tmp_path / "data", **settings).tables["ingest_report"].to_pylist()}
     assert {p: (r["status"], r["rule"]) for p, r in rows.items()} == {
-        "docs/a.md": ("ingested", ""), "src/x.ts": ("ingested", ""),
-        "docs/drafts/wip.md": ("skipped", "excluded:**/drafts/**"), "docs/img.svg": ("skipped", "not_included"),
-        "README.md": ("skipped", "not_included"), "blog/2024/post.mdx": ("skipped", "not_included")}
+        "docs/a.md": ("ingested", ""),
+        "src/x.ts": ("ingested", ""),
+        "docs/drafts/wip.md": ("skipped", "excluded:**/drafts/**"),
+        "docs/img.svg": ("skipped", "not_included"),
+        "README.md": ("skipped", "not_included"),
+        "blog/2024/post.mdx": ("skipped", "not_included"),
+    }
 
 
 def test_a_malformed_manifest_fails_alone_and_the_files_beneath_it_are_ingested(tmp_path):
     repo, head, settings = _manifests(tmp_path)
-    rows = {r["path"]: r for r in ingest(repo.path, tmp_path / "data", **settings)
-            .tables["ingest_report"].to_pylist()}
+    rows = {r["path"]: r for r in ingest(repo.path, tmp_path / "data", **settings).tables["ingest_report"].to_pylist()}
     failed = {p: r["stage"] for p, r in rows.items() if r["status"] == "failed"}
     assert failed == {"pkg/a/package.json": "manifest", "crates/c/Cargo.toml": "manifest"}
     for p in ("package.json", "pkg/a/index.ts", "crates/c/src/lib.rs", "docs/guide.md"):
@@ -152,10 +175,17 @@ def test_incremental_refresh_keeps_the_accounting_exact(tmp_path):
     repo, hostile = build_hostile_repo(tmp_path)
     c1 = _rewrite(repo, hostile, drop=MANIFESTS)  # failing manifests: see the test below
     first = ingest(repo.path, tmp_path / "data", commit=c1)
-    c2 = _rewrite(repo, c1, drop=(b"docs/fm.md", b"docs/dup.md"), change={
-        b"docs/with space.md": (0o100644, b"# Space\n\nchanged substantively\n"),
-        b"docs/quo\"te's.md": (0o120000, b"/etc/passwd"),
-        b"docs/new.md": (0o100644, b"# New\n")}, when=1736328600)
+    c2 = _rewrite(
+        repo,
+        c1,
+        drop=(b"docs/fm.md", b"docs/dup.md"),
+        change={
+            b"docs/with space.md": (0o100644, b"# Space\n\nchanged substantively\n"),
+            b"docs/quo\"te's.md": (0o120000, b"/etc/passwd"),
+            b"docs/new.md": (0o100644, b"# New\n"),
+        },
+        when=1736328600,
+    )
     second = ingest(repo.path, tmp_path / "data", previous=Previous(first.commit, first.tables))
     assert second.commit == c2 and second.note.startswith("incremental"), second.note
     assert accounting_problems(_unique(repo.paths(c2)), second) == []
@@ -176,8 +206,9 @@ def test_incremental_refresh_reports_a_failing_manifest_once(tmp_path):
 
 # --- one failing source among others, through the Prefect flow -------------------------------------
 
+
 def _refresh(sources, data: Path):
-    from flows.refresh import refresh_flow
+    from trustindex.flows.refresh import refresh_flow
 
     # The reference backend: one in-process model load, no ONNX export when this file runs alone.
     state = refresh_flow(sources, IDS, [], POLICY, str(data), backend="sentence-transformers", return_state=True)
@@ -189,29 +220,33 @@ def _run_counts(flow_run_id) -> list[int]:
     from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId, TaskRunFilter, TaskRunFilterName
 
     with get_client(sync_client=True) as client:
-        runs = client.read_task_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[flow_run_id])),
-                                     task_run_filter=TaskRunFilter(name=TaskRunFilterName(like_="source")))
+        runs = client.read_task_runs(
+            flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[flow_run_id])),
+            task_run_filter=TaskRunFilter(name=TaskRunFilterName(like_="source")),
+        )
     return sorted(r.run_count for r in runs)
 
 
 def _report_json(data: Path, capsys) -> dict:
-    from cli.main import main
+    from trustindex.cli.main import main
 
     capsys.readouterr()
     assert main(["report", "--json", "--data", str(data)]) == 0
     return json.loads(capsys.readouterr().out)
 
 
-def test_failing_sources_fail_alone_retried_reported_and_the_last_good_tables_serve(prefect_harness, tmp_path,
-                                                                                    capsys):
-    from schemas.config import Source
+def test_failing_sources_fail_alone_retried_reported_and_the_last_good_tables_serve(prefect_harness, tmp_path, capsys):
+    from trustindex.schemas.config import Source
 
     good, flaky = RawRepo(tmp_path / "good"), RawRepo(tmp_path / "flaky")
     good.commit([(0o100644, "docs/good.md", b"# Good\n\nThe good source publishes.\n")])
     flaky.commit([(0o100644, "docs/flaky.md", b"# Flaky\n\nServed from its last good tables.\n")])
     missing = tmp_path / "no-such-repo"
-    sources = [Source("good", str(good.path), "main", "p"), Source("flaky", str(flaky.path), "main", "p"),
-               Source("missing", str(missing), "main", "p")]
+    sources = [
+        Source("good", str(good.path), "main", "p"),
+        Source("flaky", str(flaky.path), "main", "p"),
+        Source("missing", str(missing), "main", "p"),
+    ]
     data = tmp_path / "data"
 
     first, counts = _refresh(sources, data)

@@ -1,4 +1,5 @@
 """The serving-side BM25 reader against bm25s itself (reference implementation)."""
+
 import json
 import os
 import subprocess
@@ -8,12 +9,14 @@ from pathlib import Path
 import bm25s
 import numpy as np
 import pytest
+from realdata import REAL_DOCS, needs_real_docs
 
-from query.lexical import LexicalIndex
-from schemas.lexical import tokenize
-from warehouse.bm25 import build_bm25
+from trustindex.query.lexical import LexicalIndex
+from trustindex.schemas.lexical import tokenize
+from trustindex.warehouse.bm25 import build_bm25
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "midnight-docs"
+CORPUS = REAL_DOCS
+pytestmark = needs_real_docs
 
 
 def passages(n=300):
@@ -22,7 +25,7 @@ def passages(n=300):
     for f in files:
         words = f.read_text(errors="replace").split()
         for i in range(0, len(words), 120):
-            out.append(" ".join(words[i:i + 120]))
+            out.append(" ".join(words[i : i + 120]))
     return out[:n]
 
 
@@ -34,8 +37,15 @@ def built(tmp_path_factory):
     return texts, d
 
 
-QUERIES = ["how do I install the compact compiler", "ledger state witness", "proof server docker",
-           "zswap token transfer", "DApp connector wallet API", "pragma language_version", "circuit circuit circuit"]
+QUERIES = [
+    "how do I install the compact compiler",
+    "ledger state witness",
+    "proof server docker",
+    "zswap token transfer",
+    "DApp connector wallet API",
+    "pragma language_version",
+    "circuit circuit circuit",
+]
 
 
 def test_scores_equal_bm25s(built):
@@ -55,10 +65,16 @@ def test_build_is_byte_identical_across_processes(built, tmp_path):
     (tmp_path / "texts.json").write_text(json.dumps(texts))
     root = Path(__file__).resolve().parents[1]
     for seed in ("1", "2"):
-        code = ("import json,sys; from pathlib import Path; from warehouse.bm25 import build_bm25; "
-                f"build_bm25(json.loads(Path({str(tmp_path / 'texts.json')!r}).read_text()), Path(sys.argv[1]))")
-        subprocess.run([sys.executable, "-c", code, str(tmp_path / seed)], check=True, cwd=root,
-                       env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(root)})
+        code = (
+            "import json,sys; from pathlib import Path; from warehouse.bm25 import build_bm25; "
+            f"build_bm25(json.loads(Path({str(tmp_path / 'texts.json')!r}).read_text()), Path(sys.argv[1]))"
+        )
+        subprocess.run(
+            [sys.executable, "-c", code, str(tmp_path / seed)],
+            check=True,
+            cwd=root,
+            env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(root)},
+        )
     for f in sorted(d.iterdir()):
         assert f.read_bytes() == (tmp_path / "1" / f.name).read_bytes() == (tmp_path / "2" / f.name).read_bytes()
 

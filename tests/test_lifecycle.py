@@ -1,19 +1,19 @@
 """Issue 5: incremental refresh, rewritten history, backfills, the publish gate, one writer, snapshot commands."""
+
 import json
 import os
 import subprocess
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, timedelta
 from pathlib import Path
 
 import pytest
 
-from schemas.config import Identities, Person, Publisher, Source
-from schemas.errors import TrustIndexError
-from schemas.policy import Policy
-from schemas.snapshot import resolve_current, verify_snapshot
 from tests.gitutil import RepoBuilder
-from warehouse.snapshots import current_id
+from trustindex.schemas.config import Identities, Person, Publisher, Source
+from trustindex.schemas.policy import Policy
+from trustindex.schemas.snapshot import resolve_current, verify_snapshot
+from trustindex.warehouse.snapshots import current_id
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -25,8 +25,10 @@ def page(title: str, body: str) -> str:
 @pytest.fixture()
 def world(tmp_path, prefect_harness):
     b = RepoBuilder(tmp_path / "docs")
-    files = {f"docs/p{i}.md": page(f"Page {i}", f"Topic {i}: " + " ".join(f"word{i}_{j}" for j in range(40)))
-             for i in range(8)}
+    files = {
+        f"docs/p{i}.md": page(f"Page {i}", f"Topic {i}: " + " ".join(f"word{i}_{j}" for j in range(40)))
+        for i in range(8)
+    }
     first = b.commit(files, "initial docs")
     ids = Identities()
     ids.publishers["mf"] = Publisher("mf", "Midnight Foundation", "foundation")
@@ -38,7 +40,7 @@ def world(tmp_path, prefect_harness):
 
 
 def refresh(w, **kw):
-    from flows.refresh import refresh_flow
+    from trustindex.flows.refresh import refresh_flow
 
     return refresh_flow([w["source"]], w["ids"], [], kw.pop("policy", Policy.default()), str(w["data"]), **kw)
 
@@ -53,16 +55,23 @@ def test_incremental_refresh_extracts_only_changes(world):
     r1 = refresh(world)
     assert r1["sources"][0]["note"] == "full build"
     b = world["builder"]
-    b.commit({"docs/new.md": page("New", "a brand new page about zswap"),
-              "docs/p1.md": page("Page 1", "edited body text for page one"),
-              "docs/p2.md": None}, "add, edit, delete")
+    b.commit(
+        {
+            "docs/new.md": page("New", "a brand new page about zswap"),
+            "docs/p1.md": page("Page 1", "edited body text for page one"),
+            "docs/p2.md": None,
+        },
+        "add, edit, delete",
+    )
     b.repo.git.mv("docs/p3.md", "docs/moved.md")
     b.commit({}, "rename p3")
     r2 = refresh(world)
     note = r2["sources"][0]["note"]
     assert note.startswith("incremental") and "carried forward" in note
     assert paths_in_live(world["data"]) == {f"docs/p{i}.md" for i in (0, 1, 4, 5, 6, 7)} | {
-        "docs/new.md", "docs/moved.md"}
+        "docs/new.md",
+        "docs/moved.md",
+    }
     e = r2["embeddings"]
     assert 0 < e["encoded"] <= 3  # new page, edited page, renamed page's heading path
     assert r2["snapshot_id"] != r1["snapshot_id"]
@@ -82,7 +91,7 @@ def test_rewritten_history_rebuilds_and_says_so(world):
 
 
 def test_backfill_as_of_is_idempotent_and_does_not_move_current(world, tmp_path):
-    from flows.backfill import backfill_flow
+    from trustindex.flows.backfill import backfill_flow
 
     b = world["builder"]
     b.commit({"docs/late.md": page("Late", "added much later")}, "late page", days=60)
@@ -90,7 +99,7 @@ def test_backfill_as_of_is_idempotent_and_does_not_move_current(world, tmp_path)
     sources = tmp_path / "sources.toml"
     sources.write_text(f'[[source]]\nname = "docs"\nurl = "{b.path}"\npublisher = "mf"\ninclude = ["**/*.md"]\n')
     (tmp_path / "identities.toml").write_text('[[publisher]]\nid = "mf"\nname = "MF"\ntier = "foundation"\n')
-    day = (b.t - timedelta(days=30)).astimezone(timezone.utc).date().isoformat()
+    day = (b.t - timedelta(days=30)).astimezone(UTC).date().isoformat()
     one = backfill_flow(str(sources), str(world["data"]), as_of=day)
     two = backfill_flow(str(sources), str(world["data"]), as_of=day)
     assert one["commits"]["docs"] == world["first"]
@@ -100,7 +109,7 @@ def test_backfill_as_of_is_idempotent_and_does_not_move_current(world, tmp_path)
 
 
 def test_publish_gate_refuses_a_big_loss_unless_forced(world):
-    from warehouse.publish_gate import PublishRefused
+    from trustindex.warehouse.publish_gate import PublishRefused
 
     live = refresh(world)["snapshot_id"]
     world["builder"].commit({f"docs/p{i}.md": None for i in range(7)}, "delete almost everything")
@@ -128,7 +137,7 @@ def test_failed_source_keeps_serving_its_last_tables(world):
 
 
 def test_second_writer_fails_clearly(tmp_path):
-    from warehouse.lock import LockBusy, data_dir_lock
+    from trustindex.warehouse.lock import LockBusy, data_dir_lock
 
     with data_dir_lock(tmp_path, what="refresh"):
         with pytest.raises(LockBusy, match="is writing this data directory"):
@@ -137,8 +146,23 @@ def test_second_writer_fails_clearly(tmp_path):
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         (tmp_path / "s.toml").write_text('[[source]]\nname = "a"\nurl = "x"\npublisher = "p"\n')
         (tmp_path / "identities.toml").write_text('[[publisher]]\nid = "p"\ntier = "community"\n')
-        out = subprocess.run([sys.executable, "-m", "cli.main", "refresh", "--sources", str(tmp_path / "s.toml"),
-                              "--data", str(tmp_path)], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+        out = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "trustindex.cli.main",
+                "refresh",
+                "--sources",
+                str(tmp_path / "s.toml"),
+                "--data",
+                str(tmp_path),
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=ROOT,
+            timeout=120,
+        )
         assert out.returncode == 1 and "is writing this data directory" in out.stderr
     with data_dir_lock(tmp_path):  # released
         pass
@@ -151,8 +175,14 @@ def test_snapshot_commands(world):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
 
     def cli(*args):
-        return subprocess.run([sys.executable, "-m", "cli.main", "snapshots", *args, "--data", str(world["data"])],
-                              capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+        return subprocess.run(
+            [sys.executable, "-m", "trustindex.cli.main", "snapshots", *args, "--data", str(world["data"])],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=ROOT,
+            timeout=120,
+        )
 
     listed = json.loads(cli("list", "--json").stdout)
     assert [s["snapshot_id"] for s in listed][-2:] == [a, b] and listed[-1]["live"]

@@ -1,12 +1,19 @@
 """extractors.manifests: package.json, Cargo.toml, workspaces, nearest manifest."""
+
 import json
 
 import pytest
 
-from extractors.base import ExtractionError
-from extractors.manifests import (manifest_deprecation, nearest_manifest, parse_cargo_toml, parse_package_json,
-                                  resolve_cargo_workspace, resolve_workspaces)
-from schemas.versions import ConstraintSet, parse_version
+from trustindex.extractors.base import ExtractionError
+from trustindex.extractors.manifests import (
+    manifest_deprecation,
+    nearest_manifest,
+    parse_cargo_toml,
+    parse_package_json,
+    resolve_cargo_workspace,
+    resolve_workspaces,
+)
+from trustindex.schemas.versions import ConstraintSet, parse_version
 
 
 def _pkg(doc: dict, path="package.json", allowlist=None):
@@ -35,15 +42,18 @@ APP = {
 }
 
 
-@pytest.mark.parametrize("component, constraint, status, inside", [
-    ("@midnight-ntwrk/compact-runtime", "0.16.0", "parsed", "0.16.0"),
-    ("@midnight-ntwrk/midnight-js-contracts", "^4.0.4", "parsed", "4.9.0"),
-    ("@midnightntwrk/other-scope", "~1.2.0", "parsed", "1.2.7"),
-    ("@midnight-ntwrk/ledger-v6", "6.1.0-alpha.3", "parsed", "6.1.0-alpha.3"),
-    ("@midnight-ntwrk/ledger-v8", ">=8.0.0 <9", "parsed", "8.1.3"),
-    ("@midnight-ntwrk/counter-contract", "0.1.0", "parsed", "0.1.0"),
-    ("@midnight-ntwrk/wallet-sdk-facade", "latest", "unparsed", None),
-])
+@pytest.mark.parametrize(
+    "component, constraint, status, inside",
+    [
+        ("@midnight-ntwrk/compact-runtime", "0.16.0", "parsed", "0.16.0"),
+        ("@midnight-ntwrk/midnight-js-contracts", "^4.0.4", "parsed", "4.9.0"),
+        ("@midnightntwrk/other-scope", "~1.2.0", "parsed", "1.2.7"),
+        ("@midnight-ntwrk/ledger-v6", "6.1.0-alpha.3", "parsed", "6.1.0-alpha.3"),
+        ("@midnight-ntwrk/ledger-v8", ">=8.0.0 <9", "parsed", "8.1.3"),
+        ("@midnight-ntwrk/counter-contract", "0.1.0", "parsed", "0.1.0"),
+        ("@midnight-ntwrk/wallet-sdk-facade", "latest", "unparsed", None),
+    ],
+)
 def test_package_json_targets(component, constraint, status, inside):
     m = _pkg(APP)
     t = _by_component(m.targets)[component]
@@ -62,7 +72,11 @@ def test_package_json_skips_dev_and_foreign_packages():
 def test_package_json_fields_and_details():
     m = _pkg({**APP, "deprecated": "use @midnight-ntwrk/ledger-v8", "workspaces": {"packages": ["pkgs/*"]}})
     assert (m.name, m.version, m.private, m.workspaces) == (
-        "@midnight-ntwrk/counter-contract", "0.1.0", True, ["pkgs/*"])
+        "@midnight-ntwrk/counter-contract",
+        "0.1.0",
+        True,
+        ["pkgs/*"],
+    )
     t = _by_component(m.targets)
     assert t["@midnight-ntwrk/counter-contract"].detail == "own version"
     assert t["@midnight-ntwrk/ledger-v6"].detail == "dependencies (npm alias ledger)"
@@ -82,8 +96,14 @@ def test_own_version_only_for_allowlisted_names():
 def test_workspaces_resolve_to_the_workspace_version():
     root = _pkg({"name": "root", "private": True, "workspaces": ["packages/*"]})
     runtime = _pkg({"name": "@midnight-ntwrk/compact-runtime", "version": "0.16.2"}, "packages/runtime/package.json")
-    app = _pkg({"name": "@midnight-ntwrk/app", "version": "1.0.0", "dependencies": {
-        "@midnight-ntwrk/compact-runtime": "workspace:*"}}, "packages/app/package.json")
+    app = _pkg(
+        {
+            "name": "@midnight-ntwrk/app",
+            "version": "1.0.0",
+            "dependencies": {"@midnight-ntwrk/compact-runtime": "workspace:*"},
+        },
+        "packages/app/package.json",
+    )
     caret = _pkg({"name": "x", "dependencies": {"@midnight-ntwrk/compact-runtime": "workspace:^"}}, "a/package.json")
     star = _pkg({"name": "y", "dependencies": {"@midnight-ntwrk/compact-runtime": "*"}}, "b/package.json")
     missing = _pkg({"name": "z", "dependencies": {"@midnight-ntwrk/gone": "workspace:~"}}, "c/package.json")
@@ -99,12 +119,15 @@ def test_workspaces_resolve_to_the_workspace_version():
     assert all(not m.pending for m in out.values())
 
 
-@pytest.mark.parametrize("data, fragment", [
-    (b'{"name": "x",\n  "version": }', "line 2 column"),
-    (b"[1, 2]", "not an object"),
-    (b"\xff\xfe{}", "not UTF-8"),
-    (b"", "line 1 column 1"),
-])
+@pytest.mark.parametrize(
+    "data, fragment",
+    [
+        (b'{"name": "x",\n  "version": }', "line 2 column"),
+        (b"[1, 2]", "not an object"),
+        (b"\xff\xfe{}", "not UTF-8"),
+        (b"", "line 1 column 1"),
+    ],
+)
 def test_malformed_package_json(data, fragment):
     with pytest.raises(ExtractionError) as err:
         parse_package_json(data, "pkgs/a/package.json", None)
@@ -140,14 +163,17 @@ midnight-unix = ">= 1.2, < 1.5"
 """
 
 
-@pytest.mark.parametrize("component, constraint, status, inside, outside", [
-    ("midnight-ledger", "0.5.2", "parsed", "0.5.2", "0.5.3"),
-    ("midnight-base-crypto", "0.5", "parsed", "0.5.9", "0.6.0"),
-    ("midnight_transient", "=1.2.3", "parsed", "1.2.3", "1.2.4"),
-    ("midnight-storage", "~1.4", "parsed", "1.4.9", "1.5.0"),
-    ("midnight-unix", ">= 1.2, < 1.5", "parsed", "1.4.0", "1.5.0"),
-    ("midnight-zswap", "", "unparsed", None, None),
-])
+@pytest.mark.parametrize(
+    "component, constraint, status, inside, outside",
+    [
+        ("midnight-ledger", "0.5.2", "parsed", "0.5.2", "0.5.3"),
+        ("midnight-base-crypto", "0.5", "parsed", "0.5.9", "0.6.0"),
+        ("midnight_transient", "=1.2.3", "parsed", "1.2.3", "1.2.4"),
+        ("midnight-storage", "~1.4", "parsed", "1.4.9", "1.5.0"),
+        ("midnight-unix", ">= 1.2, < 1.5", "parsed", "1.4.0", "1.5.0"),
+        ("midnight-zswap", "", "unparsed", None, None),
+    ],
+)
 def test_cargo_targets(component, constraint, status, inside, outside):
     m = parse_cargo_toml(CARGO, "ledger/Cargo.toml")
     t = _by_component(m.targets)[component]
@@ -160,12 +186,14 @@ def test_cargo_targets(component, constraint, status, inside, outside):
 def test_cargo_skips_dev_build_and_foreign():
     names = set(_by_component(parse_cargo_toml(CARGO, "Cargo.toml").targets))
     assert not names & {"serde", "midnight-test-utils", "midnight-build"}
-    assert "renamed mn-storage" in _by_component(parse_cargo_toml(CARGO, "Cargo.toml").targets)[
-        "midnight-storage"].detail
+    assert (
+        "renamed mn-storage" in _by_component(parse_cargo_toml(CARGO, "Cargo.toml").targets)["midnight-storage"].detail
+    )
 
 
 def test_cargo_workspace_inheritance():
-    root = parse_cargo_toml(b"""
+    root = parse_cargo_toml(
+        b"""
 [workspace]
 members = ["ledger", "zswap"]
 [workspace.package]
@@ -173,15 +201,20 @@ version = "4.0.0"
 [workspace.dependencies]
 midnight-base-crypto = { version = "0.5.1" }
 midnight-serialize = "1.0"
-""", "Cargo.toml")
-    member = parse_cargo_toml(b"""
+""",
+        "Cargo.toml",
+    )
+    member = parse_cargo_toml(
+        b"""
 [package]
 name = "midnight-zswap"
 version.workspace = true
 [dependencies]
 midnight-base-crypto = { workspace = true, features = ["std"] }
 midnight-missing = { workspace = true }
-""", "zswap/Cargo.toml")
+""",
+        "zswap/Cargo.toml",
+    )
     assert root.is_workspace_root and root.workspace_members == ["ledger", "zswap"]
     assert member.version_from_workspace and len(member.pending) == 2
     out = resolve_cargo_workspace({root.path: root, member.path: member})
@@ -192,11 +225,14 @@ midnight-missing = { workspace = true }
     assert set(_by_component(root.targets)) == {"midnight-base-crypto", "midnight-serialize"}
 
 
-@pytest.mark.parametrize("data, fragment", [
-    (b'[package]\nname = "x"\nversion = \n', "line 3"),
-    (b"[package\n", "invalid TOML"),
-    (b"\xff", "not UTF-8"),
-])
+@pytest.mark.parametrize(
+    "data, fragment",
+    [
+        (b'[package]\nname = "x"\nversion = \n', "line 3"),
+        (b"[package\n", "invalid TOML"),
+        (b"\xff", "not UTF-8"),
+    ],
+)
 def test_malformed_cargo_toml(data, fragment):
     with pytest.raises(ExtractionError) as err:
         parse_cargo_toml(data, "crates/x/Cargo.toml")
@@ -207,13 +243,16 @@ def test_malformed_cargo_toml(data, fragment):
 MANIFESTS = ["package.json", "packages/a/package.json", "packages/a/nested/package.json", "crates/z/Cargo.toml"]
 
 
-@pytest.mark.parametrize("path, expected", [
-    ("README.md", "package.json"),
-    ("packages/a/src/index.ts", "packages/a/package.json"),
-    ("packages/a/nested/x/y.ts", "packages/a/nested/package.json"),
-    ("packages/ab/index.ts", "package.json"),  # a sibling with a common prefix is not an ancestor
-    ("packages/a/package.json", "packages/a/package.json"),
-])
+@pytest.mark.parametrize(
+    "path, expected",
+    [
+        ("README.md", "package.json"),
+        ("packages/a/src/index.ts", "packages/a/package.json"),
+        ("packages/a/nested/x/y.ts", "packages/a/nested/package.json"),
+        ("packages/ab/index.ts", "package.json"),  # a sibling with a common prefix is not an ancestor
+        ("packages/a/package.json", "packages/a/package.json"),
+    ],
+)
 def test_nearest_manifest(path, expected):
     assert nearest_manifest(path, MANIFESTS) == expected
 

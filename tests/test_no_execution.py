@@ -13,6 +13,7 @@ reading blobs and history, and a whole ``ingest_source`` must leave no marker,
 and the blobs read are the raw bytes, not a smudged checkout.  Rules under
 test: crawl/git.py (SAFE_ENV, SAFE_OPTS, bare mirrors, empty clone template).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -23,20 +24,49 @@ from pathlib import Path
 import git
 import pytest
 
-from crawl.git import SAFE_ENV, SourceError, _git, ensure_mirror, list_tree, mirror_path, read_blob, resolve_ref
-from crawl.history import read_log
-from extractors.base import approx_token_count
-from ingest.source import ingest_source
-from schemas.config import Identities, Publisher, Source
-from schemas.policy import Policy
+from trustindex.crawl.git import (
+    SAFE_ENV,
+    SourceError,
+    _git,
+    ensure_mirror,
+    list_tree,
+    mirror_path,
+    read_blob,
+    resolve_ref,
+)
+from trustindex.crawl.history import read_log
+from trustindex.extractors.base import approx_token_count
+from trustindex.ingest.source import ingest_source
+from trustindex.schemas.config import Identities, Publisher, Source
+from trustindex.schemas.policy import Policy
 
-HOOKS = ("pre-commit", "post-commit", "post-checkout", "post-merge", "post-rewrite", "reference-transaction",
-         "pre-receive", "post-receive", "update", "post-update", "push-to-checkout", "pre-auto-gc",
-         "fsmonitor-watchman", "p4-pre-submit", "sendemail-validate")
+HOOKS = (
+    "pre-commit",
+    "post-commit",
+    "post-checkout",
+    "post-merge",
+    "post-rewrite",
+    "reference-transaction",
+    "pre-receive",
+    "post-receive",
+    "update",
+    "post-update",
+    "push-to-checkout",
+    "pre-auto-gc",
+    "fsmonitor-watchman",
+    "p4-pre-submit",
+    "sendemail-validate",
+)
 RAW = b"# Guide\n\nRAW-BYTES-IN-THE-BLOB\n"
-CLEAN_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_COUNT": "0",
-             "GIT_AUTHOR_NAME": "Eve", "GIT_AUTHOR_EMAIL": "eve@evil.example", "GIT_COMMITTER_NAME": "Eve",
-             "GIT_COMMITTER_EMAIL": "eve@evil.example"}
+CLEAN_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_COUNT": "0",
+    "GIT_AUTHOR_NAME": "Eve",
+    "GIT_AUTHOR_EMAIL": "eve@evil.example",
+    "GIT_COMMITTER_NAME": "Eve",
+    "GIT_COMMITTER_EMAIL": "eve@evil.example",
+}
 
 
 def _script(bin_dir: Path, markers: Path, name: str, body: str = "", file: str | None = None) -> str:
@@ -90,8 +120,9 @@ def armed(tmp_path, monkeypatch):
     base = dict(os.environ, **CLEAN_ENV)
 
     def run(*args, input=None, env=None):
-        return subprocess.run(["git", *args], cwd=src, env=dict(base, **(env or {})), input=input, check=True,
-                              capture_output=True)
+        return subprocess.run(
+            ["git", *args], cwd=src, env=dict(base, **(env or {})), input=input, check=True, capture_output=True
+        )
 
     src.mkdir()
     run("init", "-q", "-b", "main")
@@ -112,11 +143,15 @@ def armed(tmp_path, monkeypatch):
     (home / ".gitconfig").write_text(_evil_config(bin_dir, markers, "global"))
     (xdg / "git" / "config").write_text(_evil_config(bin_dir, markers, "xdg"))
     (tmp_path / "system.gitconfig").write_text(_evil_config(bin_dir, markers, "system"))
-    for k, v in {"HOME": str(home), "XDG_CONFIG_HOME": str(xdg),
-                 "GIT_CONFIG_SYSTEM": str(tmp_path / "system.gitconfig"),
-                 "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.fsmonitor",
-                 "GIT_CONFIG_VALUE_0": _script(bin_dir, markers, "envcount-fsmonitor"),
-                 "GIT_CONFIG_PARAMETERS": f"'core.sshcommand'='{_script(bin_dir, markers, 'envparams-ssh')}'"}.items():
+    for k, v in {
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(xdg),
+        "GIT_CONFIG_SYSTEM": str(tmp_path / "system.gitconfig"),
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": "core.fsmonitor",
+        "GIT_CONFIG_VALUE_0": _script(bin_dir, markers, "envcount-fsmonitor"),
+        "GIT_CONFIG_PARAMETERS": f"'core.sshcommand'='{_script(bin_dir, markers, 'envparams-ssh')}'",
+    }.items():
         monkeypatch.setenv(k, v)
     monkeypatch.delenv("GIT_CONFIG_NOSYSTEM", raising=False)
     monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
@@ -127,8 +162,7 @@ def armed(tmp_path, monkeypatch):
         blob = run(*safe, "hash-object", "-w", "--no-filters", "--stdin", input=b"# More\n\nRAW-BYTES again\n")
         idx = {"GIT_INDEX_FILE": str(tmp_path / "index2")}
         run(*safe, "read-tree", "HEAD", env=idx)
-        run(*safe, "update-index", "--add", "--cacheinfo", f"100644,{blob.stdout.decode().strip()},more.md",
-            env=idx)
+        run(*safe, "update-index", "--add", "--cacheinfo", f"100644,{blob.stdout.decode().strip()},more.md", env=idx)
         tree = run(*safe, "write-tree", env=idx).stdout.decode().strip()
         c = run(*safe, "commit-tree", tree, "-p", "HEAD", "-m", "second").stdout.decode().strip()
         run(*safe, "update-ref", "refs/heads/main", c)
@@ -138,12 +172,18 @@ def armed(tmp_path, monkeypatch):
 
 def test_control_a_plain_git_clone_does_fire_the_traps(armed):
     """Without the pipeline's safety a clone runs hooks, filters and pack hooks: the traps are real."""
-    subprocess.run(["git", "clone", "-q", "--no-local", str(armed["src"]), str(armed["tmp"] / "wt")],
-                   capture_output=True)
+    subprocess.run(
+        ["git", "clone", "-q", "--no-local", str(armed["src"]), str(armed["tmp"] / "wt")], capture_output=True
+    )
     subprocess.run(["git", "status"], cwd=armed["tmp"] / "wt", capture_output=True)  # consults core.fsmonitor
     fired = {p.name for p in armed["markers"].iterdir()}
-    assert {"global-smudge", "global-process", "global-packobjects", "global-hook-reference-transaction",
-            "envcount-fsmonitor"} <= fired, fired
+    assert {
+        "global-smudge",
+        "global-process",
+        "global-packobjects",
+        "global-hook-reference-transaction",
+        "envcount-fsmonitor",
+    } <= fired, fired
 
 
 def test_mirror_fetch_blob_history_and_ingest_run_nothing(armed):
@@ -156,8 +196,14 @@ def test_mirror_fetch_blob_history_and_ingest_run_nothing(armed):
     assert read_blob(mirror, entries["guide.md"].sha) == RAW
     assert [c.message.strip() for c in read_log(mirror, head)] == ["second", "first"]
     src = Source("s", str(armed["src"]), "main", "p", include=("**/*",))
-    result = ingest_source(src, data, Identities(publishers={"p": Publisher("p", "P", "community")}), [],
-                           Policy.default(), approx_token_count)
+    result = ingest_source(
+        src,
+        data,
+        Identities(publishers={"p": Publisher("p", "P", "community")}),
+        [],
+        Policy.default(),
+        approx_token_count,
+    )
     docs = {d["path"]: d for d in result.tables["documents"].to_pylist()}
     assert docs["guide.md"]["content_sha256"] == hashlib.sha256(RAW).hexdigest()
     texts = " ".join(result.tables["chunks"].column("text").to_pylist())
@@ -177,14 +223,20 @@ def test_ssh_url_never_runs_a_configured_ssh_command(armed):
 
 
 # Where global-style configuration comes from, and the key each origin sets.
-ORIGINS = [("home_gitconfig", "global"), ("xdg_config", "xdg"), ("git_config_system", "system"),
-           ("git_config_count_env", "envcount"), ("git_config_parameters_env", "envparams")]
+ORIGINS = [
+    ("home_gitconfig", "global"),
+    ("xdg_config", "xdg"),
+    ("git_config_system", "system"),
+    ("git_config_count_env", "envcount"),
+    ("git_config_parameters_env", "envparams"),
+]
 
 
 @pytest.mark.parametrize("tag", [t for _n, t in ORIGINS], ids=[n for n, _t in ORIGINS])
 def test_safe_env_neutralises_global_configuration(armed, tag):
-    plain = subprocess.run(["git", "config", "--list", "--show-origin"], capture_output=True, text=True,
-                           cwd=armed["tmp"]).stdout
+    plain = subprocess.run(
+        ["git", "config", "--list", "--show-origin"], capture_output=True, text=True, cwd=armed["tmp"]
+    ).stdout
     assert f"/{tag}-" in plain  # control: a plain git reads this origin's traps
     safe = _git(str(armed["tmp"])).execute(["git", "config", "--list", "--show-origin"])
     assert f"/{tag}-" not in safe

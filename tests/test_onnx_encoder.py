@@ -3,6 +3,7 @@
 The export is cached across runs in pytest's cache directory (``ensure_encoder``), so only
 the first run pays the ~15 s export; thresholds are the ones docs/embedding.md reports.
 """
+
 from __future__ import annotations
 
 import json
@@ -15,8 +16,8 @@ import numpy as np
 import pytest
 
 from bench.bench_embedding import CORPUS, corpus_passages
-from query.encoder import ENCODER_JSON, MODEL_FILE, TOKENIZER_FILE, EncoderError, OnnxEncoder
-from warehouse.encoder_export import RECIPE_VERSION, SentenceTransformerEncoder, ensure_encoder
+from trustindex.query.encoder import ENCODER_JSON, MODEL_FILE, TOKENIZER_FILE, EncoderError, OnnxEncoder
+from trustindex.warehouse.encoder_export import RECIPE_VERSION, SentenceTransformerEncoder, ensure_encoder
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"real corpus not present at {CORPUS}")
@@ -74,7 +75,9 @@ def test_top1_retrieval_agrees_with_reference(fast, reference, passages, both):
     emb, ref = both
     queries = [q for q, _ in RETRIEVAL_PAIRS]
     q_fast, q_ref = fast.encode(queries), reference.encode(queries)
-    for (query, phrase), top_fast, top_ref in zip(RETRIEVAL_PAIRS, (q_fast @ emb.T).argmax(1), (q_ref @ ref.T).argmax(1)):
+    for (query, phrase), top_fast, top_ref in zip(
+        RETRIEVAL_PAIRS, (q_fast @ emb.T).argmax(1), (q_ref @ ref.T).argmax(1)
+    ):
         expected = [i for i, p in enumerate(passages) if phrase in p]
         assert len(expected) == 1, f"phrase {phrase!r} should pick exactly one sample passage"
         assert top_ref == expected[0], f"reference misses {query!r}: the pair is not a fair probe"
@@ -138,13 +141,13 @@ def test_truncates_at_256_tokens_like_the_reference(fast, reference):
     # Cut the text where a word ends after exactly 254 content tokens ([CLS] + 254 + [SEP]
     # = 256), so that the prefix tokenizes to the same ids the truncated long text gets.
     for skip in range(40):
-        long_text = " ".join(words[skip:skip + 1000])
+        long_text = " ".join(words[skip : skip + 1000])
         tok.no_truncation()
         full = tok.encode(long_text)
         tok.enable_truncation(fast.max_seq_length)
         if not full.tokens[255].startswith("##"):
             break
-    prefix = long_text[:full.offsets[254][1]]
+    prefix = long_text[: full.offsets[254][1]]
     assert fast.token_lengths([long_text, prefix]) == [256, 256]
     assert tok.encode(prefix).ids == tok.encode(long_text).ids
     long_emb, prefix_emb = fast.encode([long_text]), fast.encode([prefix])
@@ -205,13 +208,19 @@ def test_ensure_encoder_reuses_a_matching_export(encoder_dir):
 def test_serving_import_loads_no_torch(encoder_dir):
     code = (
         "import sys, json\n"
-        "from query.encoder import OnnxEncoder\n"
+        "from trustindex.query.encoder import OnnxEncoder\n"
         f"e = OnnxEncoder({str(encoder_dir)!r}, threads=1)\n"
         "v = e.encode(['how do I deploy a contract'])\n"
         "heavy = sorted(m for m in ('torch', 'transformers', 'sentence_transformers') if m in sys.modules)\n"
         "print(json.dumps({'shape': list(v.shape), 'heavy': heavy}))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.strip().splitlines()[-1]) == {"shape": [1, 384], "heavy": []}

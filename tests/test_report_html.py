@@ -1,4 +1,5 @@
 """The HTML snapshot report: self-contained, right numbers, escaped input, rendered by headless Chromium."""
+
 from __future__ import annotations
 
 import html
@@ -10,13 +11,21 @@ from pathlib import Path
 
 import pytest
 
-from schemas.snapshot import read_manifest, resolve_current
-from warehouse.catalog import connect_snapshot
-from warehouse.report_html import PLOTS, collect, render_html, render_report, report_markdown
+from trustindex.schemas.snapshot import read_manifest, resolve_current
+from trustindex.warehouse.catalog import connect_snapshot
+from trustindex.warehouse.report_html import PLOTS, collect, render_html, render_report, report_markdown
 
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 HOSTILE = [  # strings a crawled repository controls (paths, error reasons), and what must not survive raw
     ('<img src="http://evil.example/x.png">', "<img"),
     ("<script>alert(1)</script>", "<script"),
@@ -70,8 +79,9 @@ def test_numbers_agree_with_duckdb(data):
     assert sum(r["n"] for r in d["ingest"]) == n("SELECT count(*) FROM ingest_report")
     assert d["totals"]["skipped"] == n("SELECT count(*) FROM ingest_report WHERE status = 'skipped'")
     assert sum(r["n"] for r in d["verifications"]) == n("SELECT count(*) FROM verifications")
-    assert {r["component"] for r in d["versions"]} == {r[0] for r in con.execute(
-        "SELECT DISTINCT component FROM version_targets").fetchall()}
+    assert {r["component"] for r in d["versions"]} == {
+        r[0] for r in con.execute("SELECT DISTINCT component FROM version_targets").fetchall()
+    }
     assert all(0 < r["chunks"] <= d["totals"]["chunks"] for r in d["versions"])
 
 
@@ -79,8 +89,9 @@ def test_numbers_agree_with_duckdb(data):
 def hostile_html(data) -> str:
     """The report with a failed file per hostile string (rendered once: plotting is the slow part)."""
     d = collect(data)
-    d["failed_files"] = [{"source": d["sources"][0]["source"], "path": h, "stage": "extract", "reason": h}
-                         for h, _ in HOSTILE]
+    d["failed_files"] = [
+        {"source": d["sources"][0]["source"], "path": h, "stage": "extract", "reason": h} for h, _ in HOSTILE
+    ]
     d["failed_by_stage"] = [{"stage": h, "n": 1} for h, _ in HOSTILE]
     return render_html(d)
 
@@ -94,7 +105,7 @@ def test_untrusted_strings_are_escaped(hostile_html, hostile, raw):
 
 @pytest.mark.parametrize("hostile", HOSTILE_MD)
 def test_markdown_neutralises_untrusted_strings(hostile):
-    from warehouse.report_html import _md
+    from trustindex.warehouse.report_html import _md
 
     out = _md(hostile + "\nnext line")
     assert "\n" not in out and "|" not in out.replace("\\|", "")
@@ -106,8 +117,9 @@ def test_markdown_summary(data):
     m = read_manifest(resolve_current(data))
     assert md.startswith(f"## trustindex snapshot `{m.snapshot_id}`")
     con = connect_snapshot(resolve_current(data))
-    for source, ingested in con.execute("SELECT source, count(*) FILTER (status = 'ingested') FROM ingest_report "
-                                        "GROUP BY 1").fetchall():
+    for source, ingested in con.execute(
+        "SELECT source, count(*) FILTER (status = 'ingested') FROM ingest_report GROUP BY 1"
+    ).fetchall():
         assert re.search(rf"^\| {re.escape(source)} \| `[0-9a-f]{{12}}` \| ok \| {ingested} \|", md, re.M), source
 
 
@@ -122,16 +134,31 @@ def test_renders_in_headless_chromium(report, tmp_path):
     path, _ = report
     url = path.resolve().as_uri()
     png = tmp_path / "report.png"
-    shot = subprocess.run([CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'u1'}", f"--screenshot={png}",
-                           "--window-size=1280,2400", url], capture_output=True, text=True, timeout=120)
+    shot = subprocess.run(
+        [
+            CHROMIUM,
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={tmp_path / 'u1'}",
+            f"--screenshot={png}",
+            "--window-size=1280,2400",
+            url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert png.is_file(), shot.stderr[-2000:]
     assert _png_size(png) == (1280, 2400) and png.stat().st_size > 50_000  # a blank page compresses to a few KB
     import matplotlib.image as mpimg
 
     pixels = mpimg.imread(png)
     assert pixels[:, :, :3].std() > 0.05  # not one flat colour
-    dom = subprocess.run([CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'u2'}", "--dump-dom", url],
-                         capture_output=True, text=True, timeout=120).stdout
+    dom = subprocess.run(
+        [CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'u2'}", "--dump-dom", url],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
     for plot_id, title in PLOTS.items():
         assert re.search(rf'<svg id="{plot_id}"[^>]*>\s*<title>{re.escape(title)}</title>', dom), plot_id
     assert dom.count("<rect") + dom.count("<path") > 50  # the bars and axes were drawn, not just empty frames

@@ -1,7 +1,8 @@
 """The optional reranking stage: a sentence-transformers CrossEncoder from a local path orders, never scores."""
+
 import pytest
 
-from schemas.policy import Policy
+from trustindex.schemas.policy import Policy
 
 
 @pytest.fixture(scope="module")
@@ -10,7 +11,7 @@ def cross_encoder_dir(tmp_path_factory):
     # classification head freshly initialised) exercises the same loading and prediction path.
     from sentence_transformers import CrossEncoder
 
-    from warehouse.embeddings import model_path
+    from trustindex.warehouse.embeddings import model_path
 
     d = tmp_path_factory.mktemp("cross-encoder")
     CrossEncoder(str(model_path()), num_labels=1, device="cpu").save(str(d))
@@ -18,7 +19,7 @@ def cross_encoder_dir(tmp_path_factory):
 
 
 def test_rerank_orders_but_never_changes_the_percentages(refreshed, cross_encoder_dir):
-    from query.index import Index
+    from trustindex.query.index import Index
 
     idx = Index.open(data_dir=refreshed["data"])
     q = "How much memory does the proof server need?"
@@ -37,8 +38,10 @@ def test_rerank_orders_but_never_changes_the_percentages(refreshed, cross_encode
 
 
 def test_missing_model_is_reported_not_an_error(refreshed, tmp_path):
-    from query.index import Index
+    from trustindex.query.index import Index
 
-    idx = Index.open(data_dir=refreshed["data"], policy=Policy.from_dict({"rerank": {"model_path": str(tmp_path / "x")}}))
+    idx = Index.open(
+        data_dir=refreshed["data"], policy=Policy.from_dict({"rerank": {"model_path": str(tmp_path / "x")}})
+    )
     r = idx.search("proof server", k=3)
     assert r["channels"]["rerank"]["ran"] is False and "not found" in r["channels"]["rerank"]["reason"]

@@ -11,6 +11,7 @@
   SnapshotError naming the file (the manifest's sha256, schemas/snapshot.py).
 * Hostile query text: QueryError for empty or over-long text, results otherwise.
 """
+
 from __future__ import annotations
 
 import copy
@@ -23,10 +24,10 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from query.index import MAX_QUERY_CHARS, Index
-from schemas.errors import QueryError, SnapshotError
-from schemas.response import validate_response
-from schemas.snapshot import resolve_current
+from trustindex.query.index import MAX_QUERY_CHARS, Index
+from trustindex.schemas.errors import QueryError, SnapshotError
+from trustindex.schemas.response import validate_response
+from trustindex.schemas.snapshot import resolve_current
 
 THREADS = 8
 PER_THREAD = int(os.environ.get("TRUSTINDEX_LOAD_QUERIES", 500))
@@ -128,8 +129,17 @@ def _flip(path, offset=None) -> None:
     path.write_bytes(bytes(data))
 
 
-@pytest.mark.parametrize("name", ["chunks.parquet", "documents.parquet", "embeddings.npy", "bm25/vocab.index.json",
-                                  "bm25/data.csc.index.npy", "encoder/model.int8.onnx"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "chunks.parquet",
+        "documents.parquet",
+        "embeddings.npy",
+        "bm25/vocab.index.json",
+        "bm25/data.csc.index.npy",
+        "encoder/model.int8.onnx",
+    ],
+)
 def test_flipped_byte_is_refused_naming_the_file(refreshed, tmp_path, name):
     live = resolve_current(refreshed["data"])
     if not (live / name).is_file():
@@ -144,12 +154,16 @@ def test_flipped_byte_is_refused_naming_the_file(refreshed, tmp_path, name):
         Index.open(data / "snapshots" / live.name)
 
 
-@pytest.mark.parametrize("section, key", [
-    ('"files": {', '"sha256": "'),  # a file's checksum: the id no longer matches
-    ('"files": {', '"size": '),  # a file's size: the file disagrees
-    ('"embedding_model": {', '"sha256": "'),  # covered by the manifest's own checksum
-    ('"row_counts": {', '"chunks": '),
-], ids=["file-sha256", "file-size", "model-sha256", "row-count"])
+@pytest.mark.parametrize(
+    "section, key",
+    [
+        ('"files": {', '"sha256": "'),  # a file's checksum: the id no longer matches
+        ('"files": {', '"size": '),  # a file's size: the file disagrees
+        ('"embedding_model": {', '"sha256": "'),  # covered by the manifest's own checksum
+        ('"row_counts": {', '"chunks": '),
+    ],
+    ids=["file-sha256", "file-size", "model-sha256", "row-count"],
+)
 def test_flipped_manifest_byte_is_refused(refreshed, tmp_path, section, key):
     live = resolve_current(refreshed["data"])
     snap = tmp_path / "snapshots" / live.name
@@ -162,13 +176,17 @@ def test_flipped_manifest_byte_is_refused(refreshed, tmp_path, section, key):
 
 
 # ---------------------------------------------------------------- hostile query text
-@pytest.mark.parametrize("text, words", [
-    ("", "empty"),
-    (" \t\n\r ", "empty"),
-    ("\x00\x01\x02\x1f\x7f", "empty"),
-    ("x" * (MAX_QUERY_CHARS + 1), "limit"),
-    ("proof server " * 1000, "limit"),
-], ids=["empty", "whitespace", "control-only", "one-over-limit", "13k-chars"])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("", "empty"),
+        (" \t\n\r ", "empty"),
+        ("\x00\x01\x02\x1f\x7f", "empty"),
+        ("x" * (MAX_QUERY_CHARS + 1), "limit"),
+        ("proof server " * 1000, "limit"),
+    ],
+    ids=["empty", "whitespace", "control-only", "one-over-limit", "13k-chars"],
+)
 def test_unusable_query_text_is_a_query_error(index, text, words):
     with pytest.raises(QueryError, match=words):
         index.search(text)
@@ -176,21 +194,33 @@ def test_unusable_query_text_is_a_query_error(index, text, words):
         index.search("proof server", also=[text])
 
 
-@pytest.mark.parametrize("text", [
-    "p" * MAX_QUERY_CHARS,  # exactly at the limit
-    ("proof server memory " * 600)[:MAX_QUERY_CHARS],
-    "install\x00the\x08Compact\x1bcompiler\x7f",
-    "Compact コンパイラ компилятор 编译器 مترجم कंपाइलर 🚀 install",
-    "\u202ereversed\u202c zero\u200bwidth\ufeff joiner\u200d",
-    "𝕮𝖔𝖒𝖕𝖆𝖈𝖙 🧪🧪🧪",
-    "' OR 1=1; -- DROP TABLE chunks; <script>alert(1)</script> ${jndi:ldap://x}",
-    "....,,,;;;!!!",
-], ids=["at-limit", "long-prose", "control-chars", "mixed-scripts", "bidi-zero-width", "math-letters-emoji",
-        "injection-strings", "punctuation-only"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "p" * MAX_QUERY_CHARS,  # exactly at the limit
+        ("proof server memory " * 600)[:MAX_QUERY_CHARS],
+        "install\x00the\x08Compact\x1bcompiler\x7f",
+        "Compact コンパイラ компилятор 编译器 مترجم कंपाइलर 🚀 install",
+        "\u202ereversed\u202c zero\u200bwidth\ufeff joiner\u200d",
+        "𝕮𝖔𝖒𝖕𝖆𝖈𝖙 🧪🧪🧪",
+        "' OR 1=1; -- DROP TABLE chunks; <script>alert(1)</script> ${jndi:ldap://x}",
+        "....,,,;;;!!!",
+    ],
+    ids=[
+        "at-limit",
+        "long-prose",
+        "control-chars",
+        "mixed-scripts",
+        "bidi-zero-width",
+        "math-letters-emoji",
+        "injection-strings",
+        "punctuation-only",
+    ],
+)
 def test_odd_query_text_gets_results(index, text):
     r = index.search(text, k=3)
     validate_response(r)
-    assert not any(ord(c) < 0x20 or ord(c) == 0x7f for c in r["query"])
+    assert not any(ord(c) < 0x20 or ord(c) == 0x7F for c in r["query"])
 
 
 @pytest.mark.parametrize("text", ["install \ud800 compiler", "\udfff"], ids=["high", "low"])

@@ -6,21 +6,22 @@ written with ``git hash-object``.  The source repository's own config names a
 marker script for every signature program and its own allowed-signers file:
 neither may run nor count, whether the mirror or the source itself is checked.
 """
+
 from __future__ import annotations
 
 import os
 import shutil
 import subprocess
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import git
 import pytest
 
-from crawl import signatures as sig
-from crawl.git import ensure_mirror
-from crawl.history import file_histories, read_log
-from schemas.config import load_identities
+from trustindex.crawl import signatures as sig
+from trustindex.crawl.git import ensure_mirror
+from trustindex.crawl.history import file_histories, read_log
+from trustindex.schemas.config import load_identities
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen (openssh-client) missing")
 
@@ -85,15 +86,30 @@ signing_keys = ["{kb_pub}"]
         (src / "doc.md").write_text(text)
         run(src, "add", "doc.md")
         signing = ["-c", "gpg.format=ssh", "-c", f"user.signingkey={key}"] if key else []
-        run(src, "-c", "user.name=Someone", "-c", f"user.email={author}", *signing, "commit", "-q",
-            *(["-S"] if key else []), "-m", message, when=t)
+        run(
+            src,
+            "-c",
+            "user.name=Someone",
+            "-c",
+            f"user.email={author}",
+            *signing,
+            "commit",
+            "-q",
+            *(["-S"] if key else []),
+            "-m",
+            message,
+            when=t,
+        )
         c[name] = run(src, "rev-parse", "HEAD")
 
     commit("good", "# Doc\n\none\n", "Add doc", key=ka)
     commit("unlisted", "# Doc\n\ntwo\n", "Edit doc", key=kx)
     commit("unsigned", "# Doc\n\nthree\n", "Edit again")
-    commit("claim", "# Doc\n\nfour\n", "Edit\n\nSigned-by: Ada Lovelace <ada@mf.example>\n"
-                                       "Signed-off-by: Ada Lovelace <ada@mf.example>\n")
+    commit(
+        "claim",
+        "# Doc\n\nfour\n",
+        "Edit\n\nSigned-by: Ada Lovelace <ada@mf.example>\nSigned-off-by: Ada Lovelace <ada@mf.example>\n",
+    )
     commit("cross", "# Doc\n\nfive\n", "Bob's change, signed by Ada", author="bob@mf.example", key=ka)
     commit("bob", "# Doc\n\nsix\n", "Bob signs", author="bob@mf.example", key=kb)
     c["bad"] = forge(src, "commit", c["good"], lambda r: r.replace("Add doc", "Add doc (tampered)"))
@@ -103,8 +119,21 @@ signing_keys = ["{kb_pub}"]
 
     def tag(name: str, target: str, key: Path | None, days: int):
         signing = ["-c", "gpg.format=ssh", "-c", f"user.signingkey={key}"] if key else []
-        run(src, "-c", "user.name=Tagger", "-c", "user.email=t@mf.example", *signing, "tag",
-            *(["-s"] if key else ["-a"]), "-m", f"release {name}", name, target, when=t + days * 3600)
+        run(
+            src,
+            "-c",
+            "user.name=Tagger",
+            "-c",
+            "user.email=t@mf.example",
+            *signing,
+            "tag",
+            *(["-s"] if key else ["-a"]),
+            "-m",
+            f"release {name}",
+            name,
+            target,
+            when=t + days * 3600,
+        )
 
     tag("v-good", c["good"], ka, 1)
     tag("v-unlisted", c["unlisted"], kx, 2)
@@ -127,8 +156,16 @@ signing_keys = ["{kb_pub}"]
     run(src, "config", "gpg.ssh.allowedSignersFile", str(tmp / "evil_signers"))
     run(src, "config", "gpg.minTrustLevel", "ultimate")
     mirror = ensure_mirror(str(src), tmp / "mirror.git")
-    return {"tmp": tmp, "ids": ids, "allowed": allowed, "c": c, "marker": marker, "mirror": mirror,
-            "source": git.Repo(src), "pubs": (ka_pub, kb_pub, kx_pub)}
+    return {
+        "tmp": tmp,
+        "ids": ids,
+        "allowed": allowed,
+        "c": c,
+        "marker": marker,
+        "mirror": mirror,
+        "source": git.Repo(src),
+        "pubs": (ka_pub, kb_pub, kx_pub),
+    }
 
 
 EXPECTED_COMMITS = [  # commit -> (status, principal)
@@ -219,13 +256,24 @@ def _wrong_type(pub: str) -> str:
 
 ALLOWED_CASES = [  # (case, people(ka, kb) -> [(name, emails, keys)], expected principals (None: no file))
     ("nobody has keys", lambda ka, kb: [("A", ["a@x.org"], [])], None),
-    ("malformed keys skipped", lambda ka, kb: [("A", ["a@x.org"], ["garbage", "ssh-ed25519 not*base64", _wrong_type(ka),
-                                                                 "ssh-ed25519 " + "QUJD", ka])], ["a@x.org"]),
+    (
+        "malformed keys skipped",
+        lambda ka, kb: [
+            ("A", ["a@x.org"], ["garbage", "ssh-ed25519 not*base64", _wrong_type(ka), "ssh-ed25519 " + "QUJD", ka])
+        ],
+        ["a@x.org"],
+    ),
     ("only malformed keys", lambda ka, kb: [("A", ["a@x.org"], ["ssh-ed25519 AAAA"])], None),
-    ("pattern e-mails skipped", lambda ka, kb: [("A", ["*@x.org", "a,b@x.org", "a @x.org", "!a@x.org", "a@x.org"],
-                                                 [ka])], ["a@x.org"]),
-    ("key shared by two persons skipped", lambda ka, kb: [("A", ["a@x.org"], [ka, kb]), ("B", ["b@x.org"], [ka])],
-     ["a@x.org"]),
+    (
+        "pattern e-mails skipped",
+        lambda ka, kb: [("A", ["*@x.org", "a,b@x.org", "a @x.org", "!a@x.org", "a@x.org"], [ka])],
+        ["a@x.org"],
+    ),
+    (
+        "key shared by two persons skipped",
+        lambda ka, kb: [("A", ["a@x.org"], [ka, kb]), ("B", ["b@x.org"], [ka])],
+        ["a@x.org"],
+    ),
 ]
 
 
@@ -247,16 +295,31 @@ def test_allowed_signers_file_validation(world, tmp_path, case, people, expected
 
 
 STALENESS = [  # (case, substantive touches, expected (commit, principal, stale) links)
-    ("everything substantive", {"good", "unlisted", "unsigned", "claim", "cross", "bob"},
-     [("bob", "bob@mf.example", False), ("cross", "ada@mf.example", True), ("good", "ada@mf.example", True)]),
-    ("only the signed commits substantive", {"good", "cross", "bob"},
-     [("bob", "bob@mf.example", False), ("cross", "ada@mf.example", True), ("good", "ada@mf.example", True)]),
-    ("later touches cosmetic", {"good"},
-     [("bob", "bob@mf.example", False), ("cross", "ada@mf.example", False), ("good", "ada@mf.example", False)]),
-    ("one substantive touch after cross", {"bob"},
-     [("bob", "bob@mf.example", False), ("cross", "ada@mf.example", True), ("good", "ada@mf.example", True)]),
-    ("substantive between good and cross", {"unsigned"},
-     [("bob", "bob@mf.example", False), ("cross", "ada@mf.example", False), ("good", "ada@mf.example", True)]),
+    (
+        "everything substantive",
+        {"good", "unlisted", "unsigned", "claim", "cross", "bob"},
+        [("bob", "bob@mf.example", False), ("cross", "ada@mf.example", True), ("good", "ada@mf.example", True)],
+    ),
+    (
+        "only the signed commits substantive",
+        {"good", "cross", "bob"},
+        [("bob", "bob@mf.example", False), ("cross", "ada@mf.example", True), ("good", "ada@mf.example", True)],
+    ),
+    (
+        "later touches cosmetic",
+        {"good"},
+        [("bob", "bob@mf.example", False), ("cross", "ada@mf.example", False), ("good", "ada@mf.example", False)],
+    ),
+    (
+        "one substantive touch after cross",
+        {"bob"},
+        [("bob", "bob@mf.example", False), ("cross", "ada@mf.example", True), ("good", "ada@mf.example", True)],
+    ),
+    (
+        "substantive between good and cross",
+        {"unsigned"},
+        [("bob", "bob@mf.example", False), ("cross", "ada@mf.example", False), ("good", "ada@mf.example", True)],
+    ),
 ]
 
 
@@ -278,11 +341,13 @@ def test_signature_links_staleness(world, case, subst, expected):
 def test_signature_links_ignore_everything_but_good(world):
     c = world["c"]
     touches = file_histories(read_log(world["mirror"], c["bob"]))["doc.md"].touches
-    forged = {t.sha: sig.SignatureCheck(s, "ada@mf.example", "SHA256:x")
-              for t, s in zip(touches, ["unknown_key", "bad", "none", "error", "expired", "revoked"])}
+    forged = {
+        t.sha: sig.SignatureCheck(s, "ada@mf.example", "SHA256:x")
+        for t, s in zip(touches, ["unknown_key", "bad", "none", "error", "expired", "revoked"])
+    }
     assert sig.signature_links(touches, {}, forged, world["ids"]) == []
     # A good check naming an address the operator does not list carries no authority.
     stranger = {touches[0].sha: sig.SignatureCheck("good", "eve@evil.example", "SHA256:x")}
     [link] = sig.signature_links(touches, {}, stranger, world["ids"])
     assert link.tier == "unknown" and "no authority" in link.detail
-    assert link.date == datetime.fromtimestamp(1736000000 + 6 * 86400, timezone.utc)
+    assert link.date == datetime.fromtimestamp(1736000000 + 6 * 86400, UTC)

@@ -1,11 +1,20 @@
 """Manifest, content-derived ids, verification and the atomic CURRENT swap."""
+
 import json
 
 import pytest
 
-from schemas.errors import SnapshotError
-from schemas.snapshot import read_manifest, resolve_current, verify_snapshot
-from warehouse.snapshots import current_id, finish_snapshot, gc, list_snapshots, new_build_dir, rollback, set_current
+from trustindex.schemas.errors import SnapshotError
+from trustindex.schemas.snapshot import read_manifest, resolve_current, verify_snapshot
+from trustindex.warehouse.snapshots import (
+    current_id,
+    finish_snapshot,
+    gc,
+    list_snapshots,
+    new_build_dir,
+    rollback,
+    set_current,
+)
 
 
 def build(data, payload: str):
@@ -13,8 +22,14 @@ def build(data, payload: str):
     (d / "chunks.parquet").write_text(payload)
     (d / "bm25").mkdir()
     (d / "bm25" / "vocab.index.json").write_text("{}")
-    return finish_snapshot(data, d, sources=[{"name": "s", "commit": "abc"}], embedding_model={"dimensions": 3},
-                           row_counts={"chunks": 1}, build_policy_id="sha256:x")
+    return finish_snapshot(
+        data,
+        d,
+        sources=[{"name": "s", "commit": "abc"}],
+        embedding_model={"dimensions": 3},
+        row_counts={"chunks": 1},
+        build_policy_id="sha256:x",
+    )
 
 
 def test_id_is_derived_from_content(tmp_path):
@@ -32,8 +47,16 @@ def test_manifest_lists_every_file_with_checksum(tmp_path):
     on_disk = json.loads((snap / "manifest.json").read_text())
     assert set(on_disk["files"]) == {"chunks.parquet", "bm25/vocab.index.json"}
     assert on_disk["files"]["chunks.parquet"]["size"] == 1
-    for key in ("schema_version", "snapshot_id", "parent", "created_at", "sources", "embedding_model",
-                "row_counts", "files"):
+    for key in (
+        "schema_version",
+        "snapshot_id",
+        "parent",
+        "created_at",
+        "sources",
+        "embedding_model",
+        "row_counts",
+        "files",
+    ):
         assert key in on_disk
     assert verify_snapshot(snap).snapshot_id == m.snapshot_id
 

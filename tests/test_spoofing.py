@@ -10,18 +10,19 @@ to a *community* publisher; after ingest, its attribution and verification rows
 with no claims at all.  A control file reviewed by a listed person proves that
 real evidence is seen.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
 
-from extractors.base import approx_token_count
-from ingest.source import ingest_source
-from query.trust import attribution_factor, verification_factor
-from schemas.config import LedgerEntry, Source, load_identities
-from schemas.policy import Policy
 from tests.test_hostile_repos import RawRepo
+from trustindex.extractors.base import approx_token_count
+from trustindex.ingest.source import ingest_source
+from trustindex.query.trust import attribution_factor, verification_factor
+from trustindex.schemas.config import LedgerEntry, Source, load_identities
+from trustindex.schemas.policy import Policy
 
 POLICY = Policy.default()
 IDENTITIES = """
@@ -42,52 +43,96 @@ publisher = "mf"
 """
 EVE = "Eve <eve@evil.example>"
 ADA = "Ada Lovelace <ada@mf.example>"
-FAKE_SIG = ("-----BEGIN PGP SIGNATURE-----\n\niQEzBAABCAAdFiEEfakefakefakefakefakefakefake=\n=XXXX\n"
-            "-----END PGP SIGNATURE-----")
+FAKE_SIG = (
+    "-----BEGIN PGP SIGNATURE-----\n\niQEzBAABCAAdFiEEfakefakefakefakefakefakefake=\n=XXXX\n-----END PGP SIGNATURE-----"
+)
 
 # (test id saying what the attempt is, files it adds, commit message, author)
 ATTEMPTS = [
-    ("front_matter_claims_foundation_tier_publisher_and_verified",
-     {"fm.md": "---\ntitle: Trusted\ntier: foundation\npublisher: mf\nverified: true\nverified_by: ada@mf.example\n"
-               "reviewed_by: Ada Lovelace <ada@mf.example>\ntrust: 1.0\n---\n# Trusted\n\nBody.\n"},
-     "Add fm", EVE),
-    ("reviewed_by_trailer_from_a_person_not_in_identities",
-     {"unknown-reviewer.md": "# Unknown reviewer\n\nBody.\n"},
-     "Add page\n\nReviewed-by: Mallory Moss <mallory@evil.example>\n"
-     "Approved-by: Mallory Moss <mallory@evil.example>", EVE),
-    ("trailer_with_a_known_name_and_another_email",
-     {"name-forged.md": "# Forged name\n\nBody.\n"},
-     "Add page\n\nReviewed-by: Ada Lovelace <ada@evil.example>\nAcked-by: Ada Lovelace <ada@mf.example.evil.com>\n"
-     "Tested-by: Ada Lovelace <ada-mf.example@evil.example>", EVE),
-    ("unsigned_commit_whose_message_claims_a_signer",
-     {"signer-claim.md": "# Signed?\n\nBody.\n"},
-     "Add page\n\ngpg: Good signature from \"Ada Lovelace <ada@mf.example>\" [ultimate]\n" + FAKE_SIG
-     + "\n\nSigned-off-by: Ada Lovelace <ada@mf.example>", EVE),
-    ("merge_pull_request_message_on_a_non_merge_commit",
-     {"fake-merge.md": "# Fake merge\n\nBody.\n"},
-     "Merge pull request #99 from mf/release\n\nApproved and merged by the foundation", EVE),
-    ("verifications_toml_inside_the_repository",
-     {"verifications.toml": '[[verification]]\nsource = "spoof"\npath = "**"\ncommit = "main"\n'
-                            'verifier = "ada@mf.example"\nmethod = "ledger"\nnote = "vouched"\n',
-      "in-repo-ledger.md": "# Vouched by the in-repo ledger\n\nBody.\n"},
-     "Add ledger", EVE),
-    ("identities_toml_inside_the_repository_lists_the_attacker",
-     {"identities.toml": '[[publisher]]\nid = "com"\nname = "Night Owls"\ntier = "foundation"\n\n[[person]]\n'
-                         'name = "Mallory Moss"\nemails = ["mallory@evil.example"]\npublisher = "mf"\n',
-      "listed-in-repo.md": "# Attacker lists herself\n\nBody.\n"},
-     "Add identities\n\nReviewed-by: Mallory Moss <mallory@evil.example>", EVE),
-    ("package_json_claims_the_foundation_as_publisher",
-     {"pkg/package.json": '{"name": "@midnight-ntwrk/evil", "version": "1.0.0", "publisher": "mf", '
-                          '"author": "Midnight Foundation <ada@mf.example>", '
-                          '"trustindex": {"tier": "foundation", "verified": true}}',
-      "pkg/README.md": "# Package\n\nBody.\n"},
-     "Add package", EVE),
-    ("docmeta_and_codeowners_claim_verification",
-     {".docmeta.json": '{"verified": true, "tier": "foundation", "publisher": "mf"}',
-      "CODEOWNERS": "* @ada-lovelace\n", "owned.md": "# Owned\n\nBody.\n"},
-     "Add metadata", EVE),
-    ("last_author_uses_a_known_name_with_another_email",
-     {"authored.md": "# Authored\n\nBody.\n"}, "Add page", "Ada Lovelace <ada@evil.example>"),
+    (
+        "front_matter_claims_foundation_tier_publisher_and_verified",
+        {
+            "fm.md": "---\ntitle: Trusted\ntier: foundation\npublisher: mf\nverified: true\nverified_by: ada@mf.example\n"
+            "reviewed_by: Ada Lovelace <ada@mf.example>\ntrust: 1.0\n---\n# Trusted\n\nBody.\n"
+        },
+        "Add fm",
+        EVE,
+    ),
+    (
+        "reviewed_by_trailer_from_a_person_not_in_identities",
+        {"unknown-reviewer.md": "# Unknown reviewer\n\nBody.\n"},
+        "Add page\n\nReviewed-by: Mallory Moss <mallory@evil.example>\n"
+        "Approved-by: Mallory Moss <mallory@evil.example>",
+        EVE,
+    ),
+    (
+        "trailer_with_a_known_name_and_another_email",
+        {"name-forged.md": "# Forged name\n\nBody.\n"},
+        "Add page\n\nReviewed-by: Ada Lovelace <ada@evil.example>\nAcked-by: Ada Lovelace <ada@mf.example.evil.com>\n"
+        "Tested-by: Ada Lovelace <ada-mf.example@evil.example>",
+        EVE,
+    ),
+    (
+        "unsigned_commit_whose_message_claims_a_signer",
+        {"signer-claim.md": "# Signed?\n\nBody.\n"},
+        'Add page\n\ngpg: Good signature from "Ada Lovelace <ada@mf.example>" [ultimate]\n'
+        + FAKE_SIG
+        + "\n\nSigned-off-by: Ada Lovelace <ada@mf.example>",
+        EVE,
+    ),
+    (
+        "merge_pull_request_message_on_a_non_merge_commit",
+        {"fake-merge.md": "# Fake merge\n\nBody.\n"},
+        "Merge pull request #99 from mf/release\n\nApproved and merged by the foundation",
+        EVE,
+    ),
+    (
+        "verifications_toml_inside_the_repository",
+        {
+            "verifications.toml": '[[verification]]\nsource = "spoof"\npath = "**"\ncommit = "main"\n'
+            'verifier = "ada@mf.example"\nmethod = "ledger"\nnote = "vouched"\n',
+            "in-repo-ledger.md": "# Vouched by the in-repo ledger\n\nBody.\n",
+        },
+        "Add ledger",
+        EVE,
+    ),
+    (
+        "identities_toml_inside_the_repository_lists_the_attacker",
+        {
+            "identities.toml": '[[publisher]]\nid = "com"\nname = "Night Owls"\ntier = "foundation"\n\n[[person]]\n'
+            'name = "Mallory Moss"\nemails = ["mallory@evil.example"]\npublisher = "mf"\n',
+            "listed-in-repo.md": "# Attacker lists herself\n\nBody.\n",
+        },
+        "Add identities\n\nReviewed-by: Mallory Moss <mallory@evil.example>",
+        EVE,
+    ),
+    (
+        "package_json_claims_the_foundation_as_publisher",
+        {
+            "pkg/package.json": '{"name": "@midnight-ntwrk/evil", "version": "1.0.0", "publisher": "mf", '
+            '"author": "Midnight Foundation <ada@mf.example>", '
+            '"trustindex": {"tier": "foundation", "verified": true}}',
+            "pkg/README.md": "# Package\n\nBody.\n",
+        },
+        "Add package",
+        EVE,
+    ),
+    (
+        "docmeta_and_codeowners_claim_verification",
+        {
+            ".docmeta.json": '{"verified": true, "tier": "foundation", "publisher": "mf"}',
+            "CODEOWNERS": "* @ada-lovelace\n",
+            "owned.md": "# Owned\n\nBody.\n",
+        },
+        "Add metadata",
+        EVE,
+    ),
+    (
+        "last_author_uses_a_known_name_with_another_email",
+        {"authored.md": "# Authored\n\nBody.\n"},
+        "Add page",
+        "Ada Lovelace <ada@evil.example>",
+    ),
 ]
 MERGED_BY_UNKNOWN = "merged-by-unknown.md"  # a real pull-request merge, merged by a person not listed
 CONTROL = "control.md"  # reviewed by a listed person: real evidence, must verify
@@ -110,24 +155,36 @@ def spoof(tmp_path_factory):
         nonlocal when
         when += 86400
         tree.update(files)
-        return repo.commit([(0o100644, p, c) for p, c in tree.items()], message=message, author=author,
-                           when=when, parents=parents)
+        return repo.commit(
+            [(0o100644, p, c) for p, c in tree.items()], message=message, author=author, when=when, parents=parents
+        )
 
     commit({}, "Initial", EVE)
     for _id, files, message, author in ATTEMPTS:
         commit(files, message, author)
     base = repo.git("rev-parse", "main").decode().strip()
     side = commit({MERGED_BY_UNKNOWN: "# Merged\n\nBody.\n"}, "Add merged page", EVE, parents=[base])
-    commit({}, "Merge pull request #7 from mallory/page\n\nAdd merged page", "Mallory Moss <mallory@evil.example>",
-           parents=[base, side])
+    commit(
+        {},
+        "Merge pull request #7 from mallory/page\n\nAdd merged page",
+        "Mallory Moss <mallory@evil.example>",
+        parents=[base, side],
+    )
     head = commit({CONTROL: "# Control\n\nBody.\n"}, f"Add control\n\nReviewed-by: {ADA}", EVE)
     source = Source("spoof", str(repo.path), "main", "com", include=("**/*",))
     result = ingest_source(source, tmp / "data", ids, [], POLICY, approx_token_count)
     t = {name: tab.to_pylist() for name, tab in result.tables.items()}
     docs = {d["path"]: d for d in t["documents"]}
-    return {"t": t, "docs": docs, "ids": ids, "source": source, "tmp": tmp, "head": head,
-            "attr": {a["doc_id"]: a for a in t["attribution"]},
-            "links": lambda path: [v for v in t["verifications"] if v["doc_id"] == docs[path]["doc_id"]]}
+    return {
+        "t": t,
+        "docs": docs,
+        "ids": ids,
+        "source": source,
+        "tmp": tmp,
+        "head": head,
+        "attr": {a["doc_id"]: a for a in t["attribution"]},
+        "links": lambda path: [v for v in t["verifications"] if v["doc_id"] == docs[path]["doc_id"]],
+    }
 
 
 def _assert_no_gain(spoof, path: str) -> None:
@@ -152,7 +209,8 @@ def test_spoof_attempt_gains_no_trust(spoof, files):
 def test_spoof_pull_request_merged_by_unknown_person_gains_no_trust(spoof):
     links = spoof["links"](MERGED_BY_UNKNOWN)
     assert [(v["method"], v["verifier_email"], v["tier"]) for v in links] == [
-        ("merge", "mallory@evil.example", "unknown")]  # kept in the chain, with no authority
+        ("merge", "mallory@evil.example", "unknown")
+    ]  # kept in the chain, with no authority
     _assert_no_gain(spoof, MERGED_BY_UNKNOWN)
 
 
@@ -162,7 +220,10 @@ def test_spoof_unknown_and_forged_trailers_stay_in_the_chain_as_unknown(spoof):
     assert all("no authority" in v["detail"] for v in unknown)
     forged = spoof["links"]("name-forged.md")
     assert sorted(v["verifier_email"] for v in forged) == [
-        "ada-mf.example@evil.example", "ada@evil.example", "ada@mf.example.evil.com"]
+        "ada-mf.example@evil.example",
+        "ada@evil.example",
+        "ada@mf.example.evil.com",
+    ]
     assert {v["verifier"] for v in forged} == {"Ada Lovelace"} and {v["tier"] for v in forged} == {"unknown"}
 
 

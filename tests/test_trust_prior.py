@@ -1,14 +1,15 @@
 """The trust prior (query/trust_prior.py) equals the product of the factors each hit explains."""
+
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from query.index import Index
-from query.trust import combine, reference_day
-from query.trust_prior import TrustPrior, freshness_multipliers
-from schemas.policy import Policy
+from trustindex.query.index import Index
+from trustindex.query.trust import combine, reference_day
+from trustindex.query.trust_prior import TrustPrior, freshness_multipliers
+from trustindex.schemas.policy import Policy
 
 
 def explained_product(index: Index, i: int, today) -> float:
@@ -47,13 +48,20 @@ def test_hits_trust_is_the_product_of_their_factors(index):
 def test_freshness_multipliers_match_the_scalar_formula():
     import pyarrow as pa
 
-    from query.trust import freshness_factor
+    from trustindex.query.trust import freshness_factor
 
     pol = Policy.default()
-    today = datetime(2026, 11, 30, tzinfo=timezone.utc)
-    when = [datetime(2026, 11, 29, 13, 5, 7, 123456, tzinfo=timezone.utc), datetime(2020, 2, 29, tzinfo=timezone.utc),
-            datetime(2027, 1, 1, tzinfo=timezone.utc)]  # the last is in the future: age 0
+    today = datetime(2026, 11, 30, tzinfo=UTC)
+    when = [
+        datetime(2026, 11, 29, 13, 5, 7, 123456, tzinfo=UTC),
+        datetime(2020, 2, 29, tzinfo=UTC),
+        datetime(2027, 1, 1, tzinfo=UTC),
+    ]  # the last is in the future: age 0
     vec = freshness_multipliers(pa.array(when, pa.timestamp("us", tz="UTC")), pol, today)
-    scalar = [freshness_factor({"last_substantive_change": w, "last_modified": w, "last_substantive_commit": "c"},
-                               pol, today)["multiplier"] for w in when]
+    scalar = [
+        freshness_factor(
+            {"last_substantive_change": w, "last_modified": w, "last_substantive_commit": "c"}, pol, today
+        )["multiplier"]
+        for w in when
+    ]
     assert vec.tolist() == scalar and vec[2] == 1.0

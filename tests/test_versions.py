@@ -1,25 +1,39 @@
 """schemas.versions: parsers, set algebra, JSON round trip, classification."""
+
 import itertools
 
 import pytest
 from semantic_version import NpmSpec
 from semantic_version import Version as SV
 
-from schemas.versions import (ConstraintSet, Interval, Version, VersionSyntaxError, classify, parse_cargo,
-                              parse_compact, parse_npm, parse_target, parse_version)
+from trustindex.schemas.versions import (
+    ConstraintSet,
+    Interval,
+    Version,
+    VersionSyntaxError,
+    classify,
+    parse_cargo,
+    parse_compact,
+    parse_npm,
+    parse_target,
+    parse_version,
+)
 
 V = parse_version
 
 
 # ------------------------------------------------------------------ versions
-@pytest.mark.parametrize("text, expected", [
-    ("1", Version(1, 0, 0)),
-    ("1.2", Version(1, 2, 0)),
-    ("1.2.3", Version(1, 2, 3)),
-    ("1.2.3-alpha.3", Version(1, 2, 3, ("alpha", 3))),
-    ("v0.23.0", Version(0, 23, 0)),
-    ("1.2.3+build.5", Version(1, 2, 3)),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("1", Version(1, 0, 0)),
+        ("1.2", Version(1, 2, 0)),
+        ("1.2.3", Version(1, 2, 3)),
+        ("1.2.3-alpha.3", Version(1, 2, 3, ("alpha", 3))),
+        ("v0.23.0", Version(0, 23, 0)),
+        ("1.2.3+build.5", Version(1, 2, 3)),
+    ],
+)
 def test_parse_version(text, expected):
     assert parse_version(text) == expected
 
@@ -33,8 +47,20 @@ def test_parse_version_rejects(text):
 
 def test_semver_precedence():
     # The ordering example of semver 2.0, section 11.
-    chain = ["1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-alpha.beta", "1.0.0-beta", "1.0.0-beta.2",
-             "1.0.0-beta.11", "1.0.0-rc.1", "1.0.0", "1.0.1-0", "1.0.1", "1.1.0", "2.0.0"]
+    chain = [
+        "1.0.0-alpha",
+        "1.0.0-alpha.1",
+        "1.0.0-alpha.beta",
+        "1.0.0-beta",
+        "1.0.0-beta.2",
+        "1.0.0-beta.11",
+        "1.0.0-rc.1",
+        "1.0.0",
+        "1.0.1-0",
+        "1.0.1",
+        "1.1.0",
+        "2.0.0",
+    ]
     versions = [V(t) for t in chain]
     assert sorted(reversed(versions)) == versions
 
@@ -73,18 +99,21 @@ def test_parse_compact(text, inside, outside):
         assert not cs.contains(V(v)), (text, v, str(cs))
 
 
-@pytest.mark.parametrize("text, reason", [
-    ("", "empty"),
-    ("== 0.23", "unexpected"),
-    (">= ", "followed by a version"),
-    ("0.23 &&", "ends where"),
-    ("(0.23", "missing ')'"),
-    ("0.23 0.24", "after a complete expression"),
-    ("^0.23", "unexpected"),
-    ("> 1", "major-only"),
-    ("< 2", "major-only"),
-    ("0.23 | 0.24", "unexpected"),
-])
+@pytest.mark.parametrize(
+    "text, reason",
+    [
+        ("", "empty"),
+        ("== 0.23", "unexpected"),
+        (">= ", "followed by a version"),
+        ("0.23 &&", "ends where"),
+        ("(0.23", "missing ')'"),
+        ("0.23 0.24", "after a complete expression"),
+        ("^0.23", "unexpected"),
+        ("> 1", "major-only"),
+        ("< 2", "major-only"),
+        ("0.23 | 0.24", "unexpected"),
+    ],
+)
 def test_parse_compact_rejects(text, reason):
     with pytest.raises(VersionSyntaxError) as err:
         parse_compact(text)
@@ -118,21 +147,84 @@ def test_parse_npm(text, readable):
     assert str(parse_npm(text)) == readable
 
 
-@pytest.mark.parametrize("text", ["*", "x", "", "latest", "next", "workspace:*", "workspace:^",
-                                  "npm:@midnight-ntwrk/ledger-v6@6.1.0-alpha.3", "file:../x",
-                                  "github:org/repo", "https://x/y.tgz", "1.2.3 ||", ">=", "1.2.3.4"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "*",
+        "x",
+        "",
+        "latest",
+        "next",
+        "workspace:*",
+        "workspace:^",
+        "npm:@midnight-ntwrk/ledger-v6@6.1.0-alpha.3",
+        "file:../x",
+        "github:org/repo",
+        "https://x/y.tgz",
+        "1.2.3 ||",
+        ">=",
+        "1.2.3.4",
+    ],
+)
 def test_parse_npm_rejects(text):
     with pytest.raises(VersionSyntaxError):
         parse_npm(text)
 
 
 PARITY_RANGES = [
-    "^0.8.0", "^0.0.3", "^0.0", "^0", "^1", "^1.2", "^1.2.3", "^0.2.3", "^0.2", "^1.x", "^0.x", "^0.0.x",
-    "^1.2.x", "~1.2", "~1", "~1.2.3", "~0.2.3", "~0", "1.2.3 - 2.3", "1.2.3 - 2", "1 - 2", "1.2 - 2.3.4",
-    ">1.2", ">1", ">1.2.3", "<=1.2", "<=1", "<=1.2.3", "<1.2", "<1", "<1.2.3", ">=1.2", ">=1", ">=1.2.3",
-    "1.x", "1.2.x", "1", "1.2", "=1.2", "=1", "1.2.3", "=1.2.3", "v1.2.3", ">=1.2.3 <2 || 3.x",
-    ">=0.1.0 <0.3.0", "0.1.x || 0.3.x || >=2.1.0 <2.2", ">1.0.0 <=1.1.0", "1.X", "1.2.*", "<0.0.1",
-    ">=0.0.0", "^2.0.0 || ^3.1.0", ">=1.0.0 <1.0.0",
+    "^0.8.0",
+    "^0.0.3",
+    "^0.0",
+    "^0",
+    "^1",
+    "^1.2",
+    "^1.2.3",
+    "^0.2.3",
+    "^0.2",
+    "^1.x",
+    "^0.x",
+    "^0.0.x",
+    "^1.2.x",
+    "~1.2",
+    "~1",
+    "~1.2.3",
+    "~0.2.3",
+    "~0",
+    "1.2.3 - 2.3",
+    "1.2.3 - 2",
+    "1 - 2",
+    "1.2 - 2.3.4",
+    ">1.2",
+    ">1",
+    ">1.2.3",
+    "<=1.2",
+    "<=1",
+    "<=1.2.3",
+    "<1.2",
+    "<1",
+    "<1.2.3",
+    ">=1.2",
+    ">=1",
+    ">=1.2.3",
+    "1.x",
+    "1.2.x",
+    "1",
+    "1.2",
+    "=1.2",
+    "=1",
+    "1.2.3",
+    "=1.2.3",
+    "v1.2.3",
+    ">=1.2.3 <2 || 3.x",
+    ">=0.1.0 <0.3.0",
+    "0.1.x || 0.3.x || >=2.1.0 <2.2",
+    ">1.0.0 <=1.1.0",
+    "1.X",
+    "1.2.*",
+    "<0.0.1",
+    ">=0.0.0",
+    "^2.0.0 || ^3.1.0",
+    ">=1.0.0 <1.0.0",
 ]
 GRID = [f"{a}.{b}.{c}" for a, b, c in itertools.product(range(4), range(5), range(5))]
 
@@ -195,10 +287,17 @@ def test_complement_and_intersects():
     assert ConstraintSet.any().complement().is_empty
 
 
-@pytest.mark.parametrize("cs", [
-    parse_compact(">= 1.0.0 && !1.0.5"), parse_npm("^0.8.0 || 6.1.0-alpha.3"), ConstraintSet.any(),
-    ConstraintSet(), ConstraintSet.label("v0 (Legacy)"), parse_cargo("~1"),
-])
+@pytest.mark.parametrize(
+    "cs",
+    [
+        parse_compact(">= 1.0.0 && !1.0.5"),
+        parse_npm("^0.8.0 || 6.1.0-alpha.3"),
+        ConstraintSet.any(),
+        ConstraintSet(),
+        ConstraintSet.label("v0 (Legacy)"),
+        parse_cargo("~1"),
+    ],
+)
 def test_json_round_trip(cs):
     text = cs.to_json()
     assert ConstraintSet.from_json(text) == cs
@@ -211,8 +310,9 @@ def test_json_examples():
     assert ConstraintSet.label("v1").to_json() == '{"label":"v1"}'
 
 
-@pytest.mark.parametrize("text", ["", "{}", "[[1,2]]", '[["zz",1,null,0]]', "nope", '{"label":3}',
-                                  "[[1,1,null,0]]", "7"])
+@pytest.mark.parametrize(
+    "text", ["", "{}", "[[1,2]]", '[["zz",1,null,0]]', "nope", '{"label":3}', "[[1,1,null,0]]", "7"]
+)
 def test_from_json_rejects(text):
     with pytest.raises(VersionSyntaxError):
         ConstraintSet.from_json(text)
@@ -260,11 +360,14 @@ def test_classify(constraint, target, status, level, distance):
     assert (m.status, m.level, m.distance) == (status, level, distance), m
 
 
-@pytest.mark.parametrize("constraint, target", [
-    (ConstraintSet.label("v1"), parse_target("1.0.0")),
-    (parse_npm("1.0.0"), ConstraintSet.label("v1")),
-    (ConstraintSet(), parse_target("1.0.0")),
-])
+@pytest.mark.parametrize(
+    "constraint, target",
+    [
+        (ConstraintSet.label("v1"), parse_target("1.0.0")),
+        (parse_npm("1.0.0"), ConstraintSet.label("v1")),
+        (ConstraintSet(), parse_target("1.0.0")),
+    ],
+)
 def test_classify_unknown(constraint, target):
     assert classify(constraint, target).status == "unknown"
 

@@ -4,6 +4,7 @@ The vocabulary is sorted so the saved files are byte-identical for the same
 corpus (bm25s builds its vocabulary from a set, whose order varies between
 processes).  The query side loads the matrix and never re-tokenizes the corpus.
 """
+
 from __future__ import annotations
 
 import json
@@ -13,7 +14,7 @@ from pathlib import Path
 import bm25s
 from bm25s.tokenization import Tokenized
 
-from schemas.lexical import TOKENIZER_ID, tokenize
+from trustindex.schemas.lexical import TOKENIZER_ID, tokenize
 
 K1, B, METHOD = 1.5, 0.75, "lucene"
 logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs every index build at DEBUG
@@ -27,7 +28,13 @@ def build_bm25(texts: list[str], out_dir: Path) -> dict:
     retriever.index(Tokenized(ids=ids, vocab=vocab), show_progress=False)
     out_dir.mkdir(parents=True, exist_ok=True)
     retriever.save(str(out_dir), show_progress=False)
-    meta = {"tokenizer": TOKENIZER_ID, "k1": K1, "b": B, "method": METHOD, "documents": len(texts),
-            "vocabulary": len(vocab)}
+    meta = {
+        "tokenizer": TOKENIZER_ID,
+        "k1": K1,
+        "b": B,
+        "method": METHOD,
+        "documents": len(texts),
+        "vocabulary": len(vocab),
+    }
     (out_dir / "tokenizer.json").write_text(json.dumps(meta, sort_keys=True, indent=2) + "\n")
     return meta

@@ -3,6 +3,7 @@
 Rows are sorted by content-derived keys so the same inputs write the same
 bytes, and therefore get the same snapshot id.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,22 +11,32 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from query.dense import STORAGE_DTYPE, build_ann_index
-from schemas.policy import Policy
-from schemas.snapshot import BM25_DIR, DENSE_INDEX, EMBEDDINGS, TABLE_FILES
-from schemas.tables import table_from_rows
-from warehouse.bm25 import build_bm25
-from warehouse.embeddings import EmbeddingCache, Embedder, EmbedStats, embed_texts
-from warehouse.tables import SOURCE_TABLES, concat, write_table
+from trustindex.query.dense import STORAGE_DTYPE, build_ann_index
+from trustindex.schemas.policy import Policy
+from trustindex.schemas.snapshot import BM25_DIR, DENSE_INDEX, EMBEDDINGS, TABLE_FILES
+from trustindex.schemas.tables import table_from_rows
+from trustindex.warehouse.bm25 import build_bm25
+from trustindex.warehouse.embeddings import Embedder, EmbeddingCache, EmbedStats, embed_texts
+from trustindex.warehouse.tables import SOURCE_TABLES, concat, write_table
 
 SORT_KEYS = {
     "documents": [("source", "ascending"), ("path", "ascending")],
     "chunks": [("source", "ascending"), ("path", "ascending"), ("ordinal", "ascending")],
     "attribution": [("doc_id", "ascending")],
-    "verifications": [("doc_id", "ascending"), ("date", "descending"), ("method", "ascending"),
-                      ("verifier_email", "ascending"), ("commit", "ascending")],
-    "version_targets": [("doc_id", "ascending"), ("chunk_id", "ascending"), ("component", "ascending"),
-                        ("origin", "ascending"), ("constraint", "ascending")],
+    "verifications": [
+        ("doc_id", "ascending"),
+        ("date", "descending"),
+        ("method", "ascending"),
+        ("verifier_email", "ascending"),
+        ("commit", "ascending"),
+    ],
+    "version_targets": [
+        ("doc_id", "ascending"),
+        ("chunk_id", "ascending"),
+        ("component", "ascending"),
+        ("origin", "ascending"),
+        ("constraint", "ascending"),
+    ],
     "deprecations": [("doc_id", "ascending"), ("chunk_id", "ascending"), ("marker", "ascending")],
     "ingest_report": [("source", "ascending"), ("path", "ascending")],
 }
@@ -33,18 +44,27 @@ SORT_KEYS = {
 
 def embedding_input(chunks: pa.Table) -> list[str]:
     """Rebuild the text the model sees (see ingest.source.embed_text) from chunk columns."""
-    from ingest.source import embed_text
+    from trustindex.ingest.source import embed_text
 
     out = []
-    for hp, sp, path, text in zip(chunks.column("heading_path").to_pylist(), chunks.column("symbol_path").to_pylist(),
-                                  chunks.column("path").to_pylist(), chunks.column("text").to_pylist()):
+    for hp, sp, path, text in zip(
+        chunks.column("heading_path").to_pylist(),
+        chunks.column("symbol_path").to_pylist(),
+        chunks.column("path").to_pylist(),
+        chunks.column("text").to_pylist(),
+    ):
         out.append(embed_text(hp or [], sp, path, text))
     return out
 
 
-def write_snapshot_files(build_dir: Path, per_source: dict[str, dict[str, pa.Table]], source_rows: list[dict],
-                         embedder: Embedder, cache: EmbeddingCache,
-                         ann_min_rows: int | None = None) -> tuple[dict[str, int], EmbedStats]:
+def write_snapshot_files(
+    build_dir: Path,
+    per_source: dict[str, dict[str, pa.Table]],
+    source_rows: list[dict],
+    embedder: Embedder,
+    cache: EmbeddingCache,
+    ann_min_rows: int | None = None,
+) -> tuple[dict[str, int], EmbedStats]:
     """``ann_min_rows``: the policy's ``dense.exact_below``; at that many chunks an HNSW index is built too."""
     build_dir = Path(build_dir)
     counts: dict[str, int] = {}
@@ -66,7 +86,7 @@ def write_snapshot_files(build_dir: Path, per_source: dict[str, dict[str, pa.Tab
     if matrix16.shape[0] and matrix16.shape[0] >= ann_min_rows:
         build_ann_index(matrix16, build_dir / DENSE_INDEX)
     build_bm25(texts, build_dir / BM25_DIR)
-    from warehouse.onnx_embedder import place_file
+    from trustindex.warehouse.onnx_embedder import place_file
 
     for rel, src in embedder.snapshot_files().items():
         place_file(src, build_dir / rel)

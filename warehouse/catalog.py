@@ -3,6 +3,7 @@
 Open to a data team's SQL (``duckdb data/catalog.duckdb``) and used by the
 pipeline's set-based steps (stats, the publish gate's per-source counts).
 """
+
 from __future__ import annotations
 
 import os
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import duckdb
 
-from schemas.snapshot import TABLE_FILES
+from trustindex.schemas.snapshot import TABLE_FILES
 
 CATALOG = "catalog.duckdb"
 

@@ -5,6 +5,7 @@ Backends follow a small base class and a factory (txtai style): the reference
 cache is a directory of Parquet shards per model key; a refresh that changes
 nothing embeds nothing.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -73,19 +74,29 @@ class SentenceTransformerEmbedder(Embedder):
         transformers.utils.logging.disable_progress_bar()
         self.path = path or model_path()
         self.model = SentenceTransformer(str(self.path), device="cpu")
-        self.dimensions = int(self.model.get_embedding_dimension() if hasattr(
-            self.model, "get_embedding_dimension") else self.model.get_sentence_embedding_dimension())
+        self.dimensions = int(
+            self.model.get_embedding_dimension()
+            if hasattr(self.model, "get_embedding_dimension")
+            else self.model.get_sentence_embedding_dimension()
+        )
         self._sha = weights_sha256(self.path)
 
     def encode(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimensions), np.float32)
-        return np.asarray(self.model.encode(texts, batch_size=32, normalize_embeddings=True,
-                                            show_progress_bar=False), dtype=np.float32)
+        return np.asarray(
+            self.model.encode(texts, batch_size=32, normalize_embeddings=True, show_progress_bar=False),
+            dtype=np.float32,
+        )
 
     def info(self) -> dict:
-        return {"id": MODEL_ID, "backend": self.backend, "dimensions": self.dimensions, "sha256": self._sha,
-                "max_seq_length": int(self.model.max_seq_length)}
+        return {
+            "id": MODEL_ID,
+            "backend": self.backend,
+            "dimensions": self.dimensions,
+            "sha256": self._sha,
+            "max_seq_length": int(self.model.max_seq_length),
+        }
 
     def count_tokens(self, text: str) -> int:
         return len(self.model.tokenizer(text, add_special_tokens=True, truncation=False)["input_ids"])
@@ -101,7 +112,8 @@ def embedder_identity(backend: str) -> str:
         _WEIGHTS_SHA[str(path)] = weights_sha256(path)
     recipe = ""
     if backend == "onnx-int8":
-        from warehouse.encoder_export import RECIPE_VERSION
+        from trustindex.warehouse.encoder_export import RECIPE_VERSION
+
         recipe = f"r{RECIPE_VERSION}"
     return hashlib.sha256(f"{MODEL_ID}\0{backend}{recipe}\0{_WEIGHTS_SHA[str(path)]}".encode()).hexdigest()[:16]
 
@@ -122,7 +134,8 @@ def _make(backend: str, **kwargs) -> Embedder:
         kwargs.pop("cache_dir", None)
         return SentenceTransformerEmbedder(**kwargs)
     if backend == "onnx-int8":
-        from warehouse.onnx_embedder import OnnxEmbedder
+        from trustindex.warehouse.onnx_embedder import OnnxEmbedder
+
         return OnnxEmbedder(**kwargs)
     raise ValueError(f"unknown embedding backend {backend!r} (known: sentence-transformers, onnx-int8)")
 
@@ -164,8 +177,9 @@ class EmbeddingCache:
         self.dir.mkdir(parents=True, exist_ok=True)
         shas = sorted(vectors)
         mat = np.stack([vectors[s] for s in shas]).astype(np.float32)
-        table = pa.table({"content_sha256": shas, "vector": pa.FixedSizeListArray.from_arrays(
-            pa.array(mat.reshape(-1)), self.dims)})
+        table = pa.table(
+            {"content_sha256": shas, "vector": pa.FixedSizeListArray.from_arrays(pa.array(mat.reshape(-1)), self.dims)}
+        )
         name = hashlib.sha256("".join(shas).encode()).hexdigest()[:16]
         tmp = self.dir / f".{name}.tmp"
         pq.write_table(table, tmp)
@@ -173,8 +187,9 @@ class EmbeddingCache:
         self._load().update(vectors)
 
 
-def embed_texts(texts: list[str], shas: list[str], embedder: Embedder, cache: EmbeddingCache,
-                progress=None) -> tuple[np.ndarray, EmbedStats]:
+def embed_texts(
+    texts: list[str], shas: list[str], embedder: Embedder, cache: EmbeddingCache, progress=None
+) -> tuple[np.ndarray, EmbedStats]:
     """Embed each distinct text once, reusing cached vectors; rows follow ``texts``."""
     stats = EmbedStats(total=len(texts))
     first: dict[str, str] = {}
@@ -185,12 +200,12 @@ def embed_texts(texts: list[str], shas: list[str], embedder: Embedder, cache: Em
     stats.cache_hits = len(found)
     missing = [s for s in first if s not in found]
     if missing:
-        from ingest import progress
+        from trustindex.ingest import progress
 
         new: dict[str, np.ndarray] = {}
         with progress.stage("embed", len(missing)) as bar:
             for i in range(0, len(missing), 512):  # batches bound memory and feed the progress bar
-                part = missing[i:i + 512]
+                part = missing[i : i + 512]
                 new.update(zip(part, embedder.encode([first[s] for s in part])))
                 bar.advance(len(part))
         cache.put(new)

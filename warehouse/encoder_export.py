@@ -21,6 +21,7 @@ The recipe (measured in docs/embedding.md):
 
 Mean pooling and normalisation are not in the graph; query.encoder does them in numpy.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -33,19 +34,33 @@ import tempfile
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
 
 import numpy as np
 
-from query.encoder import (ENCODER_JSON, FORMAT_VERSION, MODEL_FILE, TOKENIZER_FILE, EncoderError, OnnxEncoder,
-                           read_manifest, sha256_file, verify_files)
+from trustindex.query.encoder import (
+    ENCODER_JSON,
+    FORMAT_VERSION,
+    MODEL_FILE,
+    TOKENIZER_FILE,
+    EncoderError,
+    OnnxEncoder,
+    read_manifest,
+    sha256_file,
+    verify_files,
+)
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 # Bumped whenever the recipe changes, so a cached export from an older recipe is rebuilt.
 RECIPE_VERSION = 4
-QUANTIZATION = {"method": "onnxruntime.quantize_dynamic", "weight_type": "QInt8", "activation_type": "QUInt8",
-                "per_channel": True, "reduce_range": True, "op_types": ["MatMul", "Attention"],
-                "fusion": "onnxruntime.transformers.optimizer bert"}
+QUANTIZATION = {
+    "method": "onnxruntime.quantize_dynamic",
+    "weight_type": "QInt8",
+    "activation_type": "QUInt8",
+    "per_channel": True,
+    "reduce_range": True,
+    "op_types": ["MatMul", "Attention"],
+    "fusion": "onnxruntime.transformers.optimizer bert",
+}
 ONNX_OPSET = 17
 # Layers whose FFN output projection stays fp32 (see _kept_fp32).
 FP32_LAYERS = (0,)
@@ -97,6 +112,7 @@ def _quiet():
     the tests check padded batches); onnxruntime's quantizer logs a hint to run its
     shape pre-processing on the root logger, which the fused model does not need.
     """
+
     def drop_hint(record: logging.LogRecord) -> bool:
         return "pre-processing before quantization" not in record.getMessage()
 
@@ -111,10 +127,12 @@ def _quiet():
 
 
 def _files_of(directory: Path, source_sha: str) -> EncoderFiles:
-    return EncoderFiles(directory, directory / MODEL_FILE, directory / TOKENIZER_FILE, directory / ENCODER_JSON, source_sha)
+    return EncoderFiles(
+        directory, directory / MODEL_FILE, directory / TOKENIZER_FILE, directory / ENCODER_JSON, source_sha
+    )
 
 
-def _load_st(model_path: Path, attn: Optional[str] = None):
+def _load_st(model_path: Path, attn: str | None = None):
     # Imported here: the serving side never imports this module, and the build side pays
     # torch's import only when it actually embeds or exports.
     from sentence_transformers import SentenceTransformer
@@ -136,8 +154,9 @@ def _export_onnx(st, path: Path) -> None:
             self.model = model
 
         def forward(self, input_ids, attention_mask, token_type_ids):
-            return self.model(input_ids=input_ids, attention_mask=attention_mask,
-                              token_type_ids=token_type_ids).last_hidden_state
+            return self.model(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
 
     # A padded example: traced on an all-ones mask, transformers may skip building the mask.
     ids = torch.tensor([[101, 7592, 2088, 2003, 102], [101, 7592, 102, 0, 0]], dtype=torch.long)
@@ -145,10 +164,16 @@ def _export_onnx(st, path: Path) -> None:
     axes = {0: "batch", 1: "sequence"}
     with torch.no_grad():
         torch.onnx.export(
-            Transformer(hf), (ids, mask, torch.zeros_like(ids)), str(path), dynamo=False, opset_version=ONNX_OPSET,
-            input_names=["input_ids", "attention_mask", "token_type_ids"], output_names=["last_hidden_state"],
+            Transformer(hf),
+            (ids, mask, torch.zeros_like(ids)),
+            str(path),
+            dynamo=False,
+            opset_version=ONNX_OPSET,
+            input_names=["input_ids", "attention_mask", "token_type_ids"],
+            output_names=["last_hidden_state"],
             dynamic_axes={"input_ids": axes, "attention_mask": axes, "token_type_ids": axes, "last_hidden_state": axes},
-            do_constant_folding=True)
+            do_constant_folding=True,
+        )
 
 
 def _fuse(src: Path, dst: Path, config) -> dict:
@@ -156,8 +181,14 @@ def _fuse(src: Path, dst: Path, config) -> dict:
 
     # opt_level=0: python fusions only; onnxruntime applies its own graph optimisations
     # at load time on the serving machine, so nothing CPU-specific is baked into the file.
-    model = optimize_model(str(src), model_type="bert", num_heads=config.num_attention_heads,
-                           hidden_size=config.hidden_size, opt_level=0, use_gpu=False)
+    model = optimize_model(
+        str(src),
+        model_type="bert",
+        num_heads=config.num_attention_heads,
+        hidden_size=config.hidden_size,
+        opt_level=0,
+        use_gpu=False,
+    )
     stats = {k: v for k, v in model.get_fused_operator_statistics().items() if v}
     if stats.get("Attention", 0) != config.num_hidden_layers:
         raise EncoderError(f"attention fusion matched {stats.get('Attention', 0)} of {config.num_hidden_layers} layers")
@@ -198,9 +229,16 @@ def _quantize(src: Path, dst: Path) -> list[str]:
     # range (as they do when a text is quantized alone); the model is exported once and may
     # run on either kind of CPU.  Measured at batch 1 on this (VNNI) machine, FFN outputs of
     # layers 0-2 in fp32: min cosine 0.981 -> 0.992 at the same speed.
-    quantize_dynamic(str(src), str(dst), weight_type=QuantType.QInt8, per_channel=True, reduce_range=True,
-                     op_types_to_quantize=["MatMul", "Attention"], nodes_to_exclude=keep,
-                     extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+    quantize_dynamic(
+        str(src),
+        str(dst),
+        weight_type=QuantType.QInt8,
+        per_channel=True,
+        reduce_range=True,
+        op_types_to_quantize=["MatMul", "Attention"],
+        nodes_to_exclude=keep,
+        extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+    )
     return keep
 
 
@@ -217,7 +255,7 @@ def _write_tokenizer(model_path: Path, dst: Path, max_seq_length: int) -> int:
     return pad_id
 
 
-def export_encoder(out_dir: Path, model_path: Optional[Path] = None) -> EncoderFiles:
+def export_encoder(out_dir: Path, model_path: Path | None = None) -> EncoderFiles:
     """Export the model into ``out_dir`` (created; must not hold another export) and verify it.
 
     Writes model.int8.onnx, tokenizer.json and encoder.json.  Raises EncoderError when
@@ -270,8 +308,10 @@ def _check_equivalence(directory: Path, st) -> None:
     ref = np.asarray(st.encode(_CHECK_TEXTS, normalize_embeddings=True), dtype=np.float32)
     cos = (fast * ref).sum(axis=1)
     if cos.min() < MIN_EXPORT_COSINE:
-        raise EncoderError(f"{directory}: int8 export disagrees with sentence-transformers "
-                           f"(cosine min {cos.min():.4f} < {MIN_EXPORT_COSINE})")
+        raise EncoderError(
+            f"{directory}: int8 export disagrees with sentence-transformers "
+            f"(cosine min {cos.min():.4f} < {MIN_EXPORT_COSINE})"
+        )
 
 
 def _reusable(directory: Path, source_sha: str) -> bool:
@@ -285,7 +325,7 @@ def _reusable(directory: Path, source_sha: str) -> bool:
         return False
 
 
-def ensure_encoder(cache_dir: Path, model_path: Optional[Path] = None) -> EncoderFiles:
+def ensure_encoder(cache_dir: Path, model_path: Path | None = None) -> EncoderFiles:
     """Return a verified export under ``cache_dir``, exporting once per source weights and recipe.
 
     Each export lives in ``cache_dir/<sha256 of the weights, 16 hex>-r<recipe>/`` and is
@@ -329,7 +369,7 @@ def _fsync_dir_files(directory: Path) -> None:
 class SentenceTransformerEncoder:
     """Reference encoder: sentence-transformers on torch fp32, same ``encode`` interface as OnnxEncoder."""
 
-    def __init__(self, model_path: Optional[Path] = None, device: str = "cpu"):
+    def __init__(self, model_path: Path | None = None, device: str = "cpu"):
         self.model_path = Path(model_path) if model_path else default_model_path()
         self._st = None
         self._device = device
@@ -354,4 +394,3 @@ class SentenceTransformerEncoder:
             return np.empty((0, self.dimensions), dtype=np.float32)
         out = self.model.encode(list(texts), batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True)
         return np.asarray(out, dtype=np.float32)
-

@@ -23,6 +23,7 @@ the environment through the AWS SDK's default chain (AWS_ACCESS_KEY_ID,
 AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_DEFAULT_REGION, profiles); this
 module sets nothing global.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -35,8 +36,8 @@ from urllib.parse import urlparse
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from schemas.errors import SnapshotError, TrustIndexError
-from schemas.snapshot import CURRENT, MANIFEST, SNAPSHOTS_DIR, verify_snapshot
+from trustindex.schemas.errors import SnapshotError, TrustIndexError
+from trustindex.schemas.snapshot import CURRENT, MANIFEST, SNAPSHOTS_DIR, verify_snapshot
 
 _SNAPSHOT_ID = re.compile(r"^[0-9a-f]{16}$")  # schemas.snapshot.snapshot_id_from_files: sha256 hex [:16]
 _BLOCK = 1 << 20
@@ -69,8 +70,9 @@ def _parse_endpoint(endpoint: str) -> tuple[str, str]:
         return endpoint.strip("/"), "https"
     u = urlparse(endpoint)
     if u.scheme not in ("http", "https") or not u.netloc:
-        raise ExportError(f"endpoint {endpoint!r}: expected http://host:port or https://host; fix --endpoint "
-                          f"or AWS_ENDPOINT_URL")
+        raise ExportError(
+            f"endpoint {endpoint!r}: expected http://host:port or https://host; fix --endpoint or AWS_ENDPOINT_URL"
+        )
     return u.netloc, u.scheme
 
 
@@ -83,7 +85,7 @@ def open_target(to: str, endpoint: str | None = None) -> Target:
         raise ExportError("(empty target): give a directory or s3://bucket/prefix")
     to = to.strip()
     if to.startswith("s3://"):
-        rest = to[len("s3://"):].strip("/")
+        rest = to[len("s3://") :].strip("/")
         bucket, _, prefix = rest.partition("/")
         if len(bucket) < 3:
             raise ExportError(f"{to}: bucket name {bucket!r} is too short (S3 needs 3-63 characters); fix --to")
@@ -97,8 +99,9 @@ def open_target(to: str, endpoint: str | None = None) -> Target:
         try:
             fs = pafs.S3FileSystem(**kwargs)
         except (OSError, pa.ArrowException) as e:
-            raise ExportError(f"{to}: cannot open S3 ({_one_line(e)}); check the endpoint "
-                              f"and AWS_* credentials in the environment") from None
+            raise ExportError(
+                f"{to}: cannot open S3 ({_one_line(e)}); check the endpoint and AWS_* credentials in the environment"
+            ) from None
         base = f"{bucket}/{prefix}" if prefix else bucket
         return Target(fs=fs, base=base, label=f"s3://{base}")
     if "://" in to and not to.startswith("file://"):
@@ -127,21 +130,27 @@ def _local_snapshot(data_dir: Path, snapshot_id: str, label: str) -> tuple[Path,
     if sid.lower() == "current":
         cur = data_dir / CURRENT
         if not cur.is_file():
-            raise ExportError(f"export of the live snapshot to {label}: {data_dir} has no {CURRENT}; "
-                              f"run `trustindex refresh` first")
+            raise ExportError(
+                f"export of the live snapshot to {label}: {data_dir} has no {CURRENT}; run `trustindex refresh` first"
+            )
         sid = cur.read_text(encoding="utf-8").strip()
     if not _SNAPSHOT_ID.match(sid):
-        raise ExportError(f"export of snapshot {snapshot_id!r} to {label}: not a snapshot id (16 hex digits); "
-                          f"list them with `trustindex snapshots list`")
+        raise ExportError(
+            f"export of snapshot {snapshot_id!r} to {label}: not a snapshot id (16 hex digits); "
+            f"list them with `trustindex snapshots list`"
+        )
     src = data_dir / SNAPSHOTS_DIR / sid
     if not src.is_dir():
-        raise ExportError(f"export of snapshot {sid} to {label}: no such snapshot in {data_dir}; "
-                          f"list them with `trustindex snapshots list`")
+        raise ExportError(
+            f"export of snapshot {sid} to {label}: no such snapshot in {data_dir}; "
+            f"list them with `trustindex snapshots list`"
+        )
     try:
         manifest = verify_snapshot(src)
     except SnapshotError as e:
-        raise ExportError(f"export of snapshot {sid} to {label}: the local snapshot fails verification ({e}); "
-                          f"nothing was uploaded") from None
+        raise ExportError(
+            f"export of snapshot {sid} to {label}: the local snapshot fails verification ({e}); nothing was uploaded"
+        ) from None
     return src, (src / MANIFEST).read_bytes(), manifest.files
 
 
@@ -159,7 +168,7 @@ def _listing(fs: pafs.FileSystem, root: str) -> dict[str, int]:
     out = {}
     for info in fs.get_file_info(sel):
         if info.type == pafs.FileType.File:
-            out[info.path[len(root.rstrip("/")) + 1:]] = info.size
+            out[info.path[len(root.rstrip("/")) + 1 :]] = info.size
     return out
 
 
@@ -213,16 +222,20 @@ def export_to_target(data_dir: Path | str, snapshot_id: str, target: Target) -> 
     src, manifest_bytes, files = _local_snapshot(data_dir, snapshot_id, target.label)
     sid = src.name
     if target.local is not None and target.local == data_dir:
-        raise ExportError(f"export of snapshot {sid} to {target.label}: the target is the data directory "
-                          f"itself; use `trustindex snapshots rollback {sid}` to make it live there")
+        raise ExportError(
+            f"export of snapshot {sid} to {target.label}: the target is the data directory "
+            f"itself; use `trustindex snapshots rollback {sid}` to make it live there"
+        )
     snap = target.path(SNAPSHOTS_DIR, sid)
     stage = "opening the target"  # named in the error message when a filesystem call fails
     try:
         stage = "preparing the target"
         if target.local is not None:
             if target.local.exists() and not target.local.is_dir():
-                raise ExportError(f"export of snapshot {sid} to {target.label}: the target exists and is not "
-                                  f"a directory; choose another path")
+                raise ExportError(
+                    f"export of snapshot {sid} to {target.label}: the target exists and is not "
+                    f"a directory; choose another path"
+                )
             target.local.mkdir(parents=True, exist_ok=True)
         else:
             bucket = target.base.split("/", 1)[0]
@@ -231,10 +244,15 @@ def export_to_target(data_dir: Path | str, snapshot_id: str, target: Target) -> 
         stage = "listing the target"
         present = _listing(target.fs, snap)
         stage = "checking files already on the target"
-        reused = {name for name, meta in files.items()
-                  if present.get(name) == meta["size"] and _sha256_on(target.fs, f"{snap}/{name}") == meta["sha256"]}
-        manifest_ok = (present.get(MANIFEST) == len(manifest_bytes)
-                       and _sha256_on(target.fs, f"{snap}/{MANIFEST}") == hashlib.sha256(manifest_bytes).hexdigest())
+        reused = {
+            name
+            for name, meta in files.items()
+            if present.get(name) == meta["size"] and _sha256_on(target.fs, f"{snap}/{name}") == meta["sha256"]
+        }
+        manifest_ok = (
+            present.get(MANIFEST) == len(manifest_bytes)
+            and _sha256_on(target.fs, f"{snap}/{MANIFEST}") == hashlib.sha256(manifest_bytes).hexdigest()
+        )
         todo = sorted(set(files) - reused)
         extras = sorted(set(present) - set(files) - {MANIFEST})
         if todo or extras or not manifest_ok:
@@ -253,17 +271,21 @@ def export_to_target(data_dir: Path | str, snapshot_id: str, target: Target) -> 
             stage = f"reading back {name}"
             got = _sha256_on(target.fs, f"{snap}/{name}")
             if got != files[name]["sha256"]:
-                raise ExportError(f"export of snapshot {sid} to {target.label}: uploaded file {name} fails its "
-                                  f"sha256 check on the target (got {got[:12]}, manifest {files[name]['sha256'][:12]}); "
-                                  f"the target's CURRENT was not changed; re-run the export")
+                raise ExportError(
+                    f"export of snapshot {sid} to {target.label}: uploaded file {name} fails its "
+                    f"sha256 check on the target (got {got[:12]}, manifest {files[name]['sha256'][:12]}); "
+                    f"the target's CURRENT was not changed; re-run the export"
+                )
         if not manifest_ok:
             stage = f"uploading {MANIFEST}"
             sent += _upload(target, src / MANIFEST, f"{snap}/{MANIFEST}")
             stage = f"reading back {MANIFEST}"
             got = _sha256_on(target.fs, f"{snap}/{MANIFEST}")
             if got != hashlib.sha256(manifest_bytes).hexdigest():
-                raise ExportError(f"export of snapshot {sid} to {target.label}: uploaded {MANIFEST} fails its sha256 "
-                                  f"check on the target; the target's CURRENT was not changed; re-run the export")
+                raise ExportError(
+                    f"export of snapshot {sid} to {target.label}: uploaded {MANIFEST} fails its sha256 "
+                    f"check on the target; the target's CURRENT was not changed; re-run the export"
+                )
         if target.local is not None:
             stage = "syncing the target to disk"
             # CURRENT must never reach the disk before the files it names (a power loss in between).
@@ -278,9 +300,22 @@ def export_to_target(data_dir: Path | str, snapshot_id: str, target: Target) -> 
     except ExportError:
         raise
     except (OSError, pa.ArrowException) as e:
-        hint = ("check the endpoint, the bucket and the AWS_* credentials in the environment"
-                if target.local is None else "check that the path is a writable directory")
-        raise ExportError(f"export of snapshot {sid} to {target.label}: {stage} failed ({_one_line(e)}); "
-                          f"the target's CURRENT was not changed; {hint}, then re-run the export") from None
-    return {"snapshot_id": sid, "target": target.label, "files": len(files) + 1, "uploaded": len(todo),
-            "reused": len(reused), "removed": len(extras), "bytes_uploaded": sent, "previous": previous}
+        hint = (
+            "check the endpoint, the bucket and the AWS_* credentials in the environment"
+            if target.local is None
+            else "check that the path is a writable directory"
+        )
+        raise ExportError(
+            f"export of snapshot {sid} to {target.label}: {stage} failed ({_one_line(e)}); "
+            f"the target's CURRENT was not changed; {hint}, then re-run the export"
+        ) from None
+    return {
+        "snapshot_id": sid,
+        "target": target.label,
+        "files": len(files) + 1,
+        "uploaded": len(todo),
+        "reused": len(reused),
+        "removed": len(extras),
+        "bytes_uploaded": sent,
+        "previous": previous,
+    }

@@ -3,6 +3,7 @@
 flock is released by the kernel when the holder dies (even by SIGKILL), so a
 crash never leaves the directory locked.
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -11,7 +12,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from schemas.errors import TrustIndexError
+from trustindex.schemas.errors import TrustIndexError
 
 LOCK_FILE = ".lock"
 
@@ -35,8 +36,10 @@ def data_dir_lock(data_dir: Path, wait_seconds: float = 0.0, what: str = "refres
             except BlockingIOError:
                 if time.monotonic() >= deadline:
                     holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "another process"
-                    raise LockBusy(f"{data_dir}: {holder} is writing this data directory; wait for it, or pass "
-                                   f"--wait SECONDS to queue behind it") from None
+                    raise LockBusy(
+                        f"{data_dir}: {holder} is writing this data directory; wait for it, or pass "
+                        f"--wait SECONDS to queue behind it"
+                    ) from None
                 time.sleep(0.2)
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{what} (pid {os.getpid()})".encode(), 0)

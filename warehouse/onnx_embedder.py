@@ -5,6 +5,7 @@ source weights, verified against sentence-transformers, and its files travel
 into every snapshot built with it (``encoder/``), so the query side embeds
 queries with exactly the model that embedded the documents.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,18 +15,21 @@ from pathlib import Path
 
 import numpy as np
 
-from warehouse.embeddings import MODEL_ID, Embedder
+from trustindex.warehouse.embeddings import MODEL_ID, Embedder
 
 
 class OnnxEmbedder(Embedder):
     backend = "onnx-int8"
 
     def __init__(self, cache_dir: Path | None = None):
-        from query.encoder import OnnxEncoder
-        from warehouse.encoder_export import ensure_encoder
+        from trustindex.query.encoder import OnnxEncoder
+        from trustindex.warehouse.encoder_export import ensure_encoder
 
-        cache_dir = Path(cache_dir or os.environ.get("TRUSTINDEX_ENCODER_CACHE")
-                         or Path.home() / ".cache" / "trustindex" / "encoders")
+        cache_dir = Path(
+            cache_dir
+            or os.environ.get("TRUSTINDEX_ENCODER_CACHE")
+            or Path.home() / ".cache" / "trustindex" / "encoders"
+        )
         self.files = ensure_encoder(cache_dir)
         self.encoder = OnnxEncoder(self.files.directory)
         self.dimensions = int(self.encoder.dimensions)
@@ -40,9 +44,15 @@ class OnnxEmbedder(Embedder):
         files = self.meta.get("files", {})
         model_sha = files.get(self.files.model.name, {})
         model_sha = model_sha.get("sha256") if isinstance(model_sha, dict) else model_sha
-        return {"id": MODEL_ID, "backend": self.backend, "dimensions": self.dimensions,
-                "sha256": model_sha, "source_sha256": self.files.source_sha256,
-                "max_seq_length": int(self.encoder.max_seq_length), "encoder_dir": "encoder"}
+        return {
+            "id": MODEL_ID,
+            "backend": self.backend,
+            "dimensions": self.dimensions,
+            "sha256": model_sha,
+            "source_sha256": self.files.source_sha256,
+            "max_seq_length": int(self.encoder.max_seq_length),
+            "encoder_dir": "encoder",
+        }
 
     def snapshot_files(self) -> dict[str, Path]:
         return {f"encoder/{p.name}": p for p in (self.files.model, self.files.tokenizer, self.files.manifest)}

@@ -6,13 +6,14 @@ share of the live snapshot's chunks or documents of that source.  A source
 that failed, or whose include/exclude changed, is the operator's doing and
 is reported, not blocked.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
 
-from schemas.errors import TrustIndexError
-from schemas.policy import Policy
-from warehouse.catalog import connect_snapshot
+from trustindex.schemas.errors import TrustIndexError
+from trustindex.schemas.policy import Policy
+from trustindex.warehouse.catalog import connect_snapshot
 
 
 class PublishRefused(TrustIndexError):
@@ -45,7 +46,9 @@ def check_publish(live_dir: Path | None, new_dir: Path, policy: Policy) -> list[
             continue  # the operator removed or reconfigured the source
         for what, limit in (("chunks", p["max_chunk_loss"]), ("documents", p["max_document_loss"])):
             if o[what] and (o[what] - n[what]) / o[what] > limit:
-                problems.append(f"source {name} would lose {o[what] - n[what]} of {o[what]} {what} "
-                                f"(more than publish.max_{'chunk' if what == 'chunks' else 'document'}_loss = "
-                                f"{limit:.0%})" + (f"; it {n['status']}" if n["status"] != "ok" else ""))
+                problems.append(
+                    f"source {name} would lose {o[what] - n[what]} of {o[what]} {what} "
+                    f"(more than publish.max_{'chunk' if what == 'chunks' else 'document'}_loss = "
+                    f"{limit:.0%})" + (f"; it {n['status']}" if n["status"] != "ok" else "")
+                )
     return problems

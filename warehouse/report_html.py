@@ -14,6 +14,7 @@ look new), falling back to the last modification when none was found.
 ``report_markdown(data_dir)`` gives the same story in a few lines, for a
 Prefect markdown artifact on each flow run.
 """
+
 from __future__ import annotations
 
 import html
@@ -21,14 +22,24 @@ import io
 import re
 from pathlib import Path
 
-from schemas.snapshot import read_manifest, resolve_current
-from warehouse.catalog import connect_snapshot
+from trustindex.schemas.snapshot import read_manifest, resolve_current
+from trustindex.warehouse.catalog import connect_snapshot
 
-FRESHNESS_BUCKETS = [(0, 30, "< 30 d"), (30, 90, "30–90 d"), (90, 365, "90–365 d"), (365, 730, "1–2 y"),
-                     (730, None, "> 2 y")]
+FRESHNESS_BUCKETS = [
+    (0, 30, "< 30 d"),
+    (30, 90, "30–90 d"),
+    (90, 365, "90–365 d"),
+    (365, 730, "1–2 y"),
+    (730, None, "> 2 y"),
+]
 TIER_ORDER = ["foundation", "partner", "third_party", "community", "unknown"]
-TIER_COLOURS = {"foundation": "#1b5e20", "partner": "#1e88e5", "third_party": "#f9a825", "community": "#ef6c00",
-                "unknown": "#9e9e9e"}
+TIER_COLOURS = {
+    "foundation": "#1b5e20",
+    "partner": "#1e88e5",
+    "third_party": "#f9a825",
+    "community": "#ef6c00",
+    "unknown": "#9e9e9e",
+}
 STATUS_COLOURS = {"ingested": "#2e7d32", "skipped": "#90a4ae", "failed": "#c62828"}
 CODE_COLUMNS = {"path", "commit", "rule"}
 MAX_FAILED_ROWS = 500  # the table stays readable; the count above it is exact
@@ -57,66 +68,115 @@ def collect(data_dir: Path) -> dict:
     try:
         have = {r["table_name"] for r in _rows(con, "SELECT table_name FROM information_schema.tables")}
         q = lambda table, sql, params=(): _rows(con, sql, params) if table in have else []  # noqa: E731
-        bucket_sql = " ".join(f"WHEN age < {hi} THEN '{lab}'" for lo, hi, lab in FRESHNESS_BUCKETS if hi) + \
-            f" ELSE '{FRESHNESS_BUCKETS[-1][2]}'"
+        bucket_sql = (
+            " ".join(f"WHEN age < {hi} THEN '{lab}'" for lo, hi, lab in FRESHNESS_BUCKETS if hi)
+            + f" ELSE '{FRESHNESS_BUCKETS[-1][2]}'"
+        )
         out = {
-            "snapshot_id": m.snapshot_id, "created_at": m.created_at, "parent": m.parent,
-            "embedding_model": m.embedding_model, "row_counts": m.row_counts,
-            "sources": q("sources", "SELECT source, repo, ref, commit, publisher, tier, status, error FROM sources "
-                                    "ORDER BY source") or
-            [{**s, "source": s.get("source") or s.get("name")} for s in m.sources],
-            "totals": {"documents": q("documents", "SELECT count(*) AS n FROM documents")[0]["n"]
-                       if "documents" in have else 0,
-                       "chunks": q("chunks", "SELECT count(*) AS n FROM chunks")[0]["n"] if "chunks" in have else 0},
-            "chunks_by_tier": q("attribution", "SELECT c.source, coalesce(a.tier, 'unknown') AS tier, count(*) AS n "
-                                               "FROM chunks c LEFT JOIN attribution a USING (doc_id) GROUP BY 1, 2 "
-                                               "ORDER BY 1, 2"),
-            "freshness": q("documents", f"SELECT source, CASE {bucket_sql} END AS bucket, count(*) AS n "
-                                        "FROM (SELECT source, date_diff('day', "
-                                        "coalesce(last_substantive_change, last_modified), ?::TIMESTAMPTZ) AS age "
-                                        "FROM documents WHERE coalesce(last_substantive_change, last_modified) IS NOT "
-                                        "NULL) GROUP BY 1, 2 ORDER BY 1, 2", [m.created_at]),
-            "freshness_median": q("documents", "SELECT source, CAST(median(date_diff('day', coalesce("
-                                               "last_substantive_change, last_modified), ?::TIMESTAMPTZ)) AS BIGINT) "
-                                               "AS days, count(*) AS n FROM documents GROUP BY 1 ORDER BY 1",
-                                  [m.created_at]),
-            "versions": q("version_targets",
-                          "SELECT v.component, count(DISTINCT c.chunk_id) AS chunks, count(DISTINCT v.constraint) "
-                          "AS constraints, string_agg(DISTINCT v.origin, ', ' ORDER BY v.origin) AS origins FROM "
-                          "version_targets v JOIN chunks c ON c.doc_id = v.doc_id AND (v.chunk_id IS NULL OR "
-                          "v.chunk_id = c.chunk_id) GROUP BY 1 ORDER BY 2 DESC, 1"),
-            "verifications": q("verifications", "SELECT method, stale, count(*) AS n, count(DISTINCT doc_id) AS "
-                                                "docs FROM verifications GROUP BY 1, 2 ORDER BY 1, 2"),
-            "deprecations": q("deprecations", "SELECT d.scope, c.source, count(DISTINCT c.chunk_id) AS chunks "
-                                              "FROM deprecations d JOIN chunks c ON c.doc_id = d.doc_id AND "
-                                              "(d.chunk_id IS NULL OR d.chunk_id = c.chunk_id) GROUP BY 1, 2 "
-                                              "ORDER BY 2, 1"),
-            "ingest": q("ingest_report", "SELECT source, status, count(*) AS n FROM ingest_report GROUP BY 1, 2 "
-                                         "ORDER BY 1, 2"),
-            "skipped_by_rule": q("ingest_report", "SELECT coalesce(nullif(rule, ''), '(none)') AS rule, count(*) "
-                                                  "AS n FROM ingest_report WHERE status = 'skipped' GROUP BY 1 "
-                                                  "ORDER BY 2 DESC, 1"),
-            "failed_by_stage": q("ingest_report", "SELECT coalesce(nullif(stage, ''), '(none)') AS stage, count(*) "
-                                                  "AS n FROM ingest_report WHERE status = 'failed' GROUP BY 1 "
-                                                  "ORDER BY 2 DESC, 1"),
-            "failed_files": q("ingest_report", "SELECT source, path, stage, reason FROM ingest_report WHERE "
-                                               f"status = 'failed' ORDER BY source, path LIMIT {MAX_FAILED_ROWS}"),
+            "snapshot_id": m.snapshot_id,
+            "created_at": m.created_at,
+            "parent": m.parent,
+            "embedding_model": m.embedding_model,
+            "row_counts": m.row_counts,
+            "sources": q(
+                "sources",
+                "SELECT source, repo, ref, commit, publisher, tier, status, error FROM sources ORDER BY source",
+            )
+            or [{**s, "source": s.get("source") or s.get("name")} for s in m.sources],
+            "totals": {
+                "documents": q("documents", "SELECT count(*) AS n FROM documents")[0]["n"]
+                if "documents" in have
+                else 0,
+                "chunks": q("chunks", "SELECT count(*) AS n FROM chunks")[0]["n"] if "chunks" in have else 0,
+            },
+            "chunks_by_tier": q(
+                "attribution",
+                "SELECT c.source, coalesce(a.tier, 'unknown') AS tier, count(*) AS n "
+                "FROM chunks c LEFT JOIN attribution a USING (doc_id) GROUP BY 1, 2 "
+                "ORDER BY 1, 2",
+            ),
+            "freshness": q(
+                "documents",
+                f"SELECT source, CASE {bucket_sql} END AS bucket, count(*) AS n "
+                "FROM (SELECT source, date_diff('day', "
+                "coalesce(last_substantive_change, last_modified), ?::TIMESTAMPTZ) AS age "
+                "FROM documents WHERE coalesce(last_substantive_change, last_modified) IS NOT "
+                "NULL) GROUP BY 1, 2 ORDER BY 1, 2",
+                [m.created_at],
+            ),
+            "freshness_median": q(
+                "documents",
+                "SELECT source, CAST(median(date_diff('day', coalesce("
+                "last_substantive_change, last_modified), ?::TIMESTAMPTZ)) AS BIGINT) "
+                "AS days, count(*) AS n FROM documents GROUP BY 1 ORDER BY 1",
+                [m.created_at],
+            ),
+            "versions": q(
+                "version_targets",
+                "SELECT v.component, count(DISTINCT c.chunk_id) AS chunks, count(DISTINCT v.constraint) "
+                "AS constraints, string_agg(DISTINCT v.origin, ', ' ORDER BY v.origin) AS origins FROM "
+                "version_targets v JOIN chunks c ON c.doc_id = v.doc_id AND (v.chunk_id IS NULL OR "
+                "v.chunk_id = c.chunk_id) GROUP BY 1 ORDER BY 2 DESC, 1",
+            ),
+            "verifications": q(
+                "verifications",
+                "SELECT method, stale, count(*) AS n, count(DISTINCT doc_id) AS "
+                "docs FROM verifications GROUP BY 1, 2 ORDER BY 1, 2",
+            ),
+            "deprecations": q(
+                "deprecations",
+                "SELECT d.scope, c.source, count(DISTINCT c.chunk_id) AS chunks "
+                "FROM deprecations d JOIN chunks c ON c.doc_id = d.doc_id AND "
+                "(d.chunk_id IS NULL OR d.chunk_id = c.chunk_id) GROUP BY 1, 2 "
+                "ORDER BY 2, 1",
+            ),
+            "ingest": q(
+                "ingest_report", "SELECT source, status, count(*) AS n FROM ingest_report GROUP BY 1, 2 ORDER BY 1, 2"
+            ),
+            "skipped_by_rule": q(
+                "ingest_report",
+                "SELECT coalesce(nullif(rule, ''), '(none)') AS rule, count(*) "
+                "AS n FROM ingest_report WHERE status = 'skipped' GROUP BY 1 "
+                "ORDER BY 2 DESC, 1",
+            ),
+            "failed_by_stage": q(
+                "ingest_report",
+                "SELECT coalesce(nullif(stage, ''), '(none)') AS stage, count(*) "
+                "AS n FROM ingest_report WHERE status = 'failed' GROUP BY 1 "
+                "ORDER BY 2 DESC, 1",
+            ),
+            "failed_files": q(
+                "ingest_report",
+                "SELECT source, path, stage, reason FROM ingest_report WHERE "
+                f"status = 'failed' ORDER BY source, path LIMIT {MAX_FAILED_ROWS}",
+            ),
         }
         out["totals"]["failed"] = sum(r["n"] for r in out["failed_by_stage"])
         out["totals"]["skipped"] = sum(r["n"] for r in out["skipped_by_rule"])
         out["totals"]["ingested"] = sum(r["n"] for r in out["ingest"] if r["status"] == "ingested")
-        out["totals"]["deprecated_chunks"] = q("deprecations", "SELECT count(DISTINCT c.chunk_id) AS n FROM "
-                                                               "deprecations d JOIN chunks c ON c.doc_id = d.doc_id "
-                                                               "AND (d.chunk_id IS NULL OR d.chunk_id = c.chunk_id)"
-                                               )[0]["n"] if "deprecations" in have else 0
+        out["totals"]["deprecated_chunks"] = (
+            q(
+                "deprecations",
+                "SELECT count(DISTINCT c.chunk_id) AS n FROM "
+                "deprecations d JOIN chunks c ON c.doc_id = d.doc_id "
+                "AND (d.chunk_id IS NULL OR d.chunk_id = c.chunk_id)",
+            )[0]["n"]
+            if "deprecations" in have
+            else 0
+        )
         return out
     finally:
         con.close()
 
 
 # -- plots ---------------------------------------------------------------------------------------
-RC = {"svg.fonttype": "none", "font.size": 9, "axes.spines.top": False, "axes.spines.right": False,
-      "font.family": "sans-serif"}  # text stays text in the SVG: crisp, searchable, small
+RC = {
+    "svg.fonttype": "none",
+    "font.size": 9,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "font.family": "sans-serif",
+}  # text stays text in the SVG: crisp, searchable, small
 
 
 def _figure(width=5.4, height=3.0):
@@ -138,7 +198,7 @@ def _svg(fig, plot_id: str) -> str:
     with matplotlib.rc_context({"svg.hashsalt": plot_id}):
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
     svg = buf.getvalue()
-    svg = svg[svg.index("<svg"):]  # drop the XML declaration and the DOCTYPE (it names a remote DTD)
+    svg = svg[svg.index("<svg") :]  # drop the XML declaration and the DOCTYPE (it names a remote DTD)
     title = html.escape(PLOTS[plot_id])
     svg = re.sub(r"<svg\b", f'<svg id="{plot_id}" role="img" aria-label="{title}"', svg, count=1)
     return re.sub(r"(<svg\b[^>]*>)", rf"\1<title>{title}</title>", svg, count=1)
@@ -155,8 +215,9 @@ def _empty(ax, text="no data in this snapshot"):
 
 def _stacked_barh(ax, rows, row_key, stack_key, order, colours, xlabel):
     labels = sorted({r[row_key] for r in rows})
-    stacks = [s for s in order if any(r[stack_key] == s for r in rows)] + \
-        sorted({r[stack_key] for r in rows} - set(order))
+    stacks = [s for s in order if any(r[stack_key] == s for r in rows)] + sorted(
+        {r[stack_key] for r in rows} - set(order)
+    )
     if not labels:
         return _empty(ax)
     left = [0] * len(labels)
@@ -173,8 +234,16 @@ def _stacked_barh(ax, rows, row_key, stack_key, order, colours, xlabel):
 
 def _legend(ax, n):
     """Above the axes, in one row: never over the bars."""
-    ax.legend(frameon=False, fontsize=8, loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=min(n, 5),
-              handlelength=1.2, columnspacing=1.0, borderaxespad=0.2)
+    ax.legend(
+        frameon=False,
+        fontsize=8,
+        loc="lower left",
+        bbox_to_anchor=(0.0, 1.0),
+        ncol=min(n, 5),
+        handlelength=1.2,
+        columnspacing=1.0,
+        borderaxespad=0.2,
+    )
 
 
 def plots(d: dict) -> dict[str, str]:
@@ -196,8 +265,10 @@ def _plots(d: dict) -> dict[str, str]:
     if sources:
         width = 0.8 / len(sources)
         for k, s in enumerate(sources):
-            vals = [sum(r["n"] for r in d["freshness"] if r["source"] == s and r["bucket"] == b[2])
-                    for b in FRESHNESS_BUCKETS]
+            vals = [
+                sum(r["n"] for r in d["freshness"] if r["source"] == s and r["bucket"] == b[2])
+                for b in FRESHNESS_BUCKETS
+            ]
             ax.bar([x + k * width - 0.4 + width / 2 for x in range(len(FRESHNESS_BUCKETS))], vals, width, label=s)
         ax.set_xticks(range(len(FRESHNESS_BUCKETS)), [b[2] for b in FRESHNESS_BUCKETS])
         ax.set_ylabel("documents")
@@ -220,15 +291,24 @@ def _plots(d: dict) -> dict[str, str]:
     out["plot-versions"] = _svg(fig, "plot-versions")
 
     fig, ax = _figure(height=2.6)
-    rows = [{"method": r["method"], "state": "stale" if r["stale"] else "live", "n": r["n"]}
-            for r in d["verifications"]]
-    _stacked_barh(ax, rows, "method", "state", ["live", "stale"], {"live": "#2e7d32", "stale": "#bdbdbd"},
-                  "verification records")
+    rows = [
+        {"method": r["method"], "state": "stale" if r["stale"] else "live", "n": r["n"]} for r in d["verifications"]
+    ]
+    _stacked_barh(
+        ax, rows, "method", "state", ["live", "stale"], {"live": "#2e7d32", "stale": "#bdbdbd"}, "verification records"
+    )
     out["plot-verification"] = _svg(fig, "plot-verification")
 
     fig, ax = _figure(height=2.6)
-    _stacked_barh(ax, [{**r, "n": r["chunks"]} for r in d["deprecations"]], "source", "scope",
-                  ["document", "chunk"], {"document": "#6d4c41", "chunk": "#ffa000"}, "deprecated chunks")
+    _stacked_barh(
+        ax,
+        [{**r, "n": r["chunks"]} for r in d["deprecations"]],
+        "source",
+        "scope",
+        ["document", "chunk"],
+        {"document": "#6d4c41", "chunk": "#ffa000"},
+        "deprecated chunks",
+    )
     out["plot-deprecation"] = _svg(fig, "plot-deprecation")
 
     fig, ax = _figure(height=2.6)
@@ -275,10 +355,19 @@ def _table(rows: list[dict], cols: list[tuple[str, str]], empty: str = "none") -
     if not rows:
         return f'<p class="muted">{_e(empty)}</p>'
     head = "".join(f"<th>{_e(label)}</th>" for _k, label in cols)
-    body = "".join("<tr>" + "".join(
-        f'<td class="num">{r[k]}</td>' if isinstance(r.get(k), (int, float)) and not isinstance(r.get(k), bool)
-        else f"<td><code>{_e(r.get(k))}</code></td>" if k in CODE_COLUMNS
-        else f"<td>{_e(r.get(k))}</td>" for k, _l in cols) + "</tr>" for r in rows)
+    body = "".join(
+        "<tr>"
+        + "".join(
+            f'<td class="num">{r[k]}</td>'
+            if isinstance(r.get(k), (int, float)) and not isinstance(r.get(k), bool)
+            else f"<td><code>{_e(r.get(k))}</code></td>"
+            if k in CODE_COLUMNS
+            else f"<td>{_e(r.get(k))}</td>"
+            for k, _l in cols
+        )
+        + "</tr>"
+        for r in rows
+    )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
@@ -286,39 +375,90 @@ def render_html(d: dict) -> str:
     svgs = plots(d)
     t = d["totals"]
     srcs = [{**s, "commit": (s.get("commit") or "")[:12]} for s in d["sources"]]
-    kpis = [("sources", len(d["sources"])), ("documents", t["documents"]), ("chunks", t["chunks"]),
-            ("skipped files", t["skipped"]), ("failed files", t["failed"]), ("deprecated chunks",
-                                                                              t["deprecated_chunks"])]
+    kpis = [
+        ("sources", len(d["sources"])),
+        ("documents", t["documents"]),
+        ("chunks", t["chunks"]),
+        ("skipped files", t["skipped"]),
+        ("failed files", t["failed"]),
+        ("deprecated chunks", t["deprecated_chunks"]),
+    ]
     fig = lambda pid, extra="": f"<section><h2>{_e(PLOTS[pid])}</h2>{svgs[pid]}{extra}</section>"  # noqa: E731
-    wide = lambda pid, side: (f'<section><h2>{_e(PLOTS[pid])}</h2><div class="grid"><div>{svgs[pid]}</div>'  # noqa
-                              f"<div>{side}</div></div></section>")
+    wide = lambda pid, side: (
+        f'<section><h2>{_e(PLOTS[pid])}</h2><div class="grid"><div>{svgs[pid]}</div>'  # noqa
+        f"<div>{side}</div></div></section>"
+    )
     failed_note = f" (first {MAX_FAILED_ROWS})" if t["failed"] > MAX_FAILED_ROWS else ""
     model = d["embedding_model"]
-    ingest_side = (f'<h3>Skipped by rule</h3>{_table(d["skipped_by_rule"], [("rule", "rule"), ("n", "files")])}'
-                   f'<h3>Failed by stage</h3>{_table(d["failed_by_stage"], [("stage", "stage"), ("n", "files")])}')
+    ingest_side = (
+        f"<h3>Skipped by rule</h3>{_table(d['skipped_by_rule'], [('rule', 'rule'), ('n', 'files')])}"
+        f"<h3>Failed by stage</h3>{_table(d['failed_by_stage'], [('stage', 'stage'), ('n', 'files')])}"
+    )
     verif = [{**r, "stale": "stale" if r["stale"] else "live"} for r in d["verifications"]]
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>trustindex snapshot {_e(d['snapshot_id'])}</title><style>{CSS}</style></head>
-<body><header><h1>trustindex snapshot <code>{_e(d['snapshot_id'])}</code></h1>
-<div class="meta">created {_e(d['created_at'])} · parent {_e(d['parent'] or 'none')} · embedding model
-{_e(model.get('id'))} ({_e(model.get('backend'))}, {_e(model.get('dimensions'))} dims)</div></header>
+<title>trustindex snapshot {_e(d["snapshot_id"])}</title><style>{CSS}</style></head>
+<body><header><h1>trustindex snapshot <code>{_e(d["snapshot_id"])}</code></h1>
+<div class="meta">created {_e(d["created_at"])} · parent {_e(d["parent"] or "none")} · embedding model
+{_e(model.get("id"))} ({_e(model.get("backend"))}, {_e(model.get("dimensions"))} dims)</div></header>
 <main>
-<div class="kpis">{''.join(f'<div class="kpi"><b>{v}</b><span>{_e(k)}</span></div>' for k, v in kpis)}</div>
-<section id="sources"><h2>Sources and commits</h2>{_table(srcs, [("source", "source"), ("repo", "repository"),
-    ("ref", "ref"), ("commit", "commit"), ("publisher", "publisher"), ("tier", "tier"), ("status", "status"),
-    ("error", "error")])}</section>
-<div class="grid">{fig("plot-chunks-tier")}{fig("plot-freshness", _table(d["freshness_median"], [
-    ("source", "source"), ("n", "documents"), ("days", "median days")]))}</div>
-{wide("plot-versions", _table(d["versions"], [("component", "component"), ("chunks", "chunks"),
-    ("constraints", "constraints"), ("origins", "origins")], "no version constraints"))}
-<div class="grid">{fig("plot-verification", _table(verif, [("method", "method"), ("stale", "state"),
-    ("n", "records"), ("docs", "documents")], "no verifications"))}{fig("plot-deprecation")}</div>
+<div class="kpis">{"".join(f'<div class="kpi"><b>{v}</b><span>{_e(k)}</span></div>' for k, v in kpis)}</div>
+<section id="sources"><h2>Sources and commits</h2>{
+        _table(
+            srcs,
+            [
+                ("source", "source"),
+                ("repo", "repository"),
+                ("ref", "ref"),
+                ("commit", "commit"),
+                ("publisher", "publisher"),
+                ("tier", "tier"),
+                ("status", "status"),
+                ("error", "error"),
+            ],
+        )
+    }</section>
+<div class="grid">{fig("plot-chunks-tier")}{
+        fig(
+            "plot-freshness",
+            _table(d["freshness_median"], [("source", "source"), ("n", "documents"), ("days", "median days")]),
+        )
+    }</div>
+{
+        wide(
+            "plot-versions",
+            _table(
+                d["versions"],
+                [
+                    ("component", "component"),
+                    ("chunks", "chunks"),
+                    ("constraints", "constraints"),
+                    ("origins", "origins"),
+                ],
+                "no version constraints",
+            ),
+        )
+    }
+<div class="grid">{
+        fig(
+            "plot-verification",
+            _table(
+                verif,
+                [("method", "method"), ("stale", "state"), ("n", "records"), ("docs", "documents")],
+                "no verifications",
+            ),
+        )
+    }{fig("plot-deprecation")}</div>
 {wide("plot-ingest", ingest_side)}
-<section id="failed"><h2>Failed files{failed_note}</h2>{_table(d["failed_files"], [("source", "source"),
-    ("path", "path"), ("stage", "stage"), ("reason", "reason")], "no failed files")}</section>
+<section id="failed"><h2>Failed files{failed_note}</h2>{
+        _table(
+            d["failed_files"],
+            [("source", "source"), ("path", "path"), ("stage", "stage"), ("reason", "reason")],
+            "no failed files",
+        )
+    }</section>
 </main></body></html>
 """
 
@@ -338,25 +478,39 @@ def report_markdown(data_dir: Path) -> str:
     d = collect(Path(data_dir))
     t = d["totals"]
     status = {(r["source"], r["status"]): r["n"] for r in d["ingest"]}
-    lines = [f"## trustindex snapshot `{d['snapshot_id']}`", "",
-             f"Created {d['created_at']}: {t['documents']} documents, {t['chunks']} chunks; "
-             f"{t['ingested']} files ingested, {t['skipped']} skipped, {t['failed']} failed; "
-             f"{t['deprecated_chunks']} deprecated chunks.", "",
-             "| source | commit | status | ingested | skipped | failed |", "|---|---|---|---:|---:|---:|"]
+    lines = [
+        f"## trustindex snapshot `{d['snapshot_id']}`",
+        "",
+        f"Created {d['created_at']}: {t['documents']} documents, {t['chunks']} chunks; "
+        f"{t['ingested']} files ingested, {t['skipped']} skipped, {t['failed']} failed; "
+        f"{t['deprecated_chunks']} deprecated chunks.",
+        "",
+        "| source | commit | status | ingested | skipped | failed |",
+        "|---|---|---|---:|---:|---:|",
+    ]
     for s in d["sources"]:
         n = s["source"]
-        lines.append(f"| {_md(n)} | `{(s.get('commit') or '')[:12]}` | {_md(s.get('status') or '')} | "
-                     f"{status.get((n, 'ingested'), 0)} | {status.get((n, 'skipped'), 0)} | "
-                     f"{status.get((n, 'failed'), 0)} |")
+        lines.append(
+            f"| {_md(n)} | `{(s.get('commit') or '')[:12]}` | {_md(s.get('status') or '')} | "
+            f"{status.get((n, 'ingested'), 0)} | {status.get((n, 'skipped'), 0)} | "
+            f"{status.get((n, 'failed'), 0)} |"
+        )
     if d["verifications"]:
-        lines += ["", "Verifications: " + ", ".join(
-            f"{_md(r['method'])} {r['n']} {'stale' if r['stale'] else 'live'}" for r in d["verifications"])]
+        lines += [
+            "",
+            "Verifications: "
+            + ", ".join(f"{_md(r['method'])} {r['n']} {'stale' if r['stale'] else 'live'}" for r in d["verifications"]),
+        ]
     if d["versions"]:
-        lines += ["", "Version components: " + ", ".join(f"{_md(r['component'])} ({r['chunks']} chunks)"
-                                                         for r in d["versions"])]
+        lines += [
+            "",
+            "Version components: " + ", ".join(f"{_md(r['component'])} ({r['chunks']} chunks)" for r in d["versions"]),
+        ]
     if d["failed_files"]:
-        lines += ["", "Failed files:"] + [f"- {_md(f['source'])}/{_md(f['path'])}: {_md(f['stage'] or '')}: "
-                                          f"{_md(f['reason'] or '')}" for f in d["failed_files"][:10]]
+        lines += ["", "Failed files:"] + [
+            f"- {_md(f['source'])}/{_md(f['path'])}: {_md(f['stage'] or '')}: {_md(f['reason'] or '')}"
+            for f in d["failed_files"][:10]
+        ]
         if t["failed"] > 10:
             lines.append(f"- … and {t['failed'] - 10} more (`trustindex report`)")
     return "\n".join(lines) + "\n"

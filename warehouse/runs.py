@@ -4,20 +4,34 @@ Kept outside the snapshot on purpose: a snapshot's bytes depend only on its
 content, while how a run got there (full build, incremental, rewritten
 history, a failed source serving old tables) is the run's story.
 """
+
 from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 RUN_RECORD = "last_run.json"
 
 
 def write_run_record(data_dir: Path, result: dict) -> None:
-    record = {"finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-              **{k: result.get(k) for k in ("snapshot_id", "published", "reused_snapshot", "row_counts",
-                                            "embeddings", "failures", "sources", "forced_past_gate")}}
+    record = {
+        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        **{
+            k: result.get(k)
+            for k in (
+                "snapshot_id",
+                "published",
+                "reused_snapshot",
+                "row_counts",
+                "embeddings",
+                "failures",
+                "sources",
+                "forced_past_gate",
+            )
+        },
+    }
     tmp = Path(data_dir) / f".{RUN_RECORD}.tmp"
     tmp.write_text(json.dumps(record, indent=2, default=str))
     os.replace(tmp, Path(data_dir) / RUN_RECORD)

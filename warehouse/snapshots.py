@@ -6,18 +6,27 @@ then replace ``CURRENT`` atomically (temp file, fsync, ``os.replace``, fsync
 the directory).  A crash at any point leaves ``CURRENT`` naming a complete
 snapshot; ``gc`` removes what a crash left behind.
 """
+
 from __future__ import annotations
 
 import json
 import os
 import shutil
 import tempfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-from schemas.errors import SnapshotError
-from schemas.snapshot import (CURRENT, MANIFEST, SNAPSHOTS_DIR, Manifest, list_files, read_manifest,
-                              snapshot_id_from_files, verify_snapshot)
+from trustindex.schemas.errors import SnapshotError
+from trustindex.schemas.snapshot import (
+    CURRENT,
+    MANIFEST,
+    SNAPSHOTS_DIR,
+    Manifest,
+    list_files,
+    read_manifest,
+    snapshot_id_from_files,
+    verify_snapshot,
+)
 
 
 def _fsync_path(path: Path) -> None:
@@ -54,8 +63,16 @@ def set_current(data_dir: Path, snapshot_id: str) -> None:
     _fsync_path(data_dir)
 
 
-def finish_snapshot(data_dir: Path, build_dir: Path, *, sources: list[dict], embedding_model: dict,
-                    row_counts: dict[str, int], build_policy_id: str, extra: dict | None = None) -> Manifest:
+def finish_snapshot(
+    data_dir: Path,
+    build_dir: Path,
+    *,
+    sources: list[dict],
+    embedding_model: dict,
+    row_counts: dict[str, int],
+    build_policy_id: str,
+    extra: dict | None = None,
+) -> Manifest:
     """Seal a build directory as a snapshot (without moving CURRENT); idempotent by content."""
     data_dir, build_dir = Path(data_dir), Path(build_dir)
     for p in build_dir.rglob("*"):
@@ -67,9 +84,17 @@ def finish_snapshot(data_dir: Path, build_dir: Path, *, sources: list[dict], emb
     if final.is_dir():
         shutil.rmtree(build_dir, ignore_errors=True)
         return verify_snapshot(final)
-    manifest = Manifest(snapshot_id=sid, created_at=datetime.now(timezone.utc).isoformat(timespec="microseconds"),
-                        sources=sources, embedding_model=embedding_model, row_counts=row_counts, files=files,
-                        parent=current_id(data_dir), build_policy_id=build_policy_id, extra=extra or {})
+    manifest = Manifest(
+        snapshot_id=sid,
+        created_at=datetime.now(UTC).isoformat(timespec="microseconds"),
+        sources=sources,
+        embedding_model=embedding_model,
+        row_counts=row_counts,
+        files=files,
+        parent=current_id(data_dir),
+        build_policy_id=build_policy_id,
+        extra=extra or {},
+    )
     with open(build_dir / MANIFEST, "w", encoding="utf-8") as f:
         f.write(manifest.to_json())
         f.flush()
@@ -134,9 +159,14 @@ def gc(data_dir: Path, keep: int) -> list[str]:
 
 
 def snapshot_summary(m: Manifest, live: str | None) -> dict:
-    return {"snapshot_id": m.snapshot_id, "live": m.snapshot_id == live, "created_at": m.created_at,
-            "parent": m.parent, "sources": {s.get("source", s.get("name")): s.get("commit") for s in m.sources},
-            "row_counts": m.row_counts}
+    return {
+        "snapshot_id": m.snapshot_id,
+        "live": m.snapshot_id == live,
+        "created_at": m.created_at,
+        "parent": m.parent,
+        "sources": {s.get("source", s.get("name")): s.get("commit") for s in m.sources},
+        "row_counts": m.row_counts,
+    }
 
 
 def manifest_dict(m: Manifest) -> dict:

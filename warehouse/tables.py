@@ -4,6 +4,7 @@ A source's tables at one commit are kept under ``warehouse/<source>/<key>/``
 (key: the commit and everything else extraction depends on), so a refresh
 whose inputs did not change reads them back instead of extracting again.
 """
+
 from __future__ import annotations
 
 import json
@@ -15,16 +16,22 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from schemas.tables import TABLES
+from trustindex.schemas.tables import TABLES
 
-SOURCE_TABLES = ("documents", "chunks", "attribution", "verifications", "version_targets", "deprecations",
-                 "ingest_report")
+SOURCE_TABLES = (
+    "documents",
+    "chunks",
+    "attribution",
+    "verifications",
+    "version_targets",
+    "deprecations",
+    "ingest_report",
+)
 
 
 def write_table(table: pa.Table, path: Path) -> None:
     # Fixed writer options so the same rows give byte-identical files.
-    pq.write_table(table, path, compression="zstd", write_statistics=True, use_dictionary=True,
-                   data_page_size=1 << 20)
+    pq.write_table(table, path, compression="zstd", write_statistics=True, use_dictionary=True, data_page_size=1 << 20)
 
 
 def read_table(path: Path, name: str) -> pa.Table:
@@ -35,8 +42,9 @@ def source_dir(data_dir: Path, source: str) -> Path:
     return Path(data_dir) / "warehouse" / source
 
 
-def save_source_tables(data_dir: Path, source: str, key: str, tables: dict[str, pa.Table],
-                       meta: dict | None = None) -> Path:
+def save_source_tables(
+    data_dir: Path, source: str, key: str, tables: dict[str, pa.Table], meta: dict | None = None
+) -> Path:
     """Write a source's tables under their key (temp dir + rename) and point LAST at them."""
     root = source_dir(data_dir, source)
     root.mkdir(parents=True, exist_ok=True)

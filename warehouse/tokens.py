@@ -1,15 +1,16 @@
 """Token counting with the embedding model's own WordPiece tokenizer (no torch)."""
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Callable
 
 
 @lru_cache(maxsize=1)
 def token_counter() -> Callable[[str], int]:
     from tokenizers import Tokenizer
 
-    from warehouse.embeddings import model_path
+    from trustindex.warehouse.embeddings import model_path
 
     tok = Tokenizer.from_file(str(model_path() / "tokenizer.json"))
     tok.no_truncation()
