@@ -31,13 +31,20 @@ import numpy as np
 MIN_ROWS = 20_000  # below this usearch's float16 scan is already ~1 ms: not worth ~1 s of building
 _BLOCK = 16_384
 _SLACK = 1e-6  # absolute margin added to float32 bounds (see Int8Prefilter.__init__)
+# The query side is 7-bit. MLAS's u8×s8 kernel on AVX2 without VNNI (vpmaddubsw) adds pairs of products in int16
+# with saturation: 255·127·2 overflows and the "exact" integer dot product is silently wrong (seen on an AVX2-only
+# AMD EPYC: bounds below the true cosine). With the unsigned query at most 127, a pair is at most 2·127·127 = 32258,
+# inside int16 on every kernel; the lost query precision widens the bound (‖e_q‖), never breaks it.
+_QUERY_LEVELS = 63
+_QUERY_ZERO = 64  # unsigned query = q7 + 64 ∈ [1, 127]
 
 
-def _to_int8(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Symmetric int8 values (as float64) and the scale of each vector along the last axis: x ≈ scale·q."""
-    scale = np.abs(x).max(axis=-1) / 127.0
+def _to_int8(x: np.ndarray, levels: int = 127) -> tuple[np.ndarray, np.ndarray]:
+    """Symmetric integer values in [-levels, levels] (as float64) and the scale of each vector along the last axis:
+    x ≈ scale·q."""
+    scale = np.abs(x).max(axis=-1) / float(levels)
     scale = np.where(scale == 0, 1.0, scale)
-    return np.clip(np.rint(x / scale[..., None]), -127, 127), scale
+    return np.clip(np.rint(x / scale[..., None]), -levels, levels), scale
 
 
 def available() -> bool:
@@ -80,7 +87,7 @@ class Int8Prefilter:
             [helper.make_tensor_value_info("dot", TensorProto.INT32, [1, n])],
             initializer=[
                 numpy_helper.from_array(np.ascontiguousarray(q8.T), "rows"),
-                numpy_helper.from_array(np.array(128, dtype=np.uint8), "zero"),
+                numpy_helper.from_array(np.array(_QUERY_ZERO, dtype=np.uint8), "zero"),
             ],
         )
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
@@ -94,11 +101,11 @@ class Int8Prefilter:
     def upper_bounds(self, q: np.ndarray) -> np.ndarray:
         """For every row, a float32 upper bound of its exact dot product with ``q`` (see the module docstring)."""
         q = np.asarray(q, dtype=np.float64)
-        q8, qs = _to_int8(q)
-        qs = float(qs)
+        q8, qs_arr = _to_int8(q, _QUERY_LEVELS)
+        qs = float(qs_arr)
         e_q = float(np.linalg.norm(q - q8 * qs))
         qn = float(np.linalg.norm(q))
-        dot = self._session.run(["dot"], {"q": (q8 + 128).astype(np.uint8).reshape(1, -1)})[0][0]
+        dot = self._session.run(["dot"], {"q": (q8 + _QUERY_ZERO).astype(np.uint8).reshape(1, -1)})[0][0]
         ub = dot.astype(np.float32)  # exact: |dot| ≤ 127·127·dims < 2²⁴
         ub *= np.float32(qs) * self.scale
         ub += self.qnorm * np.float32(e_q)
