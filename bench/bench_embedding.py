@@ -114,7 +114,8 @@ def run(
         fast_rates.append(fast_rate)
         ratios.append(fast_rate / ref_rate)
         print(
-            f"  round {r + 1}: reference {ref_rate:6.1f}/s  onnx-int8 {fast_rate:6.1f}/s  ratio {fast_rate / ref_rate:.2f}",
+            f"  round {r + 1}: reference {ref_rate:6.1f}/s  onnx-int8 {fast_rate:6.1f}/s  "
+            f"ratio {fast_rate / ref_rate:.2f}",
             flush=True,
         )
     ref = np.vstack(ref_parts).astype(np.float32)

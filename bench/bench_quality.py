@@ -160,8 +160,8 @@ def _normalise(v: np.ndarray) -> np.ndarray:
 
 
 def _evaluate(queries, rankings: list[list[str]]) -> dict:
-    nd = [ndcg_at_10(r, q["relevant"]) for q, r in zip(queries, rankings)]
-    rc = [recall_at_10(r, q["relevant"]) for q, r in zip(queries, rankings)]
+    nd = [ndcg_at_10(r, q["relevant"]) for q, r in zip(queries, rankings, strict=True)]
+    rc = [recall_at_10(r, q["relevant"]) for q, r in zip(queries, rankings, strict=True)]
     return {"ndcg": nd, "recall": rc, "ndcg_mean": float(np.mean(nd)), "recall_mean": float(np.mean(rc))}
 
 

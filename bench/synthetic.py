@@ -284,7 +284,7 @@ def _build_exact(data: Path, n: int, seed: int, work: Path, backend: str, spectr
     rng = np.random.default_rng(seed)
     lengths = rng.integers(60, 141, size=n)
     starts = rng.integers(0, len(stream) - 141, size=n)
-    docs_tokens = [stream[s : s + k] for s, k in zip(starts, lengths)]
+    docs_tokens = [stream[s : s + k] for s, k in zip(starts, lengths, strict=True)]
     bdir = new_build_dir(data)
     for name, t in _tables(n, docs_tokens, seed).items():
         write_table(t, bdir / TABLE_FILES[name])

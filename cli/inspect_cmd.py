@@ -6,21 +6,17 @@ import json
 
 from trustindex.schemas.errors import TrustIndexError
 from trustindex.schemas.snapshot import read_manifest, resolve_current
-from trustindex.warehouse.catalog import connect_snapshot
-
-
-def _rows(con, sql: str, params=()) -> list[dict]:
-    cur = con.execute(sql, params)
-    cols = [d[0] for d in cur.description]
-    return [dict(zip(cols, r)) for r in cur.fetchall()]
+from trustindex.warehouse.catalog import connect_snapshot, fetch_dicts
 
 
 def report(a) -> int:
     snap = resolve_current(a.data)
     m = read_manifest(snap)
     con = connect_snapshot(snap)
-    files = _rows(con, "SELECT source, path, status, rule, stage, reason FROM ingest_report ORDER BY source, path")
-    sources = _rows(con, "SELECT source, commit, status, error FROM sources ORDER BY source")
+    files = fetch_dicts(
+        con, "SELECT source, path, status, rule, stage, reason FROM ingest_report ORDER BY source, path"
+    )
+    sources = fetch_dicts(con, "SELECT source, commit, status, error FROM sources ORDER BY source")
     out = {
         "snapshot_id": m.snapshot_id,
         "sources": sources,
@@ -31,7 +27,7 @@ def report(a) -> int:
         return 0
     print(f"snapshot {m.snapshot_id}")
     for s in sources:
-        counts = _rows(
+        counts = fetch_dicts(
             con,
             "SELECT status, count(*) AS n FROM ingest_report WHERE source = ? GROUP BY status ORDER BY status",
             [s["source"]],
@@ -43,7 +39,7 @@ def report(a) -> int:
     for f in files:
         if f["status"] == "failed":
             print(f"  FAILED {f['source']}/{f['path']}: {f['stage']}: {f['reason']}")
-    rules = _rows(
+    rules = fetch_dicts(
         con,
         "SELECT rule, count(*) AS n FROM ingest_report WHERE status = 'skipped' GROUP BY rule ORDER BY n DESC, rule",
     )
@@ -55,27 +51,27 @@ def report(a) -> int:
 def inspect(a) -> int:
     snap = resolve_current(a.data)
     con = connect_snapshot(snap)
-    docs = _rows(con, "SELECT * FROM documents WHERE source = ? AND path = ?", [a.source, a.path])
+    docs = fetch_dicts(con, "SELECT * FROM documents WHERE source = ? AND path = ?", [a.source, a.path])
     if not docs:
         raise TrustIndexError(
             f"{a.source}:{a.path}: no such document in the live snapshot "
             f"(see `trustindex report` for skipped and failed files)"
         )
     d = docs[0]
-    attr = _rows(con, "SELECT * EXCLUDE (doc_id) FROM attribution WHERE doc_id = ?", [d["doc_id"]])
-    ver = _rows(
+    attr = fetch_dicts(con, "SELECT * EXCLUDE (doc_id) FROM attribution WHERE doc_id = ?", [d["doc_id"]])
+    ver = fetch_dicts(
         con,
         "SELECT verifier, publisher, tier, method, commit, date, stale, detail FROM verifications "
         "WHERE doc_id = ? ORDER BY date DESC",
         [d["doc_id"]],
     )
-    vt = _rows(
+    vt = fetch_dicts(
         con,
         'SELECT component, "constraint", origin, status, chunk_id, detail FROM version_targets '
         "WHERE doc_id = ? ORDER BY component, origin",
         [d["doc_id"]],
     )
-    dep = _rows(con, "SELECT scope, reason, marker, chunk_id FROM deprecations WHERE doc_id = ?", [d["doc_id"]])
+    dep = fetch_dicts(con, "SELECT scope, reason, marker, chunk_id FROM deprecations WHERE doc_id = ?", [d["doc_id"]])
     n = con.execute("SELECT count(*) FROM chunks WHERE doc_id = ?", [d["doc_id"]]).fetchone()[0]
     out = {
         "source": d["source"],
@@ -130,41 +126,46 @@ def stats(a) -> int:
 def stats_from(con) -> dict:
     """Per source: documents, chunks, chunks per version component and verification method, deprecated
     chunks, freshness distribution — over any connection with the snapshot's tables as views."""
-    out = {}
-    for s in _rows(con, "SELECT source FROM sources WHERE status = 'ok' ORDER BY source"):
-        name = s["source"]
-        q = lambda sql: _rows(con, sql, [name])  # noqa: E731
-        out[name] = {
-            "documents": q("SELECT count(*) AS n FROM documents WHERE source = ?")[0]["n"],
-            "chunks": q("SELECT count(*) AS n FROM chunks WHERE source = ?")[0]["n"],
-            "chunks_per_version_component": {
-                r["component"]: r["n"]
-                for r in q(
-                    "SELECT v.component, count(DISTINCT c.chunk_id) AS n FROM chunks c JOIN version_targets v "
-                    "ON v.doc_id = c.doc_id AND (v.chunk_id IS NULL OR v.chunk_id = c.chunk_id) "
-                    "WHERE c.source = ? GROUP BY 1 ORDER BY 1"
-                )
-            },
-            "chunks_per_verification_method": {
-                r["method"]: r["n"]
-                for r in q(
-                    "SELECT v.method, count(DISTINCT c.chunk_id) AS n FROM chunks c JOIN verifications v "
-                    "ON v.doc_id = c.doc_id WHERE c.source = ? AND v.tier <> 'unknown' AND NOT v.stale "
-                    "GROUP BY 1 ORDER BY 1"
-                )
-            },
-            "deprecated_chunks": q(
-                "SELECT count(DISTINCT c.chunk_id) AS n FROM chunks c JOIN deprecations d ON d.doc_id = c.doc_id "
-                "AND (d.chunk_id IS NULL OR d.chunk_id = c.chunk_id) WHERE c.source = ?"
-            )[0]["n"],
-            "freshness_days": {
-                r["bucket"]: r["n"]
-                for r in q(
-                    "SELECT CASE WHEN age < 30 THEN '<30' WHEN age < 90 THEN '30-90' WHEN age < 365 THEN '90-365' "
-                    "WHEN age < 730 THEN '365-730' ELSE '>=730' END AS bucket, count(*) AS n FROM (SELECT "
-                    "date_diff('day', last_substantive_change, now()) AS age FROM documents WHERE source = ?) "
-                    "GROUP BY 1 ORDER BY 1"
-                )
-            },
-        }
-    return out
+    return {
+        s["source"]: _source_stats(con, s["source"])
+        for s in fetch_dicts(con, "SELECT source FROM sources WHERE status = 'ok' ORDER BY source")
+    }
+
+
+def _source_stats(con, name: str) -> dict:
+    def q(sql: str) -> list[dict]:
+        return fetch_dicts(con, sql, [name])
+
+    return {
+        "documents": q("SELECT count(*) AS n FROM documents WHERE source = ?")[0]["n"],
+        "chunks": q("SELECT count(*) AS n FROM chunks WHERE source = ?")[0]["n"],
+        "chunks_per_version_component": {
+            r["component"]: r["n"]
+            for r in q(
+                "SELECT v.component, count(DISTINCT c.chunk_id) AS n FROM chunks c JOIN version_targets v "
+                "ON v.doc_id = c.doc_id AND (v.chunk_id IS NULL OR v.chunk_id = c.chunk_id) "
+                "WHERE c.source = ? GROUP BY 1 ORDER BY 1"
+            )
+        },
+        "chunks_per_verification_method": {
+            r["method"]: r["n"]
+            for r in q(
+                "SELECT v.method, count(DISTINCT c.chunk_id) AS n FROM chunks c JOIN verifications v "
+                "ON v.doc_id = c.doc_id WHERE c.source = ? AND v.tier <> 'unknown' AND NOT v.stale "
+                "GROUP BY 1 ORDER BY 1"
+            )
+        },
+        "deprecated_chunks": q(
+            "SELECT count(DISTINCT c.chunk_id) AS n FROM chunks c JOIN deprecations d ON d.doc_id = c.doc_id "
+            "AND (d.chunk_id IS NULL OR d.chunk_id = c.chunk_id) WHERE c.source = ?"
+        )[0]["n"],
+        "freshness_days": {
+            r["bucket"]: r["n"]
+            for r in q(
+                "SELECT CASE WHEN age < 30 THEN '<30' WHEN age < 90 THEN '30-90' WHEN age < 365 THEN '90-365' "
+                "WHEN age < 730 THEN '365-730' ELSE '>=730' END AS bucket, count(*) AS n FROM (SELECT "
+                "date_diff('day', last_substantive_change, now()) AS age FROM documents WHERE source = ?) "
+                "GROUP BY 1 ORDER BY 1"
+            )
+        },
+    }

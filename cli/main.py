@@ -3,20 +3,21 @@ lazily, so ``query`` and ``snapshots`` start fast."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 import traceback
 from pathlib import Path
 
+from trustindex.cli.parser import build_parser
 from trustindex.schemas.errors import TrustIndexError
 
-DEFAULT_BACKEND = "onnx-int8"  # warehouse.embeddings.DEFAULT_BACKEND, without importing the build side
 
-
-def _prefect_env(data_dir: Path) -> None:
-    os.environ.setdefault("PREFECT_HOME", str((data_dir / ".prefect").resolve()))
+def prefect_env(prefect_home: Path) -> None:
+    """The environment a build runs Prefect and the model under, where the caller has not set it:
+    Prefect's state in ``prefect_home``, a patient ephemeral server, no analytics, quiet logs, and
+    no network for the model (the tests use it too)."""
+    os.environ.setdefault("PREFECT_HOME", str(prefect_home.resolve()))
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
@@ -46,7 +47,7 @@ def cmd_refresh(a) -> int:
     data = Path(a.data)
     cfg = load_build_config(a.sources, a.identities, a.policy, a.ledger)
     data.mkdir(parents=True, exist_ok=True)
-    _prefect_env(data)
+    prefect_env(data / ".prefect")
     from trustindex.ingest import progress
     from trustindex.warehouse.lock import data_dir_lock
 
@@ -75,7 +76,7 @@ def cmd_backfill(a) -> int:
 
     load_build_config(a.sources)  # validate before starting Prefect
     data.mkdir(parents=True, exist_ok=True)
-    _prefect_env(data)
+    prefect_env(data / ".prefect")
     from trustindex.cli.build import in_process_settings
     from trustindex.flows.backfill import backfill_flow
     from trustindex.ingest import progress
@@ -254,136 +255,25 @@ def cmd_export(a) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="trustindex", description="A trust-aware documentation index.")
-    p.add_argument("--verbose", action="store_true", help="show tracebacks")
-    sub = p.add_subparsers(dest="command", required=True)
-
-    r = sub.add_parser("refresh", help="crawl, extract, index, publish")
-    r.add_argument("--sources", required=True)
-    r.add_argument("--identities", help="default: identities.toml beside the sources file")
-    r.add_argument("--policy")
-    r.add_argument("--ledger", help="verifications.toml (default: beside the sources file, if present)")
-    r.add_argument("--data", default="data")
-    r.add_argument(
-        "--backend",
-        default=os.environ.get("TRUSTINDEX_EMBEDDER", DEFAULT_BACKEND),
-        choices=["sentence-transformers", "onnx-int8"],
-    )
-    r.add_argument("--force", action="store_true", help="publish even past the safety gate (and say so)")
-    r.add_argument(
-        "--task-runner",
-        choices=["threads", "dask"],
-        default="threads",
-        help="where the per-source tasks run (dask: an existing cluster, see --dask-address)",
-    )
-    r.add_argument("--dask-address", metavar="ADDR", help="the Dask scheduler, e.g. tcp://127.0.0.1:8786")
-    r.add_argument(
-        "--wait",
-        type=float,
-        default=0.0,
-        metavar="SECONDS",
-        help="wait this long for another writer of the data directory",
-    )
-    r.add_argument("--json", action="store_true")
-    r.add_argument("--quiet", action="store_true")
-    r.set_defaults(fn=cmd_refresh)
-
-    b = sub.add_parser("backfill", help="build the index as the sources stood at a date or commits")
-    b.add_argument("--sources", required=True)
-    b.add_argument("--as-of", metavar="DATE")
-    b.add_argument("--commit", action="append", metavar="SOURCE=SHA")
-    b.add_argument("--publish", action="store_true", help="also move CURRENT to the backfilled snapshot")
-    b.add_argument("--force", action="store_true", help="with --publish: publish even past the safety gate")
-    b.add_argument("--wait", type=float, default=0.0, metavar="SECONDS")
-    b.add_argument("--data", default="data")
-    b.add_argument(
-        "--backend",
-        default=os.environ.get("TRUSTINDEX_EMBEDDER", DEFAULT_BACKEND),
-        choices=["sentence-transformers", "onnx-int8"],
-    )
-    b.add_argument("--json", action="store_true")
-    b.add_argument("--quiet", action="store_true")
-    b.set_defaults(fn=cmd_backfill)
-
-    q = sub.add_parser("query", help="ask the live snapshot")
-    q.add_argument("text", nargs="?")
-    q.add_argument("--batch")
-    q.add_argument("--data", default="data")
-    q.add_argument("--snapshot")
-    q.add_argument("--k", type=int, default=5)
-    q.add_argument("--target", action="append", metavar="COMPONENT=VERSION_OR_RANGE")
-    q.add_argument("--also", action="append", metavar="TEXT", help="another phrasing of the same question")
-    q.add_argument("--strict", action="store_true")
-    q.add_argument("--policy")
-    q.add_argument("--json", action="store_true")
-    q.add_argument("--explain", action="store_true")
-    q.set_defaults(fn=cmd_query)
-
-    po = sub.add_parser("policy", help="show the policy in force")
-    po.add_argument("--show", action="store_true", required=True)
-    po.add_argument("--policy")
-    po.set_defaults(fn=cmd_policy)
-
-    s = sub.add_parser("snapshots", help="list|show|verify|rollback|gc")
-    s.add_argument("action", choices=["list", "show", "verify", "rollback", "gc"])
-    s.add_argument("snapshot_id", nargs="?")
-    s.add_argument("--data", default="data")
-    s.add_argument("--policy")
-    s.add_argument("--wait", type=float, default=0.0, metavar="SECONDS", help="rollback/gc: wait for a writer")
-    s.add_argument("--json", action="store_true")
-    s.set_defaults(fn=cmd_snapshots)
-
-    rp = sub.add_parser("report", help="what the live snapshot's run ingested, skipped, failed")
-    rp.add_argument("--data", default="data")
-    rp.add_argument("--json", action="store_true")
-    rp.add_argument("--html", metavar="OUT.html", help="write a self-contained HTML report with plots")
-    rp.set_defaults(fn=cmd_report)
-
-    i = sub.add_parser("inspect", help="the evidence behind one document")
-    i.add_argument("--source", required=True)
-    i.add_argument("--path", required=True)
-    i.add_argument("--data", default="data")
-    i.add_argument("--json", action="store_true")
-    i.set_defaults(fn=cmd_inspect)
-
-    st = sub.add_parser("stats", help="per-source evidence counts")
-    st.add_argument("--data", default="data")
-    st.add_argument("--json", action="store_true")
-    st.set_defaults(fn=cmd_stats)
-    c = sub.add_parser("calibrate", help="fit the match-tier thresholds from labelled query lists")
-    c.add_argument("--in-domain", required=True, metavar="FILE")
-    c.add_argument("--out-of-domain", required=True, metavar="FILE")
-    c.add_argument("--policy", help="the policy to start from (default: built-in)")
-    c.add_argument("--out", help="where to write the calibrated policy (default: --policy, else ./policy.toml)")
-    c.add_argument("--data", default="data")
-    c.add_argument("--snapshot")
-    c.add_argument("--json", action="store_true")
-    c.set_defaults(fn=cmd_calibrate)
-
-    m = sub.add_parser("mcp", help="an MCP server (stdio) over the live snapshot")
-    m.add_argument("--data", default="data")
-    m.add_argument("--policy", help="policy.toml (reloaded when it changes)")
-    m.set_defaults(fn=cmd_mcp)
-
-    e = sub.add_parser("export", help="copy a snapshot to a serving tier (path or s3://bucket/prefix)")
-    e.add_argument("snapshot_id")
-    e.add_argument("--to", required=True, metavar="URI")
-    e.add_argument(
-        "--endpoint",
-        default=os.environ.get("AWS_ENDPOINT_URL"),
-        help="S3-compatible endpoint, e.g. http://127.0.0.1:9000",
-    )
-    e.add_argument("--data", default="data")
-    e.add_argument("--json", action="store_true")
-    e.set_defaults(fn=cmd_export)
-    return p
+COMMANDS = {
+    "refresh": cmd_refresh,
+    "backfill": cmd_backfill,
+    "query": cmd_query,
+    "policy": cmd_policy,
+    "snapshots": cmd_snapshots,
+    "report": cmd_report,
+    "inspect": cmd_inspect,
+    "stats": cmd_stats,
+    "calibrate": cmd_calibrate,
+    "mcp": cmd_mcp,
+    "export": cmd_export,
+}
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return args.fn(args)
+        return COMMANDS[args.command](args)
     except TrustIndexError as e:
         if args.verbose:
             traceback.print_exc()

@@ -278,8 +278,10 @@ def _annotated_tags(repo, allowed: Path) -> list[tuple[str, str, str, datetime]]
         timeout=TIMEOUT_S,
     )
     lines = peel.stdout.decode("utf-8", "replace").splitlines()
+    if len(lines) != len(tags):  # cat-file answers every line it is given, "missing" included
+        raise SignatureError(f"{repo.git_dir}: git cat-file answered {len(lines)} lines for {len(tags)} tags")
     out = []
-    for (name, sha, when), line in zip(tags, lines):
+    for (name, sha, when), line in zip(tags, lines, strict=True):
         obj, _, typ = line.partition(" ")
         out.append((name, sha, obj if typ == "commit" else "", when))
     return out

@@ -1,8 +1,10 @@
 """Shared helpers of the code chunkers (Compact, TypeScript, Rust) and the text fallback.
 
-Two halves.  Here: decoding source bytes into lines, parsing with tree-sitter
-within a CPU budget, reading nodes (text, 1-based lines, error locations) and
-turning a sibling list into ``Unit``s with their leading comments.  In
+Two halves.  Here: ``extract_code``, the decode -> parse -> fall back -> assemble pipeline every
+code chunker runs (a language module supplies only its grammar and its tree-to-units walk),
+decoding source bytes into lines, parsing with tree-sitter within a CPU budget, reading nodes
+(text, 1-based lines, error locations) and turning a sibling list into ``Unit``s with their
+leading comments.  In
 :mod:`extractors.code_assembly`: the ``Unit`` type and the engine that turns
 units into ``Chunk``s, with the chunking rules every language obeys (its
 docstring lists them).  Every name of both halves is importable from here.
@@ -13,7 +15,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from trustindex.extractors.base import ExtractionError
+from tree_sitter import Language, Parser
+
+from trustindex.extractors.base import Extraction, ExtractionError, FileContext
 
 # The assembly half, re-exported: language modules and tests import these from here.
 from trustindex.extractors.code_assembly import (  # noqa: F401
@@ -33,6 +37,35 @@ from trustindex.extractors.code_assembly import (  # noqa: F401
 # Valid code parses at several MB/s here, so only pathological input gets near it.
 PARSE_BUDGET_S = 1.0
 PARSE_BUDGET_S_PER_MB = 1.0
+
+
+# A language's walk from the parsed source and the tree's root node to the file's top-level units.
+UnitsOf = Callable[[bytes, object], list[Unit]]
+
+
+def extract_code(
+    data: bytes, ctx: FileContext, kind: str, language: Language, units_of: UnitsOf, gap_path: str | None = None
+) -> Extraction:
+    """Chunks of one code file: decode, parse within the budget, walk the tree into units and
+    assemble them.  ``kind`` names both the extraction and the grammar (``tree-sitter-<kind>``)
+    in warnings.  A parse over its budget leaves no units, so the whole file becomes line windows
+    under ``gap_path``; a tree with errors still yields the units it recognised."""
+    lines = decode_lines(data, ctx.path)
+    result = Extraction(kind=kind)
+    src = strip_bom(data)
+    tree = parse(Parser(language), src)
+    units: list[Unit] = []
+    if tree is None:
+        result.warnings.append(
+            f"{ctx.path}: tree-sitter-{kind} parse exceeded its time budget; file split into line windows"
+        )
+    else:
+        warning = parse_warning(kind, tree.root_node)
+        if warning:
+            result.warnings.append(f"{ctx.path}: {warning}")
+        units = units_of(src, tree.root_node)
+    result.chunks, result.deprecations = assemble(lines, units, ctx, gap_path=gap_path)
+    return result
 
 
 def decode_lines(data: bytes, path: str) -> list[str]:

@@ -22,20 +22,16 @@ shared with the other languages are in ``extractors.code_common``.
 from __future__ import annotations
 
 import tree_sitter_compact
-from tree_sitter import Language, Parser
+from tree_sitter import Language
 
 from trustindex.extractors.base import Extraction, FileContext
 from trustindex.extractors.code_common import (
     Unit,
-    assemble,
-    decode_lines,
+    extract_code,
     first_line,
     join_path,
     last_line,
     node_text,
-    parse,
-    parse_warning,
-    strip_bom,
     units_from_siblings,
 )
 
@@ -95,19 +91,8 @@ def _units(src: bytes, nodes: list, prefix: str | None, depth: int) -> list[Unit
 
 def extract_compact(data: bytes, ctx: FileContext) -> Extraction:
     """Chunks of a ``.compact`` file, one per top-level declaration (see the module docstring)."""
-    lines = decode_lines(data, ctx.path)
-    result = Extraction(kind="compact")
-    src = strip_bom(data)
-    tree = parse(Parser(LANGUAGE), src)
-    if tree is None:
-        result.warnings.append(
-            f"{ctx.path}: tree-sitter-compact parse exceeded its time budget; file split into line windows"
-        )
-        units: list[Unit] = []
-    else:
-        warning = parse_warning("compact", tree.root_node)
-        if warning:
-            result.warnings.append(f"{ctx.path}: {warning}")
-        units = _units(src, tree.root_node.children, None, 0)
-    result.chunks, result.deprecations = assemble(lines, units, ctx)
-    return result
+    return extract_code(data, ctx, "compact", LANGUAGE, _top_level_units)
+
+
+def _top_level_units(src: bytes, root) -> list[Unit]:
+    return _units(src, root.children, None, 0)

@@ -34,21 +34,17 @@ import re
 from pathlib import PurePosixPath
 
 import tree_sitter_rust
-from tree_sitter import Language, Parser
+from tree_sitter import Language
 
 from trustindex.extractors.base import Extraction, FileContext
 from trustindex.extractors.code_common import (
     MAX_CONTAINER_DEPTH,
     Unit,
-    assemble,
-    decode_lines,
+    extract_code,
     first_line,
     join_path,
     last_line,
     node_text,
-    parse,
-    parse_warning,
-    strip_bom,
     units_from_siblings,
 )
 
@@ -183,20 +179,9 @@ class _Walker:
 
 def extract_rust(data: bytes, ctx: FileContext) -> Extraction:
     """Chunks of a ``.rs`` file, one per item (see the module docstring)."""
-    lines = decode_lines(data, ctx.path)
-    result = Extraction(kind="rust")
     prefix = module_path(ctx.path)
-    src = strip_bom(data)
-    tree = parse(Parser(LANGUAGE), src)
-    if tree is None:
-        result.warnings.append(
-            f"{ctx.path}: tree-sitter-rust parse exceeded its time budget; file split into line windows"
-        )
-        units: list[Unit] = []
-    else:
-        warning = parse_warning("rust", tree.root_node)
-        if warning:
-            result.warnings.append(f"{ctx.path}: {warning}")
-        units = _Walker(src).items(tree.root_node.children, prefix, 0)
-    result.chunks, result.deprecations = assemble(lines, units, ctx, gap_path=prefix)
-    return result
+
+    def units_of(src: bytes, root) -> list[Unit]:
+        return _Walker(src).items(root.children, prefix, 0)
+
+    return extract_code(data, ctx, "rust", LANGUAGE, units_of, gap_path=prefix)

@@ -29,22 +29,18 @@ from __future__ import annotations
 import re
 
 import tree_sitter_typescript
-from tree_sitter import Language, Parser
+from tree_sitter import Language
 
 from trustindex.extractors.base import Extraction, FileContext
 from trustindex.extractors.code_common import (
     MAX_CONTAINER_DEPTH,
     Unit,
-    assemble,
-    decode_lines,
+    extract_code,
     first_line,
     join_names,
     join_path,
     last_line,
     node_text,
-    parse,
-    parse_warning,
-    strip_bom,
     units_from_siblings,
 )
 
@@ -190,20 +186,9 @@ class _Walker:
 
 def extract_typescript(data: bytes, ctx: FileContext) -> Extraction:
     """Chunks of a ``.ts`` / ``.tsx`` file, one per top-level symbol (see the module docstring)."""
-    lines = decode_lines(data, ctx.path)
-    result = Extraction(kind="typescript")
     language = TSX if ctx.path.lower().endswith(".tsx") else TYPESCRIPT
-    src = strip_bom(data)
-    tree = parse(Parser(language), src)
-    if tree is None:
-        result.warnings.append(
-            f"{ctx.path}: tree-sitter-typescript parse exceeded its time budget; file split into line windows"
-        )
-        units: list[Unit] = []
-    else:
-        warning = parse_warning("typescript", tree.root_node)
-        if warning:
-            result.warnings.append(f"{ctx.path}: {warning}")
-        units = _Walker(src).statements(tree.root_node.children, None, 0)
-    result.chunks, result.deprecations = assemble(lines, units, ctx)
-    return result
+    return extract_code(data, ctx, "typescript", language, _top_level_units)
+
+
+def _top_level_units(src: bytes, root) -> list[Unit]:
+    return _Walker(src).statements(root.children, None, 0)

@@ -192,7 +192,7 @@ def _sections(lines: list[str], headings: list[tuple[int, int, str]]):
         while open_ and headings[open_[-1]][1] >= level:
             ends[open_.pop()] = row - 1
         open_.append(i)
-    for i, (row, level, title) in enumerate(headings):
+    for i, (row, _level, title) in enumerate(headings):
         clean = _plain([title])
         if _HEADING_RE.search(clean):
             yield row + 1, ends[i] + 1, "section", _section_reason(lines, row, ends[i], clean)

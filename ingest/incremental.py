@@ -48,7 +48,7 @@ def plan(repo, previous: Previous | None, commit: str, commits) -> Plan:
         return Plan(set(), "a manifest or docs configuration changed: full rebuild")
     rep = previous.tables["ingest_report"].to_pydict()
     carry = set(rep["path"]) - touched
-    ingested = {p for p, st in zip(rep["path"], rep["status"]) if st == "ingested" and p in carry}
+    ingested = {p for p, st in zip(rep["path"], rep["status"], strict=True) if st == "ingested" and p in carry}
     return Plan(
         carry,
         f"incremental from {previous.commit[:12]}: {len(touched)} paths touched, {len(carry)} carried forward",

@@ -144,7 +144,8 @@ class Index:
         lex_rank = {int(i): r for r, i in enumerate(lex_top.tolist(), 1)} if lex_ran else {}
         pool = np.array(sorted(fused), dtype=np.int64)
         pool_cos = self.dense.cosines(vecs[0], pool)
-        cos_user = dict(zip(pool.tolist(), pool_cos.tolist()))  # the user's query's cosine, by row, for the hits
+        # the user's query's cosine, by row, for the hits
+        cos_user = dict(zip(pool.tolist(), pool_cos.tolist(), strict=True))
         rel = relevance_of(pool_cos, lex_user[pool], policy, lex_ran) if pool.size else np.zeros(0)
         today = reference_day()
         prior = self._prior(today, policy)
@@ -163,7 +164,12 @@ class Index:
         cands = [
             {"i": i, "trust": t, "relevance": r, "confidence": cf, "ranking": fused[i]}
             for i, t, r, cf, k_ in zip(
-                pool.tolist(), trust.tolist(), np.asarray(rel, dtype=np.float64).tolist(), conf.tolist(), keep.tolist()
+                pool.tolist(),
+                trust.tolist(),
+                np.asarray(rel, dtype=np.float64).tolist(),
+                conf.tolist(),
+                keep.tolist(),
+                strict=True,
             )
             if k_
         ]
@@ -288,7 +294,7 @@ class Index:
                 self._reranker = CrossEncoder(self.policy["rerank"]["model_path"], device="cpu")
         top = sorted(cands, key=lambda c: -c["confidence"])[: self.policy["rerank"]["depth"]]
         scores = self._reranker.predict([(query, t) for t in self.data.texts([c["i"] for c in top])])
-        for c, s in zip(top, scores):
+        for c, s in zip(top, scores, strict=True):
             c["rerank"] = 1.0 / (1.0 + math.exp(-float(s)))
         return lambda c: c.get("rerank", -1.0) * c["trust"] if "rerank" in c else -1.0 + c["confidence"]
 
@@ -297,7 +303,7 @@ class Index:
         texts = self.data.texts([c["i"] for c in cands])
         first: dict[str, dict] = {}
         hits = []
-        for c, key in zip(cands, texts):
+        for c, key in zip(cands, texts, strict=True):
             c["text"] = key
             if key in first:
                 first[key]["also"].append(c["i"])

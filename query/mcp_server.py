@@ -135,7 +135,7 @@ class PassageMap:
         self.data = data
         self.row = {cid: i for i, cid in enumerate(data.chunk_ids)}
         by_doc: dict[str, list[tuple[int, int]]] = defaultdict(list)
-        for i, (doc, ordinal) in enumerate(zip(data.chunk_doc, data.chunks["ordinal"])):
+        for i, (doc, ordinal) in enumerate(zip(data.chunk_doc, data.chunks["ordinal"], strict=True)):
             by_doc[doc].append((ordinal, i))
         self.by_doc = {d: sorted(rows) for d, rows in by_doc.items()}
 

@@ -36,7 +36,7 @@ def render_table(r: dict, explain: bool = False) -> str:
         lines.append(
             f"{h['rank_position']:>2} {h['display_confidence'] * 100:>4.0f}% {h['relevance_score']:>5.2f} "
             f"{h['trust_score']:>5.2f}  "
-            + " ".join(f"{f[n]['multiplier']:>4.2f}".rjust(w) for n, w in zip(FACTORS, (4, 5, 5, 4, 4)))
+            + " ".join(f"{f[n]['multiplier']:>4.2f}".rjust(w) for n, w in zip(FACTORS, (4, 5, 5, 4, 4), strict=True))
             + f"  {p['source']}/{p['path']}:{p['start_line']}  § {where}"
         )
         if explain:

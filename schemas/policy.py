@@ -24,12 +24,12 @@ TIERS = ("foundation", "partner", "third_party", "community", "unknown")
 _NUM = (int, float)
 SPEC: dict[str, Any] = {
     "attribution": {
-        "tiers": {t: (d, _NUM, 0.0, 2.0) for t, d in zip(TIERS, (1.0, 0.9, 0.75, 0.65, 0.45))},
+        "tiers": {t: (d, _NUM, 0.0, 2.0) for t, d in zip(TIERS, (1.0, 0.9, 0.75, 0.65, 0.45), strict=True)},
     },
     "verification": {
         "unverified": (0.9, _NUM, 0.0, 2.0),
         "stale": (0.9, _NUM, 0.0, 2.0),
-        "tiers": {t: (d, _NUM, 0.0, 2.0) for t, d in zip(TIERS, (1.0, 0.98, 0.95, 0.93, 0.9))},
+        "tiers": {t: (d, _NUM, 0.0, 2.0) for t, d in zip(TIERS, (1.0, 0.98, 0.95, 0.93, 0.9), strict=True)},
         "methods": (["trailer", "merge", "signature", "ledger"], [str], None, None),
     },
     "freshness": {

@@ -133,7 +133,7 @@ def files_sha256(paths: list[Path]) -> list[str]:
     order = sorted(range(len(paths)), key=lambda i: -paths[i].stat().st_size)
     out: list[str] = [""] * len(paths)
     with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
-        for i, digest in zip(order, pool.map(lambda i: file_sha256(paths[i]), order)):
+        for i, digest in zip(order, pool.map(lambda i: file_sha256(paths[i]), order), strict=True):
             out[i] = digest
     return out
 
@@ -143,7 +143,7 @@ def list_files(directory: Path) -> dict[str, dict]:
     paths = [p for p in sorted(directory.rglob("*")) if p.is_file() and p.name != MANIFEST]
     return {
         p.relative_to(directory).as_posix(): {"sha256": digest, "size": p.stat().st_size}
-        for p, digest in zip(paths, files_sha256(paths))
+        for p, digest in zip(paths, files_sha256(paths), strict=True)
     }
 
 
@@ -180,7 +180,7 @@ def verify_snapshot(directory: str | Path, checksums: bool = True) -> Manifest:
             )
     if checksums:
         names = sorted(m.files)  # the first failing file in name order is reported, as a serial check would
-        for name, digest in zip(names, files_sha256([directory / n for n in names])):
+        for name, digest in zip(names, files_sha256([directory / n for n in names]), strict=True):
             if digest != m.files[name]["sha256"]:
                 raise SnapshotError(
                     f"snapshot {m.snapshot_id}: file {name} fails its sha256 check (corrupt; "

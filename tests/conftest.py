@@ -13,13 +13,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "examples"))
 
-os.environ.setdefault("PREFECT_HOME", tempfile.mkdtemp(prefix="prefect-home-"))
-os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
-os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+from trustindex.cli.main import prefect_env  # noqa: E402  (after the path set-up above)
+
+# The command line's environment, with Prefect's state in a fresh directory (unless one is given).
+prefect_env(Path(os.environ.get("PREFECT_HOME") or tempfile.mkdtemp(prefix="prefect-home-")))
 # one ONNX export for the whole session (it takes tens of seconds), shared by every data directory
 os.environ.setdefault("TRUSTINDEX_ENCODER_CACHE", tempfile.mkdtemp(prefix="trustindex-encoders-"))
 

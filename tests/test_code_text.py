@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 import pytest
 
@@ -45,7 +46,7 @@ def test_windows_fill_target_and_overlap(counter):
     assert len(chunks) > 5
     assert all(ch.token_count <= 128 for ch in chunks)
     assert all(ch.token_count >= 60 for ch in chunks[:-1])  # full windows, not slivers
-    for before, after in zip(chunks, chunks[1:]):
+    for before, after in pairwise(chunks):
         assert after.start_line == before.end_line - OVERLAP_LINES + 1
 
 

@@ -27,6 +27,7 @@ import subprocess
 import sys
 import time
 from datetime import UTC, datetime
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -258,7 +259,7 @@ def test_waiting_writers_never_interleave(kit):
         res = json.loads((d.parent / f"w{v}.json").read_text())
         spans.append((*res["locked"], res["snapshot_id"]))
     spans.sort()
-    for (s1, e1, _), (s2, e2, _) in zip(spans, spans[1:]):
+    for (_, e1, _), (s2, _, _) in pairwise(spans):
         assert e1 <= s2, f"writers overlapped: {spans}"
     assert assert_consistent(d, {spans[-1][2]}) == spans[-1][2]
     assert leftovers(d) == set()

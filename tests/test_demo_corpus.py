@@ -401,7 +401,8 @@ BAD_COMMITS = [  # (commit keys, expected message fragment)
     ('author = "nobody"\ndate = 2024-05-01T10:00:00+00:00\nmessage = "x"\nfiles = ["a.md"]', "unknown person"),
     ('author = "a"\ndate = 2024-05-01T10:00:00+00:00\nmessage = "x"\nfiles = ["missing.md"]', "no kept file"),
     (
-        'author = "a"\ndate = 2024-05-01T10:00:00+00:00\nmessage = "x"\nfiles = [{ path = "a.md", sub = [["zzz", "y"]] }]',
+        'author = "a"\ndate = 2024-05-01T10:00:00+00:00\nmessage = "x"\n'
+        'files = [{ path = "a.md", sub = [["zzz", "y"]] }]',
         "does not occur",
     ),
     ('author = "a"\ndate = 2024-05-01T10:00:00+00:00\nmessage = "x"\nmerge = "nope"', "unknown or unmergeable"),

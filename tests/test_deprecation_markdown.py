@@ -45,7 +45,8 @@ displayed_sidebar: sidebar
 # Wallet API
 
 :::warning Deprecated
-The Wallet API is deprecated. Wallet functionality is now handled through the [Wallet SDK](./wallet). Please migrate to the Wallet SDK for all wallet operations and integrations.
+The Wallet API is deprecated. Wallet functionality is now handled through the [Wallet SDK](./wallet). \
+Please migrate to the Wallet SDK for all wallet operations and integrations.
 :::
 
 ---
@@ -118,7 +119,8 @@ Fixed things.
 
 GRAPHQL_ARG = """# Directive deprecated
 
-#### [<code style={{ fontWeight: 'normal' }}>deprecated.<b>reason</b></code>](#)<Bullet />[<code style={{ fontWeight: 'normal' }}><b>String</b></code>](/midnight-indexer/types/scalars/string.mdx)
+#### [<code style={{ fontWeight: 'normal' }}>deprecated.<b>reason</b></code>](#)<Bullet />\
+[<code style={{ fontWeight: 'normal' }}><b>String</b></code>](/midnight-indexer/types/scalars/string.mdx)
 
 The reason text.
 """  # real: the indexer's GraphQL directive page

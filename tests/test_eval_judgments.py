@@ -93,7 +93,7 @@ def test_ndcg_random_rankings_match_the_formula():
     rng = np.random.default_rng(0)
     files = [f"f{i}" for i in range(30)]
     for _ in range(50):
-        judg = {f: int(g) for f, g in zip(rng.choice(files, 6, replace=False), rng.integers(1, 3, 6))}
+        judg = {f: int(g) for f, g in zip(rng.choice(files, 6, replace=False), rng.integers(1, 3, 6), strict=True)}
         judg[files[0]] = 2
         ranked = list(rng.permutation(files))[: int(rng.integers(1, 16))]
         gains = [judg.get(f, 0) for f in ranked[:10]]

@@ -64,5 +64,5 @@ def test_substantive_date_ignores_bulk_whitespace_and_front_matter(tmp_path):
     flags = [_is_substantive(mirror, c, "docs/guide.md", limit, {}) for c in h.touches]
     # newest first: front matter, whitespace, bulk, real edit, add
     assert flags == [False, False, False, True, True]
-    first_sub = next(c for c, f in zip(h.touches, flags) if f)
+    first_sub = next(c for c, f in zip(h.touches, flags, strict=True) if f)
     assert first_sub.sha == real

@@ -15,6 +15,7 @@ import os
 import subprocess
 import time
 from datetime import UTC, datetime
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -176,9 +177,7 @@ DEEP = {
 }
 BILLION_LAUGHS = (
     "---\na: &a [x, x, x, x, x, x, x, x, x]\n"
-    + "".join(
-        f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n" for p, c in zip("abcdefgh", "bcdefghi")
-    )
+    + "".join(f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n" for p, c in pairwise("abcdefghi"))
     + "---\n# Bomb\n\ntext\n"
 ).encode()
 

@@ -76,7 +76,7 @@ def test_top1_retrieval_agrees_with_reference(fast, reference, passages, both):
     queries = [q for q, _ in RETRIEVAL_PAIRS]
     q_fast, q_ref = fast.encode(queries), reference.encode(queries)
     for (query, phrase), top_fast, top_ref in zip(
-        RETRIEVAL_PAIRS, (q_fast @ emb.T).argmax(1), (q_ref @ ref.T).argmax(1)
+        RETRIEVAL_PAIRS, (q_fast @ emb.T).argmax(1), (q_ref @ ref.T).argmax(1), strict=True
     ):
         expected = [i for i, p in enumerate(passages) if phrase in p]
         assert len(expected) == 1, f"phrase {phrase!r} should pick exactly one sample passage"

@@ -276,7 +276,7 @@ def test_contains_agrees_with_intervals_and_normal_form(cs, v):
     assert cs.contains(v) == any(iv.contains(v) for iv in cs.intervals)
     ivs = cs.intervals
     assert all(not iv.is_empty() for iv in ivs)
-    for a, b in zip(ivs, ivs[1:]):  # sorted, disjoint and not touching: one spelling per set
+    for a, b in itertools.pairwise(ivs):  # sorted, disjoint and not touching: one spelling per set
         assert (
             a.hi is not None
             and b.lo is not None

@@ -343,7 +343,7 @@ def test_signature_links_ignore_everything_but_good(world):
     touches = file_histories(read_log(world["mirror"], c["bob"]))["doc.md"].touches
     forged = {
         t.sha: sig.SignatureCheck(s, "ada@mf.example", "SHA256:x")
-        for t, s in zip(touches, ["unknown_key", "bad", "none", "error", "expired", "revoked"])
+        for t, s in zip(touches, ["unknown_key", "bad", "none", "error", "expired", "revoked"], strict=True)
     }
     assert sig.signature_links(touches, {}, forged, world["ids"]) == []
     # A good check naming an address the operator does not list carries no authority.

@@ -52,7 +52,8 @@ ATTEMPTS = [
     (
         "front_matter_claims_foundation_tier_publisher_and_verified",
         {
-            "fm.md": "---\ntitle: Trusted\ntier: foundation\npublisher: mf\nverified: true\nverified_by: ada@mf.example\n"
+            "fm.md": "---\ntitle: Trusted\ntier: foundation\npublisher: mf\nverified: true\n"
+            "verified_by: ada@mf.example\n"
             "reviewed_by: Ada Lovelace <ada@mf.example>\ntrust: 1.0\n---\n# Trusted\n\nBody.\n"
         },
         "Add fm",

@@ -52,6 +52,7 @@ def embedding_input(chunks: pa.Table) -> list[str]:
         chunks.column("symbol_path").to_pylist(),
         chunks.column("path").to_pylist(),
         chunks.column("text").to_pylist(),
+        strict=True,
     ):
         out.append(embed_text(hp or [], sp, path, text))
     return out

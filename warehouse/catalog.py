@@ -42,5 +42,12 @@ def connect_snapshot(snapshot_dir: Path) -> duckdb.DuckDBPyConnection:
     return con
 
 
+def fetch_dicts(con: duckdb.DuckDBPyConnection, sql: str, params=()) -> list[dict]:
+    """The rows of a query, each a dict keyed by column name."""
+    cur = con.execute(sql, list(params))
+    cols = [d[0] for d in cur.description]
+    return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
+
+
 def _sql_str(p: Path) -> str:
     return str(p).replace("'", "''")

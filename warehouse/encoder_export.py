@@ -48,6 +48,7 @@ from trustindex.query.encoder import (
     sha256_file,
     verify_files,
 )
+from trustindex.warehouse.durable import fsync_path
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 # Bumped whenever the recipe changes, so a cached export from an older recipe is rebuilt.
@@ -64,7 +65,7 @@ QUANTIZATION = {
 ONNX_OPSET = 17
 # Layers whose FFN output projection stays fp32 (see _kept_fp32).
 FP32_LAYERS = (0,)
-_FP32_MATMUL = re.compile(r"/encoder/layer\.(%s)/output/dense/MatMul$" % "|".join(map(str, FP32_LAYERS)))
+_FP32_MATMUL = re.compile(rf"/encoder/layer\.({'|'.join(map(str, FP32_LAYERS))})/output/dense/MatMul$")
 # Equivalence floor checked at export time (the tests and the bench hold the stricter 0.99 median).
 MIN_EXPORT_COSINE = 0.98
 _CHECK_TEXTS = [
@@ -343,7 +344,8 @@ def ensure_encoder(cache_dir: Path, model_path: Path | None = None) -> EncoderFi
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=cache_dir))
     try:
         export_encoder(tmp, model_path)
-        _fsync_dir_files(tmp)
+        for p in tmp.iterdir():
+            fsync_path(p)
         if _reusable(target, source_sha):  # another builder finished first: use theirs
             return _files_of(target, source_sha)
         if target.exists():  # a stale or corrupt export: move it aside, never delete under a reader's feet first
@@ -358,12 +360,6 @@ def ensure_encoder(cache_dir: Path, model_path: Path | None = None) -> EncoderFi
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return _files_of(target, source_sha)
-
-
-def _fsync_dir_files(directory: Path) -> None:
-    for p in directory.iterdir():
-        with open(p, "rb") as f:
-            os.fsync(f.fileno())
 
 
 class SentenceTransformerEncoder:

@@ -38,6 +38,7 @@ import pyarrow.fs as pafs
 
 from trustindex.schemas.errors import SnapshotError, TrustIndexError
 from trustindex.schemas.snapshot import CURRENT, MANIFEST, SNAPSHOTS_DIR, verify_snapshot
+from trustindex.warehouse.durable import fsync_path, replace_durably
 
 _SNAPSHOT_ID = re.compile(r"^[0-9a-f]{16}$")  # schemas.snapshot.snapshot_id_from_files: sha256 hex [:16]
 _BLOCK = 1 << 20
@@ -172,14 +173,6 @@ def _listing(fs: pafs.FileSystem, root: str) -> dict[str, int]:
     return out
 
 
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _upload(target: Target, src: Path, dest: str) -> int:
     if target.local is not None:
         Path(dest).parent.mkdir(parents=True, exist_ok=True)
@@ -194,14 +187,7 @@ def _upload(target: Target, src: Path, dest: str) -> int:
 def _write_current(target: Target, snapshot_id: str) -> None:
     payload = (snapshot_id + "\n").encode()
     if target.local is not None:
-        # Same commit as warehouse.snapshots.set_current: temp, fsync, rename, fsync the directory.
-        tmp = target.local / f".{CURRENT}.export.{os.getpid()}.tmp"
-        with open(tmp, "wb") as f:
-            f.write(payload)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target.local / CURRENT)
-        _fsync(target.local)
+        replace_durably(target.local / CURRENT, payload, target.local / f".{CURRENT}.export.{os.getpid()}.tmp")
     else:
         # One object PUT: atomic per object on S3, so no temp object and no copy (a copy is not atomic).
         with target.fs.open_output_stream(target.path(CURRENT)) as out:
@@ -290,9 +276,9 @@ def export_to_target(data_dir: Path | str, snapshot_id: str, target: Target) -> 
             stage = "syncing the target to disk"
             # CURRENT must never reach the disk before the files it names (a power loss in between).
             for name in [*todo, MANIFEST]:
-                _fsync(target.local / SNAPSHOTS_DIR / sid / name)
+                fsync_path(target.local / SNAPSHOTS_DIR / sid / name)
             for d in {(target.local / SNAPSHOTS_DIR / sid / n).parent for n in [*todo, MANIFEST]}:
-                _fsync(d)
+                fsync_path(d)
         stage = f"reading the target's {CURRENT}"
         previous = _read_current(target)
         stage = f"writing the target's {CURRENT}"

@@ -23,7 +23,7 @@ import re
 from pathlib import Path
 
 from trustindex.schemas.snapshot import read_manifest, resolve_current
-from trustindex.warehouse.catalog import connect_snapshot
+from trustindex.warehouse.catalog import connect_snapshot, fetch_dicts
 
 FRESHNESS_BUCKETS = [
     (0, 30, "< 30 d"),
@@ -54,20 +54,14 @@ PLOTS = {  # id -> title: the figures every report carries (tests look for these
 
 
 # -- numbers -------------------------------------------------------------------------------------
-def _rows(con, sql: str, params=()) -> list[dict]:
-    cur = con.execute(sql, list(params))
-    cols = [d[0] for d in cur.description]
-    return [dict(zip(cols, r)) for r in cur.fetchall()]
-
-
 def collect(data_dir: Path) -> dict:
     """Everything the report shows, as plain data (the HTML and markdown are views of it)."""
     snap = resolve_current(data_dir)
     m = read_manifest(snap)
     con = connect_snapshot(snap)
     try:
-        have = {r["table_name"] for r in _rows(con, "SELECT table_name FROM information_schema.tables")}
-        q = lambda table, sql, params=(): _rows(con, sql, params) if table in have else []  # noqa: E731
+        have = {r["table_name"] for r in fetch_dicts(con, "SELECT table_name FROM information_schema.tables")}
+        q = lambda table, sql, params=(): fetch_dicts(con, sql, params) if table in have else []  # noqa: E731
         bucket_sql = (
             " ".join(f"WHEN age < {hi} THEN '{lab}'" for lo, hi, lab in FRESHNESS_BUCKETS if hi)
             + f" ELSE '{FRESHNESS_BUCKETS[-1][2]}'"
@@ -224,7 +218,7 @@ def _stacked_barh(ax, rows, row_key, stack_key, order, colours, xlabel):
     for s in stacks:
         vals = [sum(r["n"] for r in rows if r[row_key] == lab and r[stack_key] == s) for lab in labels]
         ax.barh(labels, vals, left=left, label=str(s), color=colours.get(s))
-        left = [a + b for a, b in zip(left, vals)]
+        left = [a + b for a, b in zip(left, vals, strict=True)]
     for y, total in enumerate(left):
         ax.text(total, y, f" {total}", va="center", fontsize=8)
     ax.invert_yaxis()
@@ -383,11 +377,16 @@ def render_html(d: dict) -> str:
         ("failed files", t["failed"]),
         ("deprecated chunks", t["deprecated_chunks"]),
     ]
-    fig = lambda pid, extra="": f"<section><h2>{_e(PLOTS[pid])}</h2>{svgs[pid]}{extra}</section>"  # noqa: E731
-    wide = lambda pid, side: (
-        f'<section><h2>{_e(PLOTS[pid])}</h2><div class="grid"><div>{svgs[pid]}</div>'  # noqa
-        f"<div>{side}</div></div></section>"
-    )
+
+    def fig(pid: str, extra: str = "") -> str:
+        return f"<section><h2>{_e(PLOTS[pid])}</h2>{svgs[pid]}{extra}</section>"
+
+    def wide(pid: str, side: str) -> str:
+        return (
+            f'<section><h2>{_e(PLOTS[pid])}</h2><div class="grid"><div>{svgs[pid]}</div>'
+            f"<div>{side}</div></div></section>"
+        )
+
     failed_note = f" (first {MAX_FAILED_ROWS})" if t["failed"] > MAX_FAILED_ROWS else ""
     model = d["embedding_model"]
     ingest_side = (

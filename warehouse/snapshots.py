@@ -27,14 +27,7 @@ from trustindex.schemas.snapshot import (
     snapshot_id_from_files,
     verify_snapshot,
 )
-
-
-def _fsync_path(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+from trustindex.warehouse.durable import fsync_path, replace_durably
 
 
 def new_build_dir(data_dir: Path) -> Path:
@@ -54,13 +47,7 @@ def set_current(data_dir: Path, snapshot_id: str) -> None:
     data_dir = Path(data_dir)
     if not (data_dir / SNAPSHOTS_DIR / snapshot_id / MANIFEST).is_file():
         raise SnapshotError(f"snapshot {snapshot_id} does not exist in {data_dir}")
-    tmp = data_dir / f".{CURRENT}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(snapshot_id + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, data_dir / CURRENT)
-    _fsync_path(data_dir)
+    replace_durably(data_dir / CURRENT, (snapshot_id + "\n").encode(), data_dir / f".{CURRENT}.{os.getpid()}.tmp")
 
 
 def finish_snapshot(
@@ -77,7 +64,7 @@ def finish_snapshot(
     data_dir, build_dir = Path(data_dir), Path(build_dir)
     for p in build_dir.rglob("*"):
         if p.is_file():
-            _fsync_path(p)
+            fsync_path(p)
     files = list_files(build_dir)
     sid = snapshot_id_from_files(files)
     final = data_dir / SNAPSHOTS_DIR / sid
@@ -100,9 +87,9 @@ def finish_snapshot(
         f.flush()
         os.fsync(f.fileno())
     for d in [build_dir, *[p for p in build_dir.rglob("*") if p.is_dir()]]:
-        _fsync_path(d)
+        fsync_path(d)
     os.rename(build_dir, final)
-    _fsync_path(final.parent)
+    fsync_path(final.parent)
     return manifest
 
 

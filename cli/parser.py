@@ -1,0 +1,224 @@
+"""The ``trustindex`` argument parser: every command's flags, help text and example.
+
+A flag several commands take is declared once, in a parent parser (argparse ``parents=``), so its
+name, default and help read the same everywhere.  Each subcommand's ``--help`` ends with examples.
+Only ``argparse`` is imported here: the command line must start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+DEFAULT_BACKEND = "onnx-int8"  # warehouse.embeddings.DEFAULT_BACKEND, without importing the build side
+BACKENDS = ["sentence-transformers", "onnx-int8"]
+
+
+def _parent() -> argparse.ArgumentParser:
+    return argparse.ArgumentParser(add_help=False)
+
+
+def _shared_flags() -> dict[str, argparse.ArgumentParser]:
+    """Parent parsers by flag group; a subcommand lists the groups it takes."""
+    data = _parent()
+    data.add_argument(
+        "--data", default="data", metavar="DIR", help="the data directory (tables, snapshots, CURRENT); default: data"
+    )
+    as_json = _parent()
+    as_json.add_argument("--json", action="store_true", help="print the result as JSON instead of text")
+    policy = _parent()
+    policy.add_argument("--policy", metavar="FILE", help="policy.toml (default: the built-in policy)")
+    snapshot = _parent()
+    snapshot.add_argument("--snapshot", metavar="ID", help="a snapshot id (default: the live one, named by CURRENT)")
+    build = _parent()
+    build.add_argument("--sources", required=True, metavar="FILE", help="sources.toml: the repositories to index")
+    build.add_argument(
+        "--backend",
+        default=os.environ.get("TRUSTINDEX_EMBEDDER", DEFAULT_BACKEND),
+        choices=BACKENDS,
+        help=f"the embedding backend (default: $TRUSTINDEX_EMBEDDER, else {DEFAULT_BACKEND})",
+    )
+    build.add_argument(
+        "--wait",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="wait this long for another writer of the data directory (default: fail at once)",
+    )
+    # SUPPRESS: unless given here, the top-level --verbose (before the command) keeps its value.
+    build.add_argument("--verbose", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
+    return {"data": data, "json": as_json, "policy": policy, "snapshot": snapshot, "build": build}
+
+
+def _examples(*lines: str) -> str:
+    return "examples:\n" + "\n".join(f"  {line}" for line in lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="trustindex",
+        description="A trust-aware documentation index.",
+        epilog=_examples(
+            "trustindex refresh --sources examples/sources.toml --data data",
+            'trustindex query "How do I install the Compact compiler?" --data data --explain',
+            "trustindex COMMAND --help",
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--verbose", action="store_true", help="show tracebacks")
+    sub = p.add_subparsers(dest="command", required=True)
+    flags = _shared_flags()
+
+    def command(name: str, about: str, examples: list[str], takes: list[str]) -> argparse.ArgumentParser:
+        return sub.add_parser(
+            name,
+            help=about,
+            description=about[0].upper() + about[1:] + ".",
+            epilog=_examples(*examples),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+            parents=[flags[group] for group in takes],
+        )
+
+    r = command(
+        "refresh",
+        "crawl, extract, index, publish",
+        [
+            "trustindex refresh --sources examples/sources.toml --data data",
+            "trustindex refresh --sources sources.toml --task-runner dask --dask-address tcp://127.0.0.1:8786",
+        ],
+        ["build", "data", "json"],
+    )
+    r.add_argument(
+        "--policy", metavar="FILE", help="policy.toml (default: beside the sources file, if present; else built-in)"
+    )
+    r.add_argument("--quiet", action="store_true", help="print nothing but errors (and no progress bars)")
+    r.add_argument("--identities", metavar="FILE", help="default: identities.toml beside the sources file")
+    r.add_argument("--ledger", metavar="FILE", help="verifications.toml (default: beside the sources file, if present)")
+    r.add_argument("--force", action="store_true", help="publish even past the safety gate (and say so)")
+    r.add_argument(
+        "--task-runner",
+        choices=["threads", "dask"],
+        default="threads",
+        help="where the per-source tasks run (dask: an existing cluster, see --dask-address)",
+    )
+    r.add_argument("--dask-address", metavar="ADDR", help="the Dask scheduler, e.g. tcp://127.0.0.1:8786")
+
+    b = command(
+        "backfill",
+        "build the index as the sources stood at a date or commits",
+        [
+            "trustindex backfill --sources sources.toml --as-of 2026-06-01 --data data",
+            "trustindex backfill --sources sources.toml --commit midnight-docs=COMMIT_SHA --publish",
+        ],
+        ["build", "data", "json"],
+    )
+    b.add_argument("--quiet", action="store_true", help="no progress bars")
+    b.add_argument("--as-of", metavar="DATE", help="each source as it stood on this date (YYYY-MM-DD)")
+    b.add_argument("--commit", action="append", metavar="SOURCE=SHA", help="pin one source to a commit (repeatable)")
+    b.add_argument("--publish", action="store_true", help="also move CURRENT to the backfilled snapshot")
+    b.add_argument("--force", action="store_true", help="with --publish: publish even past the safety gate")
+
+    q = command(
+        "query",
+        "ask the live snapshot",
+        [
+            'trustindex query "How do I install the Compact compiler?" --data data --explain',
+            'trustindex query "counter contract" --target compact-language=0.23 --strict --json',
+            "trustindex query --batch queries.jsonl --data data",
+        ],
+        ["data", "snapshot", "policy", "json"],
+    )
+    q.add_argument("text", nargs="?", help="the question")
+    q.add_argument(
+        "--batch", metavar="FILE", help='JSON Lines of {"query": ...} objects; prints one JSON line per query'
+    )
+    q.add_argument("--k", type=int, default=5, help="how many passages to return (default: 5)")
+    q.add_argument(
+        "--target",
+        action="append",
+        metavar="COMPONENT=VERSION_OR_RANGE",
+        help="the version the answer must fit (repeatable)",
+    )
+    q.add_argument("--also", action="append", metavar="TEXT", help="another phrasing of the same question")
+    q.add_argument(
+        "--strict",
+        action="store_true",
+        help="keep only passages that satisfy every --target (default: drop breaking ones, rank near misses lower)",
+    )
+    q.add_argument("--explain", action="store_true", help="show each passage's trust factors")
+
+    po = command(
+        "policy",
+        "show the policy in force",
+        ["trustindex policy --show", "trustindex policy --show --policy examples/policy.toml"],
+        ["policy"],
+    )
+    po.add_argument("--show", action="store_true", required=True, help="print the policy as TOML")
+
+    s = command(
+        "snapshots",
+        "list|show|verify|rollback|gc",
+        ["trustindex snapshots list --data data", "trustindex snapshots rollback 0123456789abcdef --data data"],
+        ["data", "policy", "json"],
+    )
+    s.add_argument("action", choices=["list", "show", "verify", "rollback", "gc"], help="what to do")
+    s.add_argument("snapshot_id", nargs="?", help="the snapshot (default: the live one; rollback: the previous one)")
+    s.add_argument("--wait", type=float, default=0.0, metavar="SECONDS", help="rollback/gc: wait for a writer")
+
+    rp = command(
+        "report",
+        "what the live snapshot's run ingested, skipped, failed",
+        ["trustindex report --data data", "trustindex report --html report.html --data data"],
+        ["data", "json"],
+    )
+    rp.add_argument("--html", metavar="OUT.html", help="write a self-contained HTML report with plots")
+
+    i = command(
+        "inspect",
+        "the evidence behind one document",
+        ["trustindex inspect --source midnight-docs --path docs/guides/proof-server.md --json"],
+        ["data", "json"],
+    )
+    i.add_argument("--source", required=True, help="the source's name in sources.toml")
+    i.add_argument("--path", required=True, help="the document's path in that source's repository")
+
+    command("stats", "per-source evidence counts", ["trustindex stats --data data --json"], ["data", "json"])
+
+    c = command(
+        "calibrate",
+        "fit the match-tier thresholds from labelled query lists",
+        [
+            "trustindex calibrate --in-domain in_domain.txt --out-of-domain out_of_domain.txt --data data",
+        ],
+        ["data", "snapshot", "json"],
+    )
+    c.add_argument("--in-domain", required=True, metavar="FILE", help="queries the corpus answers, one a line")
+    c.add_argument("--out-of-domain", required=True, metavar="FILE", help="queries it does not answer, one a line")
+    c.add_argument("--policy", metavar="FILE", help="the policy to start from (default: built-in)")
+    c.add_argument("--out", help="where to write the calibrated policy (default: --policy, else ./policy.toml)")
+
+    m = command(
+        "mcp",
+        "an MCP server (stdio) over the live snapshot",
+        ["trustindex mcp --data data --policy policy.toml"],
+        ["data"],
+    )
+    m.add_argument("--policy", metavar="FILE", help="policy.toml (reloaded when it changes)")
+
+    e = command(
+        "export",
+        "copy a snapshot to a serving tier (path or s3://bucket/prefix)",
+        [
+            "trustindex export 0123456789abcdef --to /srv/trustindex/data --data data",
+            "trustindex export 0123456789abcdef --to s3://bucket/prefix --endpoint http://127.0.0.1:9000",
+        ],
+        ["data", "json"],
+    )
+    e.add_argument("snapshot_id", help="the snapshot to copy")
+    e.add_argument("--to", required=True, metavar="URI", help="a directory or s3://bucket/prefix")
+    e.add_argument(
+        "--endpoint",
+        default=os.environ.get("AWS_ENDPOINT_URL"),
+        help="S3-compatible endpoint, e.g. http://127.0.0.1:9000",
+    )
+    return p
