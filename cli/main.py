@@ -1,5 +1,6 @@
 """The ``trustindex`` command.  Build commands import Prefect and the model
-lazily, so ``query`` and ``snapshots`` start fast."""
+lazily, so ``query`` and ``snapshots`` start fast and run in the base install;
+a command that needs an extra says which one (``cli/extras.py``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import sys
 import traceback
 from pathlib import Path
 
+from trustindex.cli.extras import require
 from trustindex.cli.parser import build_parser
 from trustindex.schemas.errors import TrustIndexError
 
@@ -42,6 +44,7 @@ def _print_json(obj) -> None:
 
 
 def cmd_refresh(a) -> int:
+    require("build")
     from trustindex.cli.build import load_build_config, run_refresh
 
     data = Path(a.data)
@@ -63,6 +66,7 @@ def cmd_refresh(a) -> int:
 
 
 def cmd_backfill(a) -> int:
+    require("build")
     data = Path(a.data)
     commits = {}
     for item in a.commit or []:
@@ -170,6 +174,7 @@ def cmd_snapshots(a) -> int:
 
 
 def cmd_report(a) -> int:
+    require("build")
     if a.html:
         from trustindex.warehouse.report_html import render_report
 
@@ -182,18 +187,21 @@ def cmd_report(a) -> int:
 
 
 def cmd_inspect(a) -> int:
+    require("build")
     from trustindex.cli.inspect_cmd import inspect
 
     return inspect(a)
 
 
 def cmd_stats(a) -> int:
+    require("build")
     from trustindex.cli.inspect_cmd import stats
 
     return stats(a)
 
 
 def cmd_calibrate(a) -> int:
+    require("build")
     from trustindex.query.calibrate import calibrate, read_queries
     from trustindex.query.index import Index
     from trustindex.schemas.policy import Policy
@@ -238,6 +246,7 @@ def cmd_calibrate(a) -> int:
 
 
 def cmd_mcp(a) -> int:
+    require("serve")
     from trustindex.query.mcp_server import serve
 
     serve(Path(a.data), policy=a.policy)

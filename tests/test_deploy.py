@@ -21,6 +21,7 @@ import sys
 import time
 import urllib.request
 from contextlib import contextmanager
+from importlib import import_module
 from pathlib import Path
 
 import pytest
@@ -73,7 +74,7 @@ def prefect_server(home: Path):
         # No runs of the nightly cron while the test runs: only the runs it creates exist.
         "PREFECT_SERVER_SERVICES_SCHEDULER_ENABLED": "false",
         "PREFECT_LOGGING_LEVEL": "INFO",
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": str(ROOT),  # this checkout's code, whichever checkout the interpreter has installed
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
         "TOKENIZERS_PARALLELISM": "false",
@@ -223,8 +224,12 @@ def test_compose_matches_the_deployments():
     worker, deploy = services["worker"], services["deploy"]
     entry = {d["name"]: d for d in project["deployments"]}
     assert {d["work_pool"]["name"] for d in entry.values()} == {POOL}
-    for d in entry.values():  # every entrypoint exists, relative to the repository root (the working directory)
-        assert (ROOT / d["entrypoint"].split(":")[0]).is_file(), d["entrypoint"]
+    for d in entry.values():  # every entrypoint exists: a module of the package, or a file in the working directory
+        target, _, name = d["entrypoint"].partition(":")
+        if target.endswith(".py"):
+            assert (ROOT / target).is_file(), d["entrypoint"]
+        else:
+            assert target.startswith("trustindex.") and callable(getattr(import_module(target), name)), d["entrypoint"]
     assert POOL in worker["command"] and "--prefect-file deploy/prefect.yaml" in " ".join(deploy["command"])
     assert deploy["depends_on"]["prefect-server"]["condition"] == "service_healthy"
     assert worker["depends_on"]["deploy"]["condition"] == "service_completed_successfully"
