@@ -36,7 +36,7 @@ class SourceContext:
     count_tokens: Callable[[str], int]
     head_time: datetime  # the commit's time: the freshness of a file with no history
     history: dict[str, FileHistory]  # per path, the commits that touched it (newest first)
-    owners: dict[str, CommitInfo]  # commit -> the pull-request merge that brought it in
+    owners: dict[str, object]  # commit SHA -> the pull-request merge commit that brought it in (merge_owners)
     bulk: int  # a commit changing more files than this is a bulk change, not a substantive one
     evidence: SourceEvidence  # manifests and docs versions: what the whole tree says about each file
     plan: Plan  # which paths' rows are carried forward from the previous commit
