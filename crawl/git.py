@@ -44,6 +44,10 @@ SAFE_OPTS = [
 ]
 
 
+# A source's bare mirror as the rest of the pipeline holds it; only crawl/ calls git on it.
+Mirror = git.Repo
+
+
 class SourceError(TrustIndexError):
     """A source cannot be fetched or its ref resolved; that source fails alone."""
 

@@ -10,9 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-import git
-
-from trustindex.crawl.git import read_blob
+from trustindex.crawl.git import Mirror, read_blob
 from trustindex.crawl.history import CommitInfo, FileHistory
 from trustindex.crawl.signatures import SignatureCheck
 from trustindex.extractors.base import FileContext
@@ -30,7 +28,7 @@ MAX_TOUCHES = 50  # older touches are treated as substantive: conservative, boun
 class SourceContext:
     source: Source
     commit: str
-    repo: git.Repo  # the source's mirror, fetched once this run
+    repo: Mirror  # the source's mirror, fetched once this run
     ids: Identities
     policy: Policy
     count_tokens: Callable[[str], int]
@@ -65,7 +63,7 @@ class SourceContext:
         return is_substantive(self.repo, c, path, self.bulk, self._substantive)
 
 
-def is_substantive(repo: git.Repo, c: CommitInfo, path: str, bulk: int, cache: dict[tuple[str, str], bool]) -> bool:
+def is_substantive(repo: Mirror, c: CommitInfo, path: str, bulk: int, cache: dict[tuple[str, str], bool]) -> bool:
     """Whether the commit changed the file's substance (not whitespace or formatting alone, not as a bulk edit)."""
     key = (c.sha, path)
     if key not in cache:

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import git
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from trustindex.crawl.git import commits_between, is_ancestor
+from trustindex.crawl.git import Mirror, commits_between, is_ancestor
 from trustindex.crawl.history import CommitInfo
 from trustindex.ingest.dispatch import kind_of
 from trustindex.schemas.tables import PER_DOCUMENT_TABLES
@@ -35,7 +34,7 @@ class Plan:
     ingested: set[str] = field(default_factory=set)  # carried paths that were ingested
 
 
-def plan(repo: git.Repo, previous: Previous | None, commit: str, commits: list[CommitInfo]) -> Plan:
+def plan(repo: Mirror, previous: Previous | None, commit: str, commits: list[CommitInfo]) -> Plan:
     if previous is None:
         return Plan(set(), "full build")
     if previous.commit == commit:

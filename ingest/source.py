@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-import git
 import pyarrow as pa
 
 from trustindex.crawl.git import (
+    Mirror,
     TreeEntry,
     commit_time,
     ensure_mirror,
@@ -64,7 +64,7 @@ def ingest_source(
     count_tokens: Callable[[str], int],
     commit: str | None = None,
     previous: Previous | None = None,
-    repo: git.Repo | None = None,
+    repo: Mirror | None = None,
 ) -> SourceResult:
     """``repo``: the source's mirror when this run has fetched it already; fetched here when None."""
     repo = repo if repo is not None else ensure_mirror(source.url, mirror_path(data_dir, source.name))
@@ -119,7 +119,7 @@ def ingest_source(
 
 
 def _read_tree(
-    repo: git.Repo,
+    repo: Mirror,
     source: Source,
     commit: str,
     entries: list[TreeEntry],

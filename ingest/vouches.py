@@ -10,9 +10,7 @@ import logging
 from datetime import UTC, datetime
 from pathlib import Path
 
-import git
-
-from trustindex.crawl.git import commit_of, read_blob, read_commit_time, tree_shas
+from trustindex.crawl.git import Mirror, commit_of, read_blob, read_commit_time, tree_shas
 from trustindex.crawl.history import FileHistory
 from trustindex.crawl.signatures import (
     SignatureCheck,
@@ -30,14 +28,14 @@ from trustindex.schemas.config import Identities, LedgerEntry, Source
 log = logging.getLogger(__name__)
 
 
-def changed_since(repo: git.Repo, tree_then: dict[str, str], path: str, data: bytes) -> bool:
+def changed_since(repo: Mirror, tree_then: dict[str, str], path: str, data: bytes) -> bool:
     """Whether ``data`` (the file now) is a substantive change from the file in ``tree_then`` (absent then: yes)."""
     then = read_blob(repo, tree_then[path]) if path in tree_then else None
     return then is None or not (then == data or is_cosmetic_change(then, data))
 
 
 def ledger_links(
-    repo: git.Repo, source: Source, ledger: list[LedgerEntry], ids: Identities, blobs: dict[str, bytes]
+    repo: Mirror, source: Source, ledger: list[LedgerEntry], ids: Identities, blobs: dict[str, bytes]
 ) -> dict[str, list[Link]]:
     """The operator's ledger: a verifier vouched for matching paths as of a commit or tag."""
     out: dict[str, list[Link]] = {}
@@ -63,7 +61,7 @@ def ledger_links(
 
 
 def signature_evidence(
-    repo: git.Repo,
+    repo: Mirror,
     signers_dir: Path,
     source: Source,
     ids: Identities,
