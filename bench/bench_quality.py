@@ -8,7 +8,7 @@ Queries and judgments: ``bench/eval/midnight_docs_queries.jsonl`` (how they were
 Corpus: every judged file plus a deterministic sample of the other files of the Midnight
 docs (shuffled with a fixed seed, taken whole until ``--chunks`` chunks are reached),
 chunked by the real extractors with the default policy's sizes, each chunk embedded as a
-refresh embeds it (``ingest.source.embed_text``: heading path + text).  Identical texts
+refresh embeds it (``ingest.rows.embed_text``: heading path + text).  Identical texts
 (the corpus holds identical copies of some pages) are embedded once, as the refresh's
 content-hash cache does.  Runtime: the torch reference dominates; on 2 cores it embeds
 ~20-30 of these chunks/s, so the default 3,500 chunks take ~2.5 min quiet, more under load.
@@ -120,7 +120,7 @@ def corpus_chunks(queries: list[dict], total_chunks: int, root: Path = CORPUS, s
     is reached; judged files are always all included.  ``chunk_file[i]`` indexes ``paths``.
     """
     from bench.bench_extract import corpus_files, extract_all
-    from trustindex.ingest.source import embed_text
+    from trustindex.ingest.rows import embed_text
     from trustindex.warehouse.tokens import token_counter
 
     judged = sorted({p for q in queries for p in q["relevant"]})

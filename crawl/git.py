@@ -44,6 +44,10 @@ SAFE_OPTS = [
 ]
 
 
+# A source's bare mirror as the rest of the pipeline holds it; only crawl/ calls git on it.
+Mirror = git.Repo
+
+
 class SourceError(TrustIndexError):
     """A source cannot be fetched or its ref resolved; that source fails alone."""
 
@@ -125,17 +129,31 @@ def ensure_mirror(url: str, dest: Path) -> git.Repo:
                 shutil.rmtree(tmp, ignore_errors=True)
     except git.GitCommandError as e:
         raise SourceError(f"cannot fetch {url}: {git_error_detail(e)}") from None
+    return open_mirror(dest)
+
+
+def open_mirror(dest: Path) -> git.Repo:
+    """The mirror as this run's fetch left it (a run fetches each source once, then only opens it)."""
+    if not (Path(dest) / "HEAD").is_file():
+        raise SourceError(f"{dest}: no mirror here (it is fetched before it is opened)")
     repo = git.Repo(str(dest))
     repo.git.update_environment(**SAFE_ENV)
     return repo
 
 
+def commit_of(repo: git.Repo, rev: str) -> str | None:
+    """The commit a revision (a SHA, a tag, a branch) names; None when the mirror has no such commit."""
+    try:
+        return repo.git.rev_parse("--verify", "--quiet", f"{rev}^{{commit}}").strip()
+    except git.GitCommandError:
+        return None
+
+
 def resolve_ref(repo: git.Repo, ref: str, url: str = "") -> str:
     for candidate in (ref, f"refs/heads/{ref}", f"refs/tags/{ref}"):
-        try:
-            return repo.git.rev_parse("--verify", "--quiet", f"{candidate}^{{commit}}").strip()
-        except git.GitCommandError:
-            continue
+        sha = commit_of(repo, candidate)
+        if sha is not None:
+            return sha
     if not repo.git.execute(["git", "for-each-ref", "--count=1"]).strip():
         # A clone of an empty repository succeeds with no refs at all.
         raise SourceError(f"{url or repo.git_dir}: the repository is empty (no commits, no refs)")
@@ -200,12 +218,17 @@ def read_blob(repo: git.Repo, sha: str) -> bytes:
     return repo.odb.stream(bytes.fromhex(sha)).read()
 
 
+def tree_shas(repo: git.Repo, commit: str) -> dict[str, str]:
+    """Each path at the commit and its object's SHA."""
+    return {e.path: e.sha for e in list_tree(repo, commit)}
+
+
 # 9999-12-31T23:59:59Z: the last second Python's datetime can hold.
 MAX_COMMIT_TIME = 253402300799
 
 
-def commit_time(repo: git.Repo, commit: str) -> int:
-    """The committer time in epoch seconds; 0 (the oldest) when the header is unreadable.
+def read_commit_time(repo: git.Repo, commit: str) -> int | None:
+    """The committer time in epoch seconds; None when the header is unreadable.
 
     A crawled commit's date is arbitrary text: git prints nothing for
     ``committer E <e> abc +0000`` and any number for a huge one, and either
@@ -214,8 +237,14 @@ def commit_time(repo: git.Repo, commit: str) -> int:
     try:
         t = int(repo.git.show("-s", "--format=%ct", commit).strip())
     except ValueError:
-        return 0
-    return t if 0 <= t <= MAX_COMMIT_TIME else 0
+        return None
+    return t if 0 <= t <= MAX_COMMIT_TIME else None
+
+
+def commit_time(repo: git.Repo, commit: str) -> int:
+    """The committer time in epoch seconds; 0 (the oldest) when the header is unreadable."""
+    t = read_commit_time(repo, commit)
+    return 0 if t is None else t
 
 
 def is_ancestor(repo: git.Repo, old: str, new: str) -> bool:
@@ -224,6 +253,11 @@ def is_ancestor(repo: git.Repo, old: str, new: str) -> bool:
         return True
     except git.GitCommandError:
         return False
+
+
+def commits_between(repo: git.Repo, old: str, new: str) -> set[str]:
+    """The commits reachable from ``new`` and not from ``old`` (``git rev-list old..new``)."""
+    return set(repo.git.rev_list(f"{old}..{new}").split())
 
 
 def commit_as_of(repo: git.Repo, ref: str, as_of_end: str, url: str = "") -> str:

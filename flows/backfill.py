@@ -79,6 +79,7 @@ def backfill_flow(
         publish=publish,
         backend=backend,
         force=force,
+        fetch=False,  # resolve_commit fetched each source for this run
     )
     result["as_of"] = as_of_end
     result["commits"] = resolved

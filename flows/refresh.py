@@ -16,7 +16,7 @@ from pathlib import Path
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
-from trustindex.crawl.git import SourceError, ensure_mirror, mirror_path, resolve_ref
+from trustindex.crawl.git import SourceError, ensure_mirror, mirror_path, open_mirror, resolve_ref
 from trustindex.ingest.incremental import Previous
 from trustindex.ingest.keys import context_key, source_key
 from trustindex.ingest.source import ingest_source
@@ -41,10 +41,18 @@ def _transient(task, task_run, state) -> bool:
 
 @task(name="source", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=1, retry_condition_fn=_transient)
 def ingest_source_task(
-    source: Source, data_dir: str, ids: Identities, ledger: list[LedgerEntry], policy: Policy, commit: str | None = None
+    source: Source,
+    data_dir: str,
+    ids: Identities,
+    ledger: list[LedgerEntry],
+    policy: Policy,
+    commit: str | None = None,
+    fetch: bool = True,
 ) -> dict:
     data = Path(data_dir)
-    repo = ensure_mirror(source.url, mirror_path(data, source.name))
+    # The one fetch of this source in this run (a backfill has made it already: fetch=False).
+    dest = mirror_path(data, source.name)
+    repo = ensure_mirror(source.url, dest) if fetch else open_mirror(dest)
     commit = commit or resolve_ref(repo, source.ref, source.url)
     ctx = context_key(source, ids, ledger, policy)
     key = source_key(source, commit, ids, ledger, policy)
@@ -56,7 +64,9 @@ def ingest_source_task(
         if last and last[1].get("context") == ctx:
             prev_tables = load_source_tables(data, source.name, last[0])
             previous = Previous(last[1]["commit"], prev_tables) if prev_tables else None
-        result = ingest_source(source, data, ids, ledger, policy, token_counter(), commit=commit, previous=previous)
+        result = ingest_source(
+            source, data, ids, ledger, policy, token_counter(), commit=commit, previous=previous, repo=repo
+        )
         tables, note = result.tables, result.note
     save_source_tables(data, source.name, key, tables, {"commit": commit, "context": ctx})
     get_run_logger().info("source %s at %s: %s", source.name, commit[:12], note)
@@ -158,11 +168,14 @@ def refresh_flow(
     backend: str = DEFAULT_BACKEND,
     force: bool = False,
     rebuild: bool = False,
+    fetch: bool = True,
 ) -> dict:
+    """``fetch=False``: the caller has fetched every source's mirror in this run (a backfill, to resolve its
+    commits); each is opened as it is, so a run fetches each source once."""
     log = get_run_logger()
     commits = commits or {}
     futures = {
-        s.name: ingest_source_task.submit(s, data_dir, ids, ledger, policy, commits.get(s.name)) for s in sources
+        s.name: ingest_source_task.submit(s, data_dir, ids, ledger, policy, commits.get(s.name), fetch) for s in sources
     }
     per_source, rows, failures, keys = {}, [], {}, {}
     for s in sources:

@@ -15,8 +15,10 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from trustindex.crawl.git import is_ancestor
+from trustindex.crawl.git import Mirror, commits_between, is_ancestor
+from trustindex.crawl.history import CommitInfo
 from trustindex.ingest.dispatch import kind_of
+from trustindex.schemas.tables import PER_DOCUMENT_TABLES
 
 
 @dataclass
@@ -32,7 +34,7 @@ class Plan:
     ingested: set[str] = field(default_factory=set)  # carried paths that were ingested
 
 
-def plan(repo, previous: Previous | None, commit: str, commits) -> Plan:
+def plan(repo: Mirror, previous: Previous | None, commit: str, commits: list[CommitInfo]) -> Plan:
     if previous is None:
         return Plan(set(), "full build")
     if previous.commit == commit:
@@ -42,7 +44,7 @@ def plan(repo, previous: Previous | None, commit: str, commits) -> Plan:
             set(), f"history rewritten ({previous.commit[:12]} is no longer an ancestor of {commit[:12]}): full rebuild"
         )
     else:
-        new = set(repo.git.rev_list(f"{previous.commit}..{commit}").split())
+        new = commits_between(repo, previous.commit, commit)
         touched = {p for c in commits if c.sha in new for p in c.changes}
     if any(kind_of(p) == "config" for p in touched):
         return Plan(set(), "a manifest or docs configuration changed: full rebuild")
@@ -63,7 +65,7 @@ def carried_rows(previous: Previous, carry: set[str], commit: str, repo_url: str
     keep_docs = docs.filter(pc.is_in(docs.column("path"), pa.array(sorted(carry), pa.string())))
     doc_ids = pa.array(sorted(set(keep_docs.column("doc_id").to_pylist())), pa.string())
     out: dict[str, list[dict]] = {}
-    for name in ("chunks", "attribution", "verifications", "version_targets", "deprecations"):
+    for name in PER_DOCUMENT_TABLES:
         tab = t[name]
         out[name] = tab.filter(pc.is_in(tab.column("doc_id"), doc_ids)).to_pylist()
     out["documents"] = []

@@ -149,6 +149,13 @@ SOURCES = pa.schema(
     ]
 )
 
+# Tables whose rows each belong to one document (they carry its doc_id).
+PER_DOCUMENT_TABLES = ("chunks", "attribution", "verifications", "version_targets", "deprecations")
+# What ingesting a document writes: its documents row and its per-document rows.
+DOCUMENT_TABLES = ("documents", *PER_DOCUMENT_TABLES)
+# One source's tables at one commit: every ingested document's rows and the account of every tree entry.
+SOURCE_TABLES = (*DOCUMENT_TABLES, "ingest_report")
+
 TABLES: dict[str, pa.Schema] = {
     "documents": DOCUMENTS,
     "chunks": CHUNKS,

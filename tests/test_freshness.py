@@ -4,7 +4,7 @@ from tests.gitutil import RepoBuilder
 from trustindex.crawl.git import ensure_mirror, resolve_ref
 from trustindex.crawl.history import file_histories, read_log
 from trustindex.extractors.freshness import bulk_limit, is_cosmetic_change
-from trustindex.ingest.source import _is_substantive
+from trustindex.ingest.context import is_substantive
 
 DOC = "---\ntitle: Guide\n---\n# Guide\n\nInstall the compiler.\n"
 
@@ -61,7 +61,7 @@ def test_substantive_date_ignores_bulk_whitespace_and_front_matter(tmp_path):
     h = file_histories(commits)["docs/guide.md"]
     assert h.touches[0].sha == last and h.touches[-1].sha == first
     limit = bulk_limit(13, 10, 0.3)
-    flags = [_is_substantive(mirror, c, "docs/guide.md", limit, {}) for c in h.touches]
+    flags = [is_substantive(mirror, c, "docs/guide.md", limit, {}) for c in h.touches]
     # newest first: front matter, whitespace, bulk, real edit, add
     assert flags == [False, False, False, True, True]
     first_sub = next(c for c, f in zip(h.touches, flags, strict=True) if f)

@@ -20,6 +20,7 @@ import pytest
 
 from tests.test_hostile_repos import IDS, POLICY, RawRepo, build_hostile_repo, ingest
 from trustindex.ingest.incremental import Previous
+from trustindex.schemas.tables import PER_DOCUMENT_TABLES
 
 STATUSES = {"ingested", "skipped", "failed"}
 STAGES = {"read", "extract", "manifest", "evidence"}
@@ -46,7 +47,7 @@ def accounting_problems(paths: list[str], result) -> list[str]:
     if sorted(docs) != sorted(ingested):
         problems.append(f"documents {sorted(set(docs) ^ ingested)} differ from the ingested rows")
     doc_ids = set(result.tables["documents"].column("doc_id").to_pylist())
-    for name in ("chunks", "attribution", "verifications", "version_targets", "deprecations"):
+    for name in PER_DOCUMENT_TABLES:
         orphans = set(result.tables[name].column("doc_id").to_pylist()) - doc_ids
         if orphans:
             problems.append(f"{name}: rows for no document {sorted(orphans)[:3]}")

@@ -108,6 +108,47 @@ def test_backfill_as_of_is_idempotent_and_does_not_move_current(world, tmp_path)
     verify_snapshot(world["data"] / "snapshots" / one["snapshot_id"])
 
 
+def count_fetches(mirror: Path, tmp_path: Path) -> Path:
+    """Make every fetch into ``mirror`` leave a line in the returned file.
+
+    Fetching from a local path runs ``remote.origin.uploadpack`` as the serving side: a wrapper there that
+    logs, then runs git's own upload-pack, sees each real fetch (a run's internal calls cannot hide one).
+    """
+    log = tmp_path / "fetches.log"
+    log.write_text("")
+    wrapper = tmp_path / "counting-upload-pack"
+    wrapper.write_text(f'#!/bin/sh\necho fetch >> "{log}"\nexec git upload-pack "$@"\n')
+    wrapper.chmod(0o755)
+    import git
+
+    with git.Repo(mirror).config_writer() as cfg:
+        cfg.set_value('remote "origin"', "uploadpack", str(wrapper))
+    return log
+
+
+def test_a_run_fetches_each_source_once(world, tmp_path):
+    from trustindex.crawl.git import mirror_path
+    from trustindex.flows.backfill import backfill_flow
+
+    b = world["builder"]
+    refresh(world)  # the first run clones the mirror
+    fetches = count_fetches(mirror_path(world["data"], "docs"), tmp_path)
+
+    b.commit({"docs/p1.md": page("Page 1", "an edit, so this refresh ingests again")}, "edit p1")
+    changed = refresh(world)
+    assert changed["sources"][0]["note"].startswith("incremental")  # the source changed and was ingested
+    assert fetches.read_text().splitlines() == ["fetch"]
+
+    fetches.write_text("")
+    sources = tmp_path / "sources.toml"
+    sources.write_text(f'[[source]]\nname = "docs"\nurl = "{b.path}"\npublisher = "mf"\ninclude = ["**/*.md"]\n')
+    (tmp_path / "identities.toml").write_text('[[publisher]]\nid = "mf"\nname = "MF"\ntier = "foundation"\n')
+    day = (b.t - timedelta(days=1)).astimezone(UTC).date().isoformat()
+    back = backfill_flow(str(sources), str(world["data"]), as_of=day)
+    assert back["sources"][0]["status"] == "ok" and back["commits"]["docs"] != changed["sources"][0]["commit"]
+    assert fetches.read_text().splitlines() == ["fetch"]
+
+
 def test_publish_gate_refuses_a_big_loss_unless_forced(world):
     from trustindex.warehouse.publish_gate import PublishRefused
 

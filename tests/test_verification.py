@@ -6,7 +6,7 @@ from tests.gitutil import RepoBuilder
 from trustindex.crawl.git import ensure_mirror, resolve_ref
 from trustindex.crawl.history import file_histories, read_log
 from trustindex.extractors.verification import chain_for_file, merge_owners, parse_trailers
-from trustindex.ingest.source import _is_substantive
+from trustindex.ingest.context import is_substantive
 from trustindex.query.trust import verification_factor
 from trustindex.schemas.config import Identities, Person, Publisher
 from trustindex.schemas.policy import Policy
@@ -57,7 +57,7 @@ def build_history(tmp_path):
 
 def links_for(m, commits, path):
     hist = file_histories(commits)[path]
-    subst = {c.sha: _is_substantive(m, c, path, 100, {}) for c in hist.touches}
+    subst = {c.sha: is_substantive(m, c, path, 100, {}) for c in hist.touches}
     return chain_for_file(hist.touches, subst, merge_owners(commits), ids())
 
 

@@ -14,10 +14,10 @@ import pyarrow as pa
 from trustindex.query.dense import STORAGE_DTYPE, build_ann_index
 from trustindex.schemas.policy import Policy
 from trustindex.schemas.snapshot import BM25_DIR, DENSE_INDEX, EMBEDDINGS, TABLE_FILES
-from trustindex.schemas.tables import table_from_rows
+from trustindex.schemas.tables import SOURCE_TABLES, table_from_rows
 from trustindex.warehouse.bm25 import build_bm25
 from trustindex.warehouse.embeddings import Embedder, EmbeddingCache, EmbedStats, embed_texts
-from trustindex.warehouse.tables import SOURCE_TABLES, concat, write_table
+from trustindex.warehouse.tables import concat, write_table
 
 SORT_KEYS = {
     "documents": [("source", "ascending"), ("path", "ascending")],
@@ -43,8 +43,8 @@ SORT_KEYS = {
 
 
 def embedding_input(chunks: pa.Table) -> list[str]:
-    """Rebuild the text the model sees (see ingest.source.embed_text) from chunk columns."""
-    from trustindex.ingest.source import embed_text
+    """Rebuild the text the model sees (see ingest.rows.embed_text) from chunk columns."""
+    from trustindex.ingest.rows import embed_text
 
     out = []
     for hp, sp, path, text in zip(

@@ -16,17 +16,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from trustindex.schemas.tables import TABLES
-
-SOURCE_TABLES = (
-    "documents",
-    "chunks",
-    "attribution",
-    "verifications",
-    "version_targets",
-    "deprecations",
-    "ingest_report",
-)
+from trustindex.schemas.tables import SOURCE_TABLES, TABLES
 
 
 def write_table(table: pa.Table, path: Path) -> None:

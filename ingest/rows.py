@@ -1,0 +1,166 @@
+"""One document's rows in every table, from the source's context and the file's extraction."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from trustindex.crawl.history import CommitInfo
+from trustindex.crawl.signatures import signature_links
+from trustindex.extractors.attribution import attribute
+from trustindex.extractors.base import Chunk, Deprecation, Extraction, VersionTarget
+from trustindex.extractors.verification import Link, chain_for_file
+from trustindex.ingest.context import SourceContext
+from trustindex.schemas.tables import DOCUMENT_TABLES, chunk_id_of, doc_id_of, sha256_text
+
+Row = dict[str, Any]
+
+
+def embed_text(heading_path: list[str], symbol_path: str | None, path: str, text: str) -> str:
+    """What the model sees: the passage with its place in the document."""
+    if symbol_path:
+        return f"{path} :: {symbol_path}\n{text}"
+    if heading_path:
+        return " > ".join(heading_path) + "\n" + text
+    return text
+
+
+def empty_rows() -> dict[str, list[Row]]:
+    return {name: [] for name in DOCUMENT_TABLES}
+
+
+def document_rows(
+    ctx: SourceContext, path: str, data: bytes, kind: str, extraction: Extraction | None
+) -> dict[str, list[Row]]:
+    """Every table's rows for one document."""
+    rows = empty_rows()
+    doc_id = doc_id_of(ctx.source.name, path)
+    touches = ctx.touches(path)
+    subst = {c.sha: ctx.is_substantive(c, path) for c in touches}
+    text = data.decode("utf-8", "replace")
+    targets = ctx.evidence.version_targets(path, kind, text, extraction)
+    deprecations = ctx.evidence.deprecations(path, kind, text, extraction)
+    rows["documents"].append(_document_row(ctx, doc_id, path, data, kind, extraction, touches, subst))
+    last = touches[0] if touches else None
+    author = (last.author_name, last.author_email) if last else ("", "")
+    rows["attribution"].append({"doc_id": doc_id, **attribute(ctx.source, path, ctx.ids, *author)})
+    rows["verifications"] = [_verification_row(doc_id, link) for link in _links(ctx, path, touches, subst)]
+    chunk_ids: dict[int, str] = {}
+    for ch in extraction.chunks if extraction else []:
+        row = _chunk_row(ctx, doc_id, path, ch)
+        chunk_ids[ch.ordinal] = row["chunk_id"]
+        rows["chunks"].append(row)
+    rows["version_targets"] = [_version_target_row(doc_id, vt, chunk_ids) for vt in targets]
+    rows["deprecations"] = [_deprecation_row(doc_id, d, chunk_ids) for d in deprecations]
+    return rows
+
+
+def _utc(dt: datetime) -> datetime:
+    return dt.astimezone(UTC)
+
+
+def _url_for(repo_url: str, commit: str, path: str) -> str:
+    if repo_url.startswith(("https://", "http://")):
+        return f"{repo_url.removesuffix('.git')}/blob/{commit}/{path}"
+    return ""
+
+
+def _document_row(
+    ctx: SourceContext,
+    doc_id: str,
+    path: str,
+    data: bytes,
+    kind: str,
+    extraction: Extraction | None,
+    touches: list[CommitInfo],
+    subst: dict[str, bool],
+) -> Row:
+    last = touches[0] if touches else None
+    last_sub = next((c for c in touches if subst[c.sha]), touches[-1] if touches else None)
+    fm = extraction.front_matter if extraction else {}
+    return {
+        "doc_id": doc_id,
+        "source": ctx.source.name,
+        "repo": ctx.source.url,
+        "commit": ctx.commit,
+        "path": path,
+        "kind": kind,
+        "content_sha256": hashlib.sha256(data).hexdigest(),
+        "size": len(data),
+        "last_modified": _utc(last.commit_date) if last else ctx.head_time,
+        "last_modified_commit": last.sha if last else ctx.commit,
+        "last_substantive_change": _utc(last_sub.commit_date) if last_sub else ctx.head_time,
+        "last_substantive_commit": last_sub.sha if last_sub else ctx.commit,
+        "front_matter": json.dumps(fm, sort_keys=True, default=str),
+        "url": _url_for(ctx.source.url, ctx.commit, path),
+        "warnings": list(extraction.warnings) if extraction else [],
+    }
+
+
+def _links(ctx: SourceContext, path: str, touches: list[CommitInfo], subst: dict[str, bool]) -> list[Link]:
+    """Trailer, merge and signed-commit links from the file's history, then the ledger's and signed tags'."""
+    links = chain_for_file(touches, subst, ctx.owners, ctx.ids)
+    links += signature_links(touches, subst, ctx.signatures, ctx.ids)
+    vouches = ctx.vouches.get(path, [])
+    for link in vouches:  # vouched at a commit: stale only if a substantive change came after it
+        if link.stale:
+            link.stale = any(subst.get(t.sha) and t.commit_date > link.date for t in touches)
+    return links + vouches
+
+
+def _verification_row(doc_id: str, link: Link) -> Row:
+    return {
+        "doc_id": doc_id,
+        "verifier": link.verifier,
+        "verifier_email": link.verifier_email,
+        "publisher": link.publisher,
+        "tier": link.tier,
+        "method": link.method,
+        "commit": link.commit,
+        "date": _utc(link.date),
+        "stale": link.stale,
+        "detail": link.detail,
+    }
+
+
+def _chunk_row(ctx: SourceContext, doc_id: str, path: str, ch: Chunk) -> Row:
+    etext = embed_text(ch.heading_path, ch.symbol_path, path, ch.text)
+    return {
+        "chunk_id": chunk_id_of(ctx.source.name, path, ch.start_line, ch.end_line, sha256_text(ch.text), ch.ordinal),
+        "doc_id": doc_id,
+        "source": ctx.source.name,
+        "path": path,
+        "ordinal": ch.ordinal,
+        "heading_path": list(ch.heading_path),
+        "symbol_path": ch.symbol_path,
+        "start_line": ch.start_line,
+        "end_line": ch.end_line,
+        "text": ch.text,
+        "content_sha256": sha256_text(etext),
+        "token_count": ch.token_count or ctx.count_tokens(etext),
+    }
+
+
+def _version_target_row(doc_id: str, vt: VersionTarget, chunk_ids: dict[int, str]) -> Row:
+    return {
+        "doc_id": doc_id,
+        "chunk_id": chunk_ids.get(vt.chunk_ordinal) if vt.chunk_ordinal is not None else None,
+        "component": vt.component,
+        "constraint": vt.constraint,
+        "intervals": vt.intervals,
+        "origin": vt.origin,
+        "status": vt.status,
+        "detail": vt.detail,
+    }
+
+
+def _deprecation_row(doc_id: str, d: Deprecation, chunk_ids: dict[int, str]) -> Row:
+    return {
+        "doc_id": doc_id,
+        "chunk_id": chunk_ids.get(d.chunk_ordinal) if d.chunk_ordinal is not None else None,
+        "scope": d.scope,
+        "reason": d.reason,
+        "marker": d.marker,
+    }
