@@ -11,6 +11,7 @@ from __future__ import annotations
 import posixpath
 
 from trustindex.extractors.base import Deprecation, Extraction, ExtractionError, VersionTarget
+from trustindex.extractors.docs_fences import fence_pragma_targets, record_disagreements
 from trustindex.extractors.docs_versions import docs_version_deprecations, docs_version_targets, load_docs_versions
 from trustindex.extractors.manifests import (
     manifest_deprecation,
@@ -68,11 +69,17 @@ class SourceEvidence:
             if kind == "markdown":
                 out.extend(front_matter_targets(ex.front_matter, self.policy["version"]["front_matter_fields"]))
                 out.extend(extract_stamps(text, ex.chunks))
+                fenced, warnings = fence_pragma_targets(text, ex.chunks)
+                out.extend(fenced)
+                ex.warnings.extend(warnings)
         m = self._manifest_for(path, kind)
         if m is not None:
             out.extend(m.targets)
         if kind == "markdown":
             out.extend(docs_version_targets(path, self.docs))
+        if ex is not None and kind == "markdown":
+            out, warnings = record_disagreements(out)
+            ex.warnings.extend(warnings)
         return apply_precedence(out)
 
     def deprecations(self, path: str, kind: str, text: str, ex: Extraction | None) -> list[Deprecation]:
