@@ -103,3 +103,30 @@ class SourceEvidence:
                 seen.add(key)
                 unique.append(d)
         return unique
+
+
+# A docs config is a few KiB; the cap keeps an odd giant file named like one from being read as evidence.
+DOCS_CONFIG_MAX_BYTES = 1 << 20
+
+
+def docs_config_evidence(repo, entries, source, have: dict[str, bytes]) -> dict[str, bytes]:
+    """Docusaurus configs and versions files the source's include globs leave out, read as evidence only.
+
+    Which docs version a page belongs to is decided by these files, so a sources file that indexes only
+    ``**/*.md*`` must still read them (they stay ``not_included`` in the report: nothing of them is indexed).
+    An explicit exclude is respected; an unreadable one is simply not evidence."""
+    from trustindex.crawl.git import read_blob
+    from trustindex.extractors.docs_versions import is_docs_config
+    from trustindex.extractors.globs import first_match
+
+    out: dict[str, bytes] = {}
+    for e in entries:
+        if e.path in have or not is_docs_config(e.path) or e.is_symlink or e.is_submodule or e.invalid:
+            continue
+        if e.size > DOCS_CONFIG_MAX_BYTES or first_match(e.path, source.exclude):
+            continue
+        try:
+            out[e.path] = read_blob(repo, e.sha)
+        except Exception:  # a missing object: the file stays unread, as if absent
+            continue
+    return out
