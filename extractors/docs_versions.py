@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 from trustindex.extractors.base import Deprecation, VersionTarget
 from trustindex.extractors.js_config import entries, object_at, string_list, string_literal, strip_comments
-from trustindex.schemas.docs_versions import COMPONENT, CURRENT, LATEST, SUPERSEDED_BY, label_json
+from trustindex.schemas.docs_versions import COMPONENT, CURRENT, LATEST, LEGACY_MARKER, SUPERSEDED_BY, label_json
 
 _CONFIG_RE = re.compile(r"^(?P<root>(?:.*/)?)docusaurus\.config\.(?:js|ts|mjs|cjs|mts|cts)$")
 _VERSIONS_RE = re.compile(r"^(?P<root>(?:.*/)?)(?:(?P<id>[^/]+)_)?versions\.json$")
@@ -299,4 +299,4 @@ def docs_version_deprecations(path: str, versions: DocsVersions) -> list[Depreca
         return []
     newer = versions.superseded_by(path)
     reason = dv.reason + (SUPERSEDED_BY.format(path=newer) if newer else "")
-    return [Deprecation(scope="document", reason=reason, marker="docs_version")]
+    return [Deprecation(scope="document", reason=reason, marker=LEGACY_MARKER)]

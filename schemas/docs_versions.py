@@ -14,6 +14,7 @@ import json
 import re
 
 COMPONENT = "docs"
+LEGACY_MARKER = "docs_version"  # the deprecation marker of a legacy docs version's page
 CURRENT = "current"
 LATEST = "latest"
 SUPERSEDED_BY = " (superseded by {path})"
