@@ -133,30 +133,20 @@ def cmd_query(a) -> int:
 
 
 def _batch(index, a) -> int:
-    from trustindex.schemas.errors import QueryError
+    """One response or error object a line, in order; the exit status is the number of failed lines (at most 125)."""
+    from trustindex.query.batch import BatchDefaults, batch_lines
 
     path = Path(a.batch)
     if not path.is_file():
         raise TrustIndexError(f"{path}: batch file not found")
-    out = sys.stdout
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            req = json.loads(line)
-            if not isinstance(req, dict) or "query" not in req:
-                raise QueryError('expected an object with "query"')
-            r = index.search(
-                req["query"],
-                k=int(req.get("k", a.k)),
-                targets=req.get("targets") or a.target,
-                strict=bool(req.get("strict", a.strict)),
-                also=req.get("also"),
-            )
-        except (json.JSONDecodeError, QueryError, ValueError, TypeError) as e:
-            raise TrustIndexError(f"{path}:{n}: {e}") from None
-        out.write(json.dumps(r, separators=(",", ":"), default=str) + "\n")
-    return 0
+    failed = 0
+    defaults = BatchDefaults(k=a.k, targets=a.target or None, strict=a.strict)
+    for r, bad in batch_lines(index, path.read_text(encoding="utf-8"), defaults):
+        failed += bad
+        sys.stdout.write(json.dumps(r, separators=(",", ":"), default=str) + "\n")
+    if failed:
+        print(f"{path}: {failed} request(s) failed (error objects in their place)", file=sys.stderr)
+    return min(failed, 125)
 
 
 def cmd_policy(a) -> int:

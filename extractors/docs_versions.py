@@ -15,7 +15,15 @@ Legacy rule: a version is legacy when its label says so ("Legacy",
 or, with no explicit banner, when Docusaurus's default gives it the
 unmaintained banner: every version older than ``lastVersion`` (by default the
 first entry of versions.json; ``lastVersion: "current"`` makes every released
-version older).  ``banner: "none"`` switches the default off.
+version older).  ``banner: "none"`` switches the default off.  A version left
+out of ``onlyIncludeVersions`` is not built at all, so its pages are legacy too.
+
+Names: the current docs are version ``current``; a released version is named
+by its folder; each version's label and, for ``lastVersion``, ``latest`` are
+aliases (schemas.docs_versions).  Every docs plugin of the config counts (the
+classic preset's ``docs`` and each ``@docusaurus/plugin-content-docs``), each
+with its own versions file: ``versions.json`` for the plugin id ``default``,
+``<id>_versions.json`` otherwise.
 """
 
 from __future__ import annotations
@@ -27,7 +35,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from trustindex.extractors.base import Deprecation, VersionTarget
-from trustindex.schemas.versions import ConstraintSet
+from trustindex.extractors.js_config import entries, object_at, string_list, string_literal, strip_comments
+from trustindex.schemas.docs_versions import COMPONENT, CURRENT, LATEST, LEGACY_MARKER, SUPERSEDED_BY, label_json
 
 _CONFIG_RE = re.compile(r"^(?P<root>(?:.*/)?)docusaurus\.config\.(?:js|ts|mjs|cjs|mts|cts)$")
 _VERSIONS_RE = re.compile(r"^(?P<root>(?:.*/)?)(?:(?P<id>[^/]+)_)?versions\.json$")
@@ -41,6 +50,9 @@ class DocsVersion:
     version: str  # the folder's version name, or "current"
     legacy: bool
     reason: str
+    aliases: tuple[str, ...] = ()  # other names that select it: its label, "latest" for lastVersion
+    banner: str | None = None  # as configured (None: Docusaurus's default)
+    url_path: str | None = None  # the configured route segment (per-version ``path`` option)
 
 
 @dataclass
@@ -52,102 +64,11 @@ class _Plugin:
     listed: bool = False  # a versions.json was read
     labels: dict[str, str] = field(default_factory=dict)
     banners: dict[str, str] = field(default_factory=dict)
+    url_paths: dict[str, str] = field(default_factory=dict)
+    only_include: list[str] | None = None  # onlyIncludeVersions: the versions Docusaurus builds
     last_version: str | None = None
     configured: bool = False
     folders: bool = False  # version-X folders exist
-
-
-# ---------------------------------------------------------------- reading JS without running it
-def _skip_string(src: str, i: int) -> int:
-    quote, i = src[i], i + 1
-    while i < len(src) and src[i] != quote:
-        i += 2 if src[i] == "\\" else 1
-    return i + 1
-
-
-def _strip_comments(src: str) -> str:
-    out, i = [], 0
-    while i < len(src):
-        c = src[i]
-        if c in "\"'`":
-            j = _skip_string(src, i)
-            out.append(src[i:j])
-            i = j
-        elif src.startswith("//", i):
-            j = src.find("\n", i)
-            i = len(src) if j < 0 else j
-        elif src.startswith("/*", i):
-            j = src.find("*/", i + 2)
-            i = len(src) if j < 0 else j + 2
-            out.append(" ")
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
-
-
-def _segments(obj: str) -> list[str]:
-    """The top-level comma-separated members of an object literal ``{...}``."""
-    parts, depth, start, i = [], 0, 1, 1
-    while i < len(obj) - 1:
-        c = obj[i]
-        if c in "\"'`":
-            i = _skip_string(obj, i)
-            continue
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        elif c == "," and depth == 0:
-            parts.append(obj[start:i])
-            start = i + 1
-        i += 1
-    parts.append(obj[start : len(obj) - 1])
-    return parts
-
-
-_KEY = re.compile(r"\s*(?:([\"'])(.*?)\1|([A-Za-z_$][\w$]*))\s*:\s*(.*)$", re.S)
-
-
-def _entries(obj: str) -> dict[str, str]:
-    """``key → value source`` for the plain ``key: value`` members (methods and spreads are skipped)."""
-    out = {}
-    for seg in _segments(obj):
-        m = _KEY.match(seg)
-        if m:
-            out[m[2] if m[1] else m[3]] = m[4].strip()
-    return out
-
-
-def _object_at(src: str, i: int) -> str | None:
-    """The balanced ``{...}`` starting at the first non-space character at or after ``i``.
-
-    Opening parentheses are skipped: Docusaurus configs commonly wrap preset
-    options in a JSDoc type cast, ``/** @type {...} */ ({ docs: {...} })``.
-    """
-    while i < len(src) and (src[i].isspace() or src[i] == "("):
-        i += 1
-    if i >= len(src) or src[i] != "{":
-        return None
-    depth, j = 0, i
-    while j < len(src):
-        c = src[j]
-        if c in "\"'`":
-            j = _skip_string(src, j)
-            continue
-        depth += c == "{"
-        depth -= c == "}"
-        j += 1
-        if depth == 0:
-            return src[i:j]
-    return None
-
-
-def _string(value: str | None) -> str | None:
-    m = re.fullmatch(r"([\"'`])((?:\\.|(?!\1).)*)\1\s*", value or "", re.S)
-    if not m or (m[1] == "`" and "${" in m[2]):
-        return None
-    return re.sub(r"\\(.)", r"\1", m[2])
 
 
 def _docs_options(src: str) -> list[str]:
@@ -155,38 +76,42 @@ def _docs_options(src: str) -> list[str]:
     preset's ``docs: {...}``."""
     found = []
     for m in re.finditer(r"([\"'])@docusaurus/plugin-content-docs\1\s*,", src):
-        obj = _object_at(src, m.end())
+        obj = object_at(src, m.end())
         if obj:
             found.append(obj)
     for m in re.finditer(r"([\"'])(?:classic|@docusaurus/preset-classic)\1\s*,", src):
-        preset = _object_at(src, m.end())
-        docs = _entries(preset).get("docs", "") if preset else ""
+        preset = object_at(src, m.end())
+        docs = entries(preset).get("docs", "") if preset else ""
         if docs.startswith("{"):
-            found.append(_object_at(docs, 0) or "")
+            found.append(object_at(docs, 0) or "")
     return [f for f in found if f]
 
 
 def _read_config(text: str, root: str, plugins: dict, warnings: list[str], where: str) -> None:
-    src = _strip_comments(text)
+    src = strip_comments(text)
     for obj in _docs_options(src):
-        opts = _entries(obj)
-        pid = _string(opts.get("id")) or "default"
+        opts = entries(obj)
+        pid = string_literal(opts.get("id")) or "default"
         p = plugins.setdefault((root, pid), _Plugin(pid, root))
         p.configured = True
-        path = _string(opts["path"]) if "path" in opts else "docs"  # Docusaurus's default path
+        path = string_literal(opts["path"]) if "path" in opts else "docs"  # Docusaurus's default path
         if path is None:
             warnings.append(f"{where}: plugin {pid!r}: path is not a string literal; its current docs are not labelled")
         else:
             path = posixpath.normpath(path).lstrip("/")
             p.path = "" if path == "." else path
         if "lastVersion" in opts:
-            p.last_version = _string(opts["lastVersion"])
-        versions = _object_at(opts.get("versions", ""), 0)
-        for name, body in (_entries(versions) if versions else {}).items():
-            vopts = _entries(_object_at(body, 0) or "{}")
-            for key, store in (("label", p.labels), ("banner", p.banners)):
+            p.last_version = string_literal(opts["lastVersion"])
+        if "onlyIncludeVersions" in opts:
+            p.only_include = string_list(opts["onlyIncludeVersions"])
+            if p.only_include is None:
+                warnings.append(f"{where}: plugin {pid!r}: onlyIncludeVersions is not a list of string literals")
+        versions = object_at(opts.get("versions", ""), 0)
+        for name, body in (entries(versions) if versions else {}).items():
+            vopts = entries(object_at(body, 0) or "{}")
+            for key, store in (("label", p.labels), ("banner", p.banners), ("path", p.url_paths)):
                 if key in vopts:
-                    value = _string(vopts[key])
+                    value = string_literal(vopts[key])
                     if value is None:
                         warnings.append(f"{where}: {pid} version {name!r}: {key} is not a string literal; not read")
                     else:
@@ -195,8 +120,9 @@ def _read_config(text: str, root: str, plugins: dict, warnings: list[str], where
 
 # ---------------------------------------------------------------- the model
 class DocsVersions:
-    def __init__(self, plugins: list[_Plugin], warnings: list[str]):
+    def __init__(self, plugins: list[_Plugin], warnings: list[str], paths: Iterable[str] = ()):
         self.plugins, self.warnings = plugins, warnings
+        self.paths = frozenset(paths)
 
     def version_of(self, path: str) -> DocsVersion | None:
         """The docs version of a repository path, or None for paths outside every versioned docs plugin."""
@@ -204,34 +130,84 @@ class DocsVersions:
         if m:
             p = next((p for p in self.plugins if p.root == m["root"] and p.id == (m["id"] or "default")), None)
             if p is not None:
-                return self._released(p, m["ver"])
+                return self._named(p, self._released(p, m["ver"]))
+        p = self._current_plugin(path)
+        if p is None:
+            return None
+        label = p.labels.get(CURRENT, CURRENT)
+        legacy = bool(_LEGACY_WORDS.search(label)) and label != CURRENT
+        reason = f"current docs of plugin {p.id!r}" + ("" if CURRENT in p.labels else " (no label configured)")
+        if p.only_include is not None and CURRENT not in p.only_include:
+            legacy, reason = True, f"{reason}; not built (left out of onlyIncludeVersions)"
+        elif legacy:
+            reason += f"; label {label!r} says legacy"
+        return self._named(p, DocsVersion(label, CURRENT, legacy, reason))
+
+    def superseded_by(self, path: str) -> str | None:
+        """The current page with the same slug (same path below the docs folder, .md or .mdx) of a released
+        version's page, when it exists."""
+        m = _VERSIONED_RE.match(path)
+        if not m:
+            return None
+        p = next((p for p in self.plugins if p.root == m["root"] and p.id == (m["id"] or "default")), None)
+        if p is None or p.path is None:
+            return None
+        rel = path[m.end() :]
+        stem = rel.rsplit(".", 1)[0] if rel.endswith((".md", ".mdx")) else rel
+        base = f"{p.root}{p.path}/" if p.path else p.root
+        for candidate in (rel, f"{stem}.mdx", f"{stem}.md"):
+            if base + candidate in self.paths:
+                return base + candidate
+        return None
+
+    def _current_plugin(self, path: str) -> _Plugin | None:
         for p in self.plugins:
             if p.path is not None and path.startswith(f"{p.root}{p.path}/" if p.path else p.root):
-                label = p.labels.get("current", "current")
-                legacy = bool(_LEGACY_WORDS.search(label)) and label != "current"
-                reason = f"current docs of plugin {p.id!r}" + (
-                    "" if "current" in p.labels else " (no label configured)"
-                )
-                return DocsVersion(
-                    label, "current", legacy, reason + (f"; label {label!r} says legacy" if legacy else "")
-                )
+                return p
         return None
+
+    @staticmethod
+    def _latest(p: _Plugin) -> str:
+        return p.last_version or (p.versions[0] if p.listed and p.versions else CURRENT)
+
+    def _named(self, p: _Plugin, dv: DocsVersion) -> DocsVersion:
+        """Aliases, banner and route path of a version; the legacy reason says which version is current."""
+        aliases = [dv.label] if dv.label != dv.version else []
+        if self._latest(p) == dv.version:
+            aliases.append(LATEST)
+        reason = dv.reason
+        if dv.legacy:
+            latest = self._latest(p)
+            current_label = p.labels.get(latest, latest)
+            reason = f"{dv.label}: unmaintained docs version; current is {current_label} ({dv.reason})"
+        return DocsVersion(
+            dv.label,
+            dv.version,
+            dv.legacy,
+            reason,
+            tuple(aliases),
+            p.banners.get(dv.version),
+            p.url_paths.get(dv.version),
+        )
 
     @staticmethod
     def _released(p: _Plugin, ver: str) -> DocsVersion:
         label = p.labels.get(ver, ver)
         banner = p.banners.get(ver)
         where = f"version {ver} of plugin {p.id!r}"
+        if p.only_include is not None and ver not in p.only_include:
+            return DocsVersion(label, ver, True, f"{where}: not built (left out of onlyIncludeVersions)")
         if _LEGACY_WORDS.search(label):
             return DocsVersion(label, ver, True, f"{where}: label {label!r} says legacy")
         if banner is not None:
             return DocsVersion(label, ver, banner == "unmaintained", f"{where}: banner {banner!r}")
         if not p.listed or ver not in p.versions:
-            why = "no versions.json" if not p.listed else "folder not listed in versions.json (unpublished)"
+            file = "versions.json" if p.id == "default" else f"{p.id}_versions.json"
+            why = f"no {file}" if not p.listed else f"folder not listed in {file} (unpublished)"
             return DocsVersion(label, ver, False, f"{where}: {why}; legacy status unknown")
         last = p.last_version or p.versions[0]
         assumed = "" if p.configured else " (no docusaurus config: Docusaurus defaults assumed)"
-        if last == "current" or (last in p.versions and p.versions.index(ver) > p.versions.index(last)):
+        if last == CURRENT or (last in p.versions and p.versions.index(ver) > p.versions.index(last)):
             return DocsVersion(
                 label,
                 ver,
@@ -241,9 +217,14 @@ class DocsVersions:
         return DocsVersion(label, ver, False, f"{where}: not older than lastVersion {last!r}{assumed}")
 
 
+def is_docs_config(path: str) -> bool:
+    """A docusaurus config or a docs plugin's versions file (read as evidence even when not indexed)."""
+    return bool(_CONFIG_RE.match(path) or _VERSIONS_RE.match(path))
+
+
 def docs_config_files(paths: Iterable[str]) -> list[str]:
     """The files :func:`load_docs_versions` wants the bytes of: docusaurus configs and versions.json files."""
-    return sorted(p for p in paths if _CONFIG_RE.match(p) or _VERSIONS_RE.match(p))
+    return sorted(p for p in paths if is_docs_config(p))
 
 
 def load_docs_versions(paths: Iterable[str], files: Mapping[str, bytes]) -> DocsVersions:
@@ -290,31 +271,32 @@ def load_docs_versions(paths: Iterable[str], files: Mapping[str, bytes]) -> Docs
                 + ("" if p.path else " and its current docs are not labelled")
             )
         versioned.append(p)
-    return DocsVersions(versioned, warnings)
+    return DocsVersions(versioned, warnings, paths)
 
 
 def docs_version_targets(path: str, versions: DocsVersions) -> list[VersionTarget]:
-    """The ``docs`` target of a page: the version folder's name (``0.0.0``) or the current version's label."""
+    """The ``docs`` target of a page: its version's name (``current``, ``0.0.0``) with its label and ``latest``
+    as aliases."""
     dv = versions.version_of(path)
     if dv is None:
         return []
-    name = dv.label if dv.version == "current" else dv.version
     return [
         VersionTarget(
-            component="docs",
-            constraint=name,
+            component=COMPONENT,
+            constraint=dv.version,
             origin="docs_folder",
-            intervals=ConstraintSet.label(name).to_json(),
+            intervals=label_json(dv.version, dv.aliases),
             detail=f"label {dv.label!r}: {dv.reason}",
         )
     ]
 
 
 def docs_version_deprecations(path: str, versions: DocsVersions) -> list[Deprecation]:
-    """A document-scoped deprecation (marker ``docs_version``) for pages of a legacy docs version."""
+    """A document-scoped deprecation (marker ``docs_version``) for pages of a legacy docs version, naming the
+    current page with the same slug when there is one."""
     dv = versions.version_of(path)
     if dv is None or not dv.legacy:
         return []
-    return [
-        Deprecation(scope="document", reason=f"legacy docs version {dv.label!r}: {dv.reason}", marker="docs_version")
-    ]
+    newer = versions.superseded_by(path)
+    reason = dv.reason + (SUPERSEDED_BY.format(path=newer) if newer else "")
+    return [Deprecation(scope="document", reason=reason, marker=LEGACY_MARKER)]

@@ -168,7 +168,10 @@ def front_matter_targets(front_matter: dict, fields: dict[str, str] | None = Non
 # Lower rank wins.  Front matter is the author's declaration for the page; a
 # pragma or stamp is evidence inside the file; a manifest describes the package
 # around the file; a docs folder only the site section it sits in.
-PRECEDENCE = {"front_matter": 0, "pragma": 1, "stamp": 1, "manifest": 2, "docs_folder": 3}
+PRECEDENCE = {"front_matter": 0, "pragma": 1, "stamp": 1, "docs_fence": 1, "manifest": 2, "docs_folder": 3}
+# Chunk-scoped evidence of these origins describes its own chunk (a code example written for another version
+# than the page), so it is kept beside the page's winner rather than ranked against it.
+CHUNK_OWN_ORIGINS = frozenset({"docs_fence"})
 
 
 def apply_precedence(targets: Sequence[VersionTarget]) -> list[VersionTarget]:
@@ -179,11 +182,20 @@ def apply_precedence(targets: Sequence[VersionTarget]) -> list[VersionTarget]:
     front-matter value must not hide a readable pragma); all targets of the
     winning origin rank are kept (two code blocks may show two pragmas), and
     unparsed ones of that same rank stay beside them.  Unknown origins rank
-    last.  Order of the input is preserved.
+    last.  Chunk-scoped targets of :data:`CHUNK_OWN_ORIGINS` are always kept
+    (a fence's pragma governs its chunk whatever the page says).  Order of the
+    input is preserved.
     """
+    own = [t.origin in CHUNK_OWN_ORIGINS and t.chunk_ordinal is not None for t in targets]
     best: dict[str, tuple[int, int]] = {}
-    for t in targets:
+    for t, is_own in zip(targets, own, strict=True):
+        if is_own:
+            continue
         key = (0 if t.status == "parsed" else 1, PRECEDENCE.get(t.origin, len(PRECEDENCE)))
         if t.component not in best or key < best[t.component]:
             best[t.component] = key
-    return [t for t in targets if PRECEDENCE.get(t.origin, len(PRECEDENCE)) == best[t.component][1]]
+    return [
+        t
+        for t, is_own in zip(targets, own, strict=True)
+        if is_own or PRECEDENCE.get(t.origin, len(PRECEDENCE)) == best[t.component][1]
+    ]

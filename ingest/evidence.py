@@ -11,6 +11,7 @@ from __future__ import annotations
 import posixpath
 
 from trustindex.extractors.base import Deprecation, Extraction, ExtractionError, VersionTarget
+from trustindex.extractors.docs_fences import fence_pragma_targets, record_disagreements
 from trustindex.extractors.docs_versions import docs_version_deprecations, docs_version_targets, load_docs_versions
 from trustindex.extractors.manifests import (
     manifest_deprecation,
@@ -68,11 +69,17 @@ class SourceEvidence:
             if kind == "markdown":
                 out.extend(front_matter_targets(ex.front_matter, self.policy["version"]["front_matter_fields"]))
                 out.extend(extract_stamps(text, ex.chunks))
+                fenced, warnings = fence_pragma_targets(text, ex.chunks)
+                out.extend(fenced)
+                ex.warnings.extend(warnings)
         m = self._manifest_for(path, kind)
         if m is not None:
             out.extend(m.targets)
         if kind == "markdown":
             out.extend(docs_version_targets(path, self.docs))
+        if ex is not None and kind == "markdown":
+            out, warnings = record_disagreements(out)
+            ex.warnings.extend(warnings)
         return apply_precedence(out)
 
     def deprecations(self, path: str, kind: str, text: str, ex: Extraction | None) -> list[Deprecation]:
@@ -96,3 +103,30 @@ class SourceEvidence:
                 seen.add(key)
                 unique.append(d)
         return unique
+
+
+# A docs config is a few KiB; the cap keeps an odd giant file named like one from being read as evidence.
+DOCS_CONFIG_MAX_BYTES = 1 << 20
+
+
+def docs_config_evidence(repo, entries, source, have: dict[str, bytes]) -> dict[str, bytes]:
+    """Docusaurus configs and versions files the source's include globs leave out, read as evidence only.
+
+    Which docs version a page belongs to is decided by these files, so a sources file that indexes only
+    ``**/*.md*`` must still read them (they stay ``not_included`` in the report: nothing of them is indexed).
+    An explicit exclude is respected; an unreadable one is simply not evidence."""
+    from trustindex.crawl.git import read_blob
+    from trustindex.extractors.docs_versions import is_docs_config
+    from trustindex.extractors.globs import first_match
+
+    out: dict[str, bytes] = {}
+    for e in entries:
+        if e.path in have or not is_docs_config(e.path) or e.is_symlink or e.is_submodule or e.invalid:
+            continue
+        if e.size > DOCS_CONFIG_MAX_BYTES or first_match(e.path, source.exclude):
+            continue
+        try:
+            out[e.path] = read_blob(repo, e.sha)
+        except Exception:  # a missing object: the file stays unread, as if absent
+            continue
+    return out

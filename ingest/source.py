@@ -34,7 +34,7 @@ from trustindex.extractors.verification import merge_owners
 from trustindex.ingest import progress
 from trustindex.ingest.context import SourceContext
 from trustindex.ingest.dispatch import extractor_for, kind_of
-from trustindex.ingest.evidence import SourceEvidence
+from trustindex.ingest.evidence import SourceEvidence, docs_config_evidence
 from trustindex.ingest.files import skip_rule_for_bytes, skip_rule_for_entry
 from trustindex.ingest.incremental import Previous, carried_rows, plan
 from trustindex.ingest.rows import Row, document_rows, empty_rows
@@ -76,7 +76,12 @@ def ingest_source(
     report: list[Row] = []
     blobs, included = _read_tree(repo, source, commit, entries, inc.carry, inc.ingested, policy, report)
 
-    evidence = SourceEvidence(policy, {p: d for p, d in blobs.items() if kind_of(p) == "config"}, sorted(included))
+    docs_configs = docs_config_evidence(repo, entries, source, blobs)
+    evidence = SourceEvidence(
+        policy,
+        {p: d for p, d in blobs.items() if kind_of(p) == "config"} | docs_configs,
+        sorted(set(included) | set(docs_configs)),
+    )
     report.extend(
         _row(source, commit, p, "failed", "", stage, err) for p, stage, err in evidence.failures if p not in inc.carry
     )

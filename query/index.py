@@ -32,7 +32,7 @@ from trustindex.query.trust import (
     verification_factor,
 )
 from trustindex.query.trust_prior import TrustPrior
-from trustindex.query.versionmatch import Target, parse_target_args, version_factor
+from trustindex.query.versionmatch import Target, docs_names, parse_target_args, resolve_docs_target, version_factor
 from trustindex.schemas.errors import QueryError
 from trustindex.schemas.policy import Policy
 from trustindex.schemas.snapshot import resolve_current
@@ -66,6 +66,7 @@ class Index:
         self._lock = threading.Lock()
         self._reranker = None
         self._trust_prior: TrustPrior | None = None
+        self._docs_names: dict[str, str] | None = None
 
     @classmethod
     def open(
@@ -116,7 +117,8 @@ class Index:
             if isinstance(targets, list) and targets and isinstance(targets[0], Target)
             else parse_target_args(targets)
         )
-        target_report = self._target_report(tlist)
+        target_report, tlist = self._target_report(tlist)
+        docs_targeted = any(t.component == "docs" for t in tlist)
         d = self.data
         # The user's query is embedded on its own: int8 dynamic quantisation scales activations per batch,
         # so a batch-mate would shift its vector, and with it the match tier.
@@ -159,7 +161,7 @@ class Index:
                 keep[pos], vmult[pos], vfs[i] = not excluded, vf["multiplier"], vf
         any_version_pass = bool(keep.any())
         c = policy["confidence"]
-        trust = np.clip(prior.base[pool] * vmult, 0.0, 1.0)
+        trust = np.clip(prior.for_targets(docs_targeted)[pool] * vmult, 0.0, 1.0)
         conf = (trust ** c["trust_weight"]) * (rel ** c["relevance_weight"])
         cands = [
             {"i": i, "trust": t, "relevance": r, "confidence": cf, "ranking": fused[i]}
@@ -188,7 +190,7 @@ class Index:
         if reason in ("no_candidates", "version_unavailable"):
             hits = []
         for h in hits[:k]:
-            h["factors"] = self._factors(h["i"], today, vfs.get(h["i"]), tlist, strict, policy)
+            h["factors"] = self._factors(h["i"], today, vfs.get(h["i"]), tlist, strict, policy, docs_targeted)
         out_hits = [
             R.hit(d, h, rank, ceiling, pool_best, dense_rank, lex_rank, cos_user, lex_user)
             for rank, h in enumerate(hits[:k], 1)
@@ -225,7 +227,9 @@ class Index:
                         self._trust_prior = prior
         return prior
 
-    def _factors(self, i: int, today, vf: dict | None, targets, strict: bool, policy: Policy | None = None) -> dict:
+    def _factors(
+        self, i: int, today, vf: dict | None, targets, strict: bool, policy: Policy | None = None, docs_targeted=False
+    ) -> dict:
         """The explained factors of one hit (their multipliers are the ones the prior multiplied)."""
         d, policy = self.data, policy or self.policy
         doc_id = d.chunk_doc[i]
@@ -235,7 +239,7 @@ class Index:
             "attribution": attribution_factor(d.attribution.get(doc_id), policy),
             "verification": verification_factor(d.verifications.get(doc_id, []), policy),
             "freshness": freshness_factor(d.docs[doc_id], policy, today),
-            "deprecation": deprecation_factor(d.deprecation_rows(i), policy),
+            "deprecation": deprecation_factor(d.deprecation_rows(i), policy, docs_targeted),
             "version_match": vf,
         }
 
@@ -247,8 +251,9 @@ class Index:
             return "mid", m["mid_ceiling"]
         return "low", m["low_ceiling"]
 
-    def _target_report(self, targets: list[Target]) -> list[dict]:
-        out = []
+    def _target_report(self, targets: list[Target]) -> tuple[list[dict], list[Target]]:
+        """The response's ``targets`` (with how each name was resolved) and the targets to match with."""
+        out, resolved = [], []
         for t in targets:
             seen = sorted(self.data.components.get(t.component, set()))
             if t.component not in self.data.components:
@@ -257,15 +262,25 @@ class Index:
                     f"target {t.component}={t.requested}: this snapshot has no content for component "
                     f"{t.component!r} (known: {known})"
                 )
+            if t.component == "docs":
+                if self._docs_names is None:
+                    d = self.data
+                    rows = [r for rs in (*d.doc_versions.values(), *d.chunk_versions.values()) for r in rs]
+                    self._docs_names = docs_names([r for r in rows if r["component"] == "docs"])
+                t, how = resolve_docs_target(t, self._docs_names)
+            else:
+                how = {"resolved": t.requested, "resolution": "as written"}
+            resolved.append(t)
             out.append(
                 {
                     "component": t.component,
                     "requested": t.requested,
                     "known_component": True,
                     "constraints_seen": seen[:50],
+                    **how,
                 }
             )
-        return out
+        return out, resolved
 
     def _channels(self, lex_ran: bool, pool: int) -> dict:
         rr = self.policy["rerank"]

@@ -31,6 +31,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
+from trustindex.query.batch import BatchDefaults
+from trustindex.query.batch import search_batch as search_batch_requests
 from trustindex.schemas.errors import SnapshotError, TrustIndexError
 from trustindex.schemas.snapshot import CURRENT, resolve_current
 
@@ -285,7 +287,7 @@ def _one_line(e: BaseException) -> str:
 
 
 def build_server(data_dir: Path, policy: str | Path | None = None, live: LiveIndex | None = None):
-    """The MCPServer with its four tools (separate from ``serve`` so tests can drive it in-process)."""
+    """The MCPServer with its five tools (separate from ``serve`` so tests can drive it in-process)."""
     live = live or LiveIndex(data_dir, policy)
     server = MCPServer(
         name="trustindex",
@@ -318,6 +320,16 @@ def build_server(data_dir: Path, policy: str | Path | None = None, live: LiveInd
         constraint satisfies every target. Returns the trustindex response contract (score_contract_version 2).
         """
         return answer(lambda ix, _: ix.search(query, k=k, targets=targets or None, strict=strict))
+
+    @server.tool(annotations=ro)
+    def search_batch(requests: list[dict], k: int = 5, strict: bool = False) -> CallToolResult:
+        """Several searches in one call, answered in order: each request is {"query", and optionally "k", "targets",
+        "strict"}; a bad request answers {"line": N, "error": "..."} in its place and the others go on."""
+        if not isinstance(requests, list):
+            raise ToolError("requests must be a list of request objects")
+        return answer(
+            lambda ix, _: {"responses": list(search_batch_requests(ix, requests, BatchDefaults(k=k, strict=strict)))}
+        )
 
     @server.tool(annotations=ro)
     def get_passage(chunk_id: str, neighbours: int = 1) -> CallToolResult:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from trustindex.schemas.docs_versions import LEGACY_MARKER, superseded_by
 from trustindex.schemas.policy import Policy
 
 
@@ -94,14 +95,23 @@ def freshness_factor(doc: dict, policy: Policy, today: datetime) -> dict:
     }
 
 
-def deprecation_factor(marks: list[dict], policy: Policy) -> dict:
+def deprecation_factor(marks: list[dict], policy: Policy, docs_targeted: bool = False) -> dict:
+    """Deprecated content takes the deprecation multiplier; a legacy docs version's page takes the legacy one
+    too, unless the query names a docs version (then it competes as that version)."""
     if not marks:
         return {"multiplier": 1.0, "status": "not_deprecated", "evidence": {}}
-    return {
-        "multiplier": policy["deprecation"]["multiplier"],
-        "status": "deprecated",
-        "evidence": {"markers": [{"scope": m["scope"], "reason": m["reason"], "marker": m["marker"]} for m in marks]},
-    }
+    dp = policy["deprecation"]
+    legacy = [m for m in marks if m["marker"] == LEGACY_MARKER]
+    other = len(legacy) < len(marks)
+    mult = (dp["multiplier"] if other else 1.0) * (
+        dp["legacy_docs_multiplier"] if legacy and not docs_targeted else 1.0
+    )
+    evidence: dict = {"markers": [{"scope": m["scope"], "reason": m["reason"], "marker": m["marker"]} for m in marks]}
+    if legacy:
+        evidence["superseded_by"] = superseded_by(legacy[0]["reason"])
+        evidence["legacy_lifted_by_docs_target"] = docs_targeted
+    status = "deprecated" if other else ("legacy_docs_version_targeted" if docs_targeted else "legacy_docs_version")
+    return {"multiplier": mult, "status": status, "evidence": evidence}
 
 
 def combine(factors: dict[str, dict]) -> float:

@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 
 from trustindex.query.reader import row_positions
 from trustindex.query.trust import verification_factor
+from trustindex.schemas.docs_versions import LEGACY_MARKER
 from trustindex.schemas.policy import Policy
 
 _US_PER_DAY = 86400.0
@@ -75,11 +76,30 @@ class TrustPrior:
         rows = data.chunk_doc_row
         base = np.where(rows >= 0, per_doc[np.maximum(rows, 0)] if n_docs else 0.0, 0.0)
         chunks = data.chunks.table
-        deprecated = _member(chunks.column("chunk_id"), data.chunk_deprecations) | _member(
-            chunks.column("doc_id"), data.doc_deprecations
-        )
-        self.base = base * np.where(deprecated, policy["deprecation"]["multiplier"], 1.0)
-        self.deprecated = deprecated
+        dp = policy["deprecation"]
+        other = _marked(chunks, data, legacy=False)
+        legacy = _marked(chunks, data, legacy=True)
+        # The product query.trust.deprecation_factor forms: (deprecation or 1) × (legacy or 1).
+        not_legacy = np.where(other, dp["multiplier"], 1.0)
+        # With a docs target a legacy page competes as its version: its prior leaves the legacy multiplier out.
+        self.base_docs_targeted = base * not_legacy
+        self.base = base * (not_legacy * np.where(legacy, dp["legacy_docs_multiplier"], 1.0))
+        self.deprecated = other | legacy
+        self.legacy = legacy
+
+    def for_targets(self, docs_targeted: bool) -> np.ndarray:
+        return self.base_docs_targeted if docs_targeted else self.base
+
+
+def _marked(chunks: pa.Table, data, legacy: bool) -> np.ndarray:
+    """Per passage: whether it (or its document) has a deprecation row of the legacy docs marker (or another)."""
+
+    def keys(rows_by_key: dict) -> set:
+        return {k for k, rows in rows_by_key.items() if any((r["marker"] == LEGACY_MARKER) == legacy for r in rows)}
+
+    return _member(chunks.column("chunk_id"), keys(data.chunk_deprecations)) | _member(
+        chunks.column("doc_id"), keys(data.doc_deprecations)
+    )
 
 
 def _member(column: pa.ChunkedArray, keys) -> np.ndarray:

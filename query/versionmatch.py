@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from trustindex.schemas import versions as V
+from trustindex.schemas.docs_versions import COMPONENT as DOCS
+from trustindex.schemas.docs_versions import names_of
 from trustindex.schemas.errors import QueryError
 from trustindex.schemas.policy import Policy
 
@@ -49,6 +51,31 @@ def parse_target_args(items: list[str] | dict[str, str] | None) -> list[Target]:
             c, _, v = item.partition("=")
             pairs.append((c, v))
     return [parse_target(c, v) for c, v in pairs]
+
+
+def docs_names(rows) -> dict[str, str]:
+    """Every name that selects a stored docs version (case-folded) → that version's name.
+
+    A version's own name wins over another version's alias of the same spelling."""
+    named = []
+    for r in rows:
+        got = names_of(r["intervals"]) if r["status"] == "parsed" and r["intervals"] else None
+        named.append(got or (r["constraint"], []))
+    out = {name.casefold(): name for name, _ in named}
+    for name, aliases in named:
+        for a in aliases:
+            out.setdefault(a.casefold(), name)
+    return out
+
+
+def resolve_docs_target(t: Target, names: dict[str, str]) -> tuple[Target, dict]:
+    """A docs target by name, label or ``latest`` → the stored version name, and how it was resolved."""
+    name = names.get(t.requested.casefold()) if t.component == DOCS else None
+    if name is None:
+        how = "unresolved: no docs version has this name or label" if t.component == DOCS else "as written"
+        return t, {"resolved": None if t.component == DOCS else t.requested, "resolution": how}
+    how = "name" if name == t.requested else f"alias of docs version {name!r}"
+    return Target(t.component, t.requested, V.ConstraintSet.label(name)), {"resolved": name, "resolution": how}
 
 
 def _classify_rows(rows: list[dict], target: Target):

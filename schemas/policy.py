@@ -40,6 +40,9 @@ SPEC: dict[str, Any] = {
     },
     "deprecation": {
         "multiplier": (0.35, _NUM, 0.0, 1.0),
+        # A page of a legacy docs version (Docusaurus: older than lastVersion) with no docs target in the query;
+        # a query naming a docs version lifts it (legacy pages then compete as that version).
+        "legacy_docs_multiplier": (0.5, _NUM, 0.0, 1.0),
         "path_patterns": (["**/*-deprecated/**", "**/deprecated/**"], [str], None, None),
     },
     "version": {

@@ -9,6 +9,7 @@ from trustindex.extractors.docs_versions import (
     docs_version_targets,
     load_docs_versions,
 )
+from trustindex.schemas.docs_versions import names_of, superseded_by
 from trustindex.schemas.versions import ConstraintSet
 
 CORPUS = REAL_DOCS
@@ -93,13 +94,24 @@ def test_midnight_layout(path, label, version, legacy):
 def test_targets_and_deprecations():
     dv = load_docs_versions(MIDNIGHT_PATHS, MIDNIGHT_FILES)
     [cur] = docs_version_targets("docs/index.mdx", dv)
-    assert (cur.component, cur.constraint, cur.origin) == ("docs", "v1", "docs_folder")
-    assert ConstraintSet.from_json(cur.intervals) == ConstraintSet.label("v1")
+    assert (cur.component, cur.constraint, cur.origin) == ("docs", "current", "docs_folder")
+    assert ConstraintSet.from_json(cur.intervals) == ConstraintSet.label("current")
+    assert names_of(cur.intervals) == ("current", ["v1", "latest"])
     [old] = docs_version_targets("main_versioned_docs/version-0.0.0/a.md", dv)
     assert old.constraint == "0.0.0" and "v0 (Legacy)" in old.detail
+    assert names_of(old.intervals) == ("0.0.0", ["v0 (Legacy)"])
     assert docs_version_deprecations("docs/index.mdx", dv) == []
     [dep] = docs_version_deprecations("main_versioned_docs/version-0.0.0/a.md", dv)
     assert (dep.scope, dep.marker) == ("document", "docs_version") and "Legacy" in dep.reason
+    assert dep.reason.startswith("v0 (Legacy): unmaintained docs version; current is v1")
+    assert superseded_by(dep.reason) is None  # docs/a.md is not in MIDNIGHT_PATHS
+    [dep] = docs_version_deprecations("main_versioned_docs/version-0.0.0/getting-started/create-mn-app.mdx", dv)
+    assert superseded_by(dep.reason) is None
+    with_current = load_docs_versions(MIDNIGHT_PATHS + ["docs/getting-started/create-mn-app.md"], MIDNIGHT_FILES)
+    [dep] = docs_version_deprecations(
+        "main_versioned_docs/version-0.0.0/getting-started/create-mn-app.mdx", with_current
+    )
+    assert superseded_by(dep.reason) == "docs/getting-started/create-mn-app.md"
     assert docs_version_targets("blog/x.md", dv) == []
 
 
@@ -216,3 +228,78 @@ def test_preset_options_in_a_jsdoc_type_cast_are_read():
     assert dv.version_of("docs/a.md").label == "v1"
     old = dv.version_of("versioned_docs/version-0.1.0/a.md")
     assert old.label == "v0 (Legacy)" and old.legacy
+
+
+# Two docs plugins (the classic preset's default one and a "compact" plugin) with the options Docusaurus defines:
+# versions files per plugin id, path, lastVersion, onlyIncludeVersions, per-version label, path and banner.
+TWO_PLUGINS = b"""module.exports = {
+  presets: [["classic", { docs: { path: "guides", lastVersion: "2.0",
+      onlyIncludeVersions: ["current", "2.0", "1.0"],
+      versions: { current: { label: "Next", path: "next", banner: "unreleased" },
+                  "2.0": { label: "v2", path: "" }, "1.0": { label: "v1", banner: "none" } } } }]],
+  plugins: [["@docusaurus/plugin-content-docs", { id: "compact", path: "compact-docs", routeBasePath: "compact",
+      lastVersion: "current",
+      versions: { current: { label: "0.30 (latest)" } } }]],
+};
+"""
+TWO_PATHS = [
+    "docusaurus.config.js",
+    "versions.json",
+    "compact_versions.json",
+    "guides/intro.md",
+    "versioned_docs/version-2.0/intro.md",
+    "versioned_docs/version-1.0/intro.md",
+    "versioned_docs/version-0.9/intro.md",
+    "compact-docs/lang.md",
+    "compact_versioned_docs/version-0.29/lang.md",
+]
+TWO_FILES = {
+    "docusaurus.config.js": TWO_PLUGINS,
+    "versions.json": b'["2.0", "1.0", "0.9"]',
+    "compact_versions.json": b'["0.29"]',
+}
+
+
+@pytest.mark.parametrize(
+    "path, version, label, legacy, aliases, reason",
+    [
+        ("guides/intro.md", "current", "Next", False, ("Next",), "current docs of plugin 'default'"),
+        ("versioned_docs/version-2.0/intro.md", "2.0", "v2", False, ("v2", "latest"), "not older than lastVersion"),
+        ("versioned_docs/version-1.0/intro.md", "1.0", "v1", False, ("v1",), "banner 'none'"),
+        ("versioned_docs/version-0.9/intro.md", "0.9", "0.9", True, (), "left out of onlyIncludeVersions"),
+        ("compact-docs/lang.md", "current", "0.30 (latest)", False, ("0.30 (latest)", "latest"), "'compact'"),
+        ("compact_versioned_docs/version-0.29/lang.md", "0.29", "0.29", True, (), "older than lastVersion 'current'"),
+    ],
+)
+def test_two_plugins_with_their_own_versions_files(path, version, label, legacy, aliases, reason):
+    dv = load_docs_versions(TWO_PATHS, TWO_FILES)
+    assert dv.warnings == []
+    got = dv.version_of(path)
+    assert (got.version, got.label, got.legacy, got.aliases) == (version, label, legacy, aliases)
+    assert reason in got.reason
+
+
+def test_per_version_banner_and_route_path_are_kept():
+    dv = load_docs_versions(TWO_PATHS, TWO_FILES)
+    cur = dv.version_of("guides/intro.md")
+    assert (cur.banner, cur.url_path) == ("unreleased", "next")
+    assert dv.version_of("versioned_docs/version-2.0/intro.md").url_path == ""
+    old = dv.version_of("compact_versioned_docs/version-0.29/lang.md")
+    assert old.reason.startswith("0.29: unmaintained docs version; current is 0.30 (latest)")
+
+
+def test_a_plugin_versions_file_is_its_own():
+    # compact_versions.json missing: the compact plugin's released folder is of unknown status, the default
+    # plugin's versions.json does not stand in for it.
+    files = {k: v for k, v in TWO_FILES.items() if k != "compact_versions.json"}
+    dv = load_docs_versions([p for p in TWO_PATHS if p != "compact_versions.json"], files)
+    old = dv.version_of("compact_versioned_docs/version-0.29/lang.md")
+    assert not old.legacy and "no compact_versions.json" in old.reason
+
+
+def test_non_literal_only_include_versions_warns():
+    config = b'module.exports = {presets: [["classic", {docs: {onlyIncludeVersions: VERSIONS}}]]};'
+    dv = load_docs_versions(
+        ["docusaurus.config.js", "versions.json"], {"docusaurus.config.js": config, "versions.json": b"[]"}
+    )
+    assert any("onlyIncludeVersions" in w for w in dv.warnings)

@@ -32,7 +32,7 @@ from trustindex.warehouse.tables import write_table
 
 ROOT = Path(__file__).resolve().parents[1]
 QUERY = "how do I write a counter contract in Compact"
-TOOLS = {"search", "get_passage", "list_sources", "list_versions"}
+TOOLS = {"search", "search_batch", "get_passage", "list_sources", "list_versions"}
 
 
 def copy_data(src: Path, dst: Path) -> Path:

@@ -1,0 +1,82 @@
+"""Many requests against one loaded index; a bad request answers an error object in its place, never stops the rest.
+
+Shared by ``trustindex query --batch`` (JSON Lines in, JSON Lines out), the Python API
+(:func:`search_batch`) and the MCP ``search_batch`` tool.  A request is ``{"query", and optionally "k",
+"targets", "strict", "also"}``; its error object is ``{"line": N, "error": "one line"}`` (``N`` 1-based: the
+file's line number, or the request's position in a list).  A component the snapshot has never seen is such
+an error (its message lists the known components); a known component at a version no passage targets is
+an answer (``abstention_reason`` ``version_unavailable`` under ``strict``, with the versions that exist in
+``targets[].constraints_seen``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from trustindex.schemas.errors import QueryError, TrustIndexError
+
+REQUEST_KEYS = frozenset({"query", "k", "targets", "strict", "also"})
+
+
+@dataclass(frozen=True)
+class BatchDefaults:
+    """Options a request does not set itself (the command line's own ``--k``, ``--target``, ``--strict``)."""
+
+    k: int = 10
+    targets: list[str] | dict[str, str] | None = None
+    strict: bool = False
+
+
+def _one_line(e: BaseException) -> str:
+    msg = " ".join(str(e).split())
+    return msg if isinstance(e, TrustIndexError) else f"internal error: {type(e).__name__}: {msg}"
+
+
+def _request(raw) -> dict:
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError as e:
+            raise QueryError(f"not JSON ({e.msg} at column {e.colno})") from None
+    if not isinstance(raw, dict) or "query" not in raw:
+        raise QueryError('expected an object with "query"')
+    unknown = sorted(set(raw) - REQUEST_KEYS)
+    if unknown:
+        raise QueryError(f"unknown key(s) {', '.join(unknown)} (expected {', '.join(sorted(REQUEST_KEYS))})")
+    if "strict" in raw and not isinstance(raw["strict"], bool):
+        raise QueryError(f"strict must be true or false, got {raw['strict']!r}")
+    return raw
+
+
+def answer_one(index, raw, line: int, defaults: BatchDefaults = BatchDefaults()) -> tuple[dict, bool]:
+    """The response to one request (a JSON line or a dict), or its error object; and whether it failed."""
+    try:
+        req = _request(raw)
+        k = req.get("k", defaults.k)
+        if isinstance(k, bool) or not isinstance(k, int):
+            raise QueryError(f"k must be an integer, got {k!r}")
+        r = index.search(
+            req["query"],
+            k=k,
+            targets=req.get("targets") or defaults.targets,
+            strict=req.get("strict", defaults.strict),
+            also=req.get("also"),
+        )
+        return r, False
+    except Exception as e:  # every failure of one request is that request's answer; the batch goes on
+        return {"line": line, "error": _one_line(e)}, True
+
+
+def search_batch(index, requests: Iterable, defaults: BatchDefaults = BatchDefaults()) -> Iterator[dict]:
+    """Answer each request in order (dicts or JSON strings; ``line`` counts from 1)."""
+    for n, raw in enumerate(requests, 1):
+        yield answer_one(index, raw, n, defaults)[0]
+
+
+def batch_lines(index, text: str, defaults: BatchDefaults = BatchDefaults()) -> Iterator[tuple[dict, bool]]:
+    """A JSON Lines file's requests (blank lines skipped; ``line`` is the file's line number)."""
+    for n, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            yield answer_one(index, line, n, defaults)
