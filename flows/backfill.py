@@ -79,6 +79,7 @@ def backfill_flow(
         publish=publish,
         backend=backend,
         force=force,
+        components=cfg.components,
     )
     result["as_of"] = as_of_end
     result["commits"] = resolved
