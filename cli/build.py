@@ -34,6 +34,7 @@ def run_refresh(
             backend=backend,
             force=force,
             rebuild=rebuild,
+            components=cfg.components,
         )
 
 

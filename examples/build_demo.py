@@ -3,8 +3,8 @@
 Usage:  python examples/build_demo.py OUT_DIR
 
 Creates OUT_DIR/repos/<name> for each repository described under examples/demo/<name>/ and copies the
-operator configuration (sources.toml, identities.toml, verifications.toml and policy.toml when present)
-into OUT_DIR, so that OUT_DIR/sources.toml resolves its relative ``url = "repos/<name>"`` paths.
+operator configuration (sources.toml, identities.toml, verifications.toml, policy.toml and components.toml
+when present) into OUT_DIR, so that OUT_DIR/sources.toml resolves its relative ``url = "repos/<name>"`` paths.
 
 Each repository is described by two things kept in examples/demo/<name>/:
 
@@ -46,7 +46,7 @@ import git
 EXAMPLES_DIR = Path(__file__).resolve().parent
 DEMO_DIR = EXAMPLES_DIR / "demo"
 REPOS = ("midnight-docs", "partner-sdk", "community-contracts")
-CONFIG_FILES = ("sources.toml", "identities.toml", "verifications.toml", "policy.toml")
+CONFIG_FILES = ("sources.toml", "identities.toml", "verifications.toml", "policy.toml", "components.toml")
 # Latest date any demo commit may carry (the brief: history in 2024-2026, nothing after 2026-11-01).
 LATEST_DATE = datetime.fromisoformat("2026-11-01T00:00:00+00:00")
 

@@ -44,7 +44,7 @@ class Chunk:
 class VersionTarget:
     component: str
     constraint: str  # as written
-    origin: str  # front_matter | pragma | stamp | manifest | docs_folder
+    origin: str  # extractors.version_stamps.PRECEDENCE names them all (front_matter, pragma, stamp, docs_fence, …)
     intervals: str = ""  # schemas.versions ConstraintSet JSON; "" when unparsed
     status: str = "parsed"  # parsed | unparsed
     chunk_ordinal: int | None = None

@@ -168,10 +168,22 @@ def front_matter_targets(front_matter: dict, fields: dict[str, str] | None = Non
 # Lower rank wins.  Front matter is the author's declaration for the page; a
 # pragma or stamp is evidence inside the file; a manifest describes the package
 # around the file; a docs folder only the site section it sits in.
-PRECEDENCE = {"front_matter": 0, "pragma": 1, "stamp": 1, "docs_fence": 1, "manifest": 2, "docs_folder": 3}
+PRECEDENCE = {
+    "front_matter": 0,
+    "pragma": 1,
+    "stamp": 1,
+    "docs_fence": 1,
+    "release_notes": 1,
+    "compat_matrix": 1,
+    "install_command": 1,
+    "manifest_snippet": 1,
+    "manifest": 2,
+    "docs_folder": 3,
+}
 # Chunk-scoped evidence of these origins describes its own chunk (a code example written for another version
-# than the page), so it is kept beside the page's winner rather than ranked against it.
-CHUNK_OWN_ORIGINS = frozenset({"docs_fence"})
+# than the page, one release of several on a release-notes page, a compatibility-table row, an install command),
+# so it is kept beside the page's winner rather than ranked against it.
+CHUNK_OWN_ORIGINS = frozenset({"docs_fence", "release_notes", "compat_matrix", "install_command", "manifest_snippet"})
 
 
 def apply_precedence(targets: Sequence[VersionTarget]) -> list[VersionTarget]:

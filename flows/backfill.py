@@ -80,6 +80,7 @@ def backfill_flow(
         backend=backend,
         force=force,
         fetch=False,  # resolve_commit fetched each source for this run
+        components=cfg.components,
     )
     result["as_of"] = as_of_end
     result["commits"] = resolved

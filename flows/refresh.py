@@ -20,6 +20,7 @@ from trustindex.crawl.git import SourceError, ensure_mirror, mirror_path, open_m
 from trustindex.ingest.incremental import Previous
 from trustindex.ingest.keys import context_key, source_key
 from trustindex.ingest.source import ingest_source
+from trustindex.schemas.components import ComponentRegistry
 from trustindex.schemas.config import Identities, LedgerEntry, Source
 from trustindex.schemas.policy import Policy
 from trustindex.schemas.snapshot import SNAPSHOTS_DIR
@@ -73,13 +74,18 @@ def ingest_source_task(
     return {"source": source.name, "commit": commit, "key": key, "tables": tables, "note": note}
 
 
-def build_inputs_key(keys: dict[str, str], rows: list[dict], backend: str, ann_min_rows: int) -> str:
-    """Everything a snapshot's files depend on; equal keys give byte-identical snapshots."""
+def build_inputs_key(
+    keys: dict[str, str], rows: list[dict], backend: str, ann_min_rows: int, components: str = ""
+) -> str:
+    """Everything a snapshot's files depend on; equal keys give byte-identical snapshots.
+
+    ``components``: the component registry's digest (it renames the stored version targets)."""
     payload = {
         "schema": SCHEMA_VERSION,
         "sources": sorted(keys.items()),
         "embedder": embedder_identity(backend),
         "ann_min_rows": ann_min_rows,
+        **({"components": components} if components else {}),
         "rows": sorted(
             (r["source"], r["status"], r["commit"] or "", r["config_sha256"], r["error"] or "") for r in rows
         ),
@@ -98,6 +104,7 @@ def build_and_publish(
     force: bool,
     inputs: str,
     rebuild: bool,
+    components: ComponentRegistry | None = None,
 ) -> dict:
     log = get_run_logger()
     data = Path(data_dir)
@@ -117,7 +124,13 @@ def build_and_publish(
         cache = EmbeddingCache(data / "cache" / "embeddings", embedder.cache_key, embedder.dimensions)
         build = new_build_dir(data)
         counts, st = write_snapshot_files(
-            build, per_source, source_rows, embedder, cache, ann_min_rows=policy["dense"]["exact_below"]
+            build,
+            per_source,
+            source_rows,
+            embedder,
+            cache,
+            ann_min_rows=policy["dense"]["exact_below"],
+            components=components,
         )
         stats = {"total": st.total, "distinct": st.distinct, "cache_hits": st.cache_hits, "encoded": st.encoded}
         manifest = finish_snapshot(
@@ -169,6 +182,7 @@ def refresh_flow(
     force: bool = False,
     rebuild: bool = False,
     fetch: bool = True,
+    components: ComponentRegistry | None = None,
 ) -> dict:
     """``fetch=False``: the caller has fetched every source's mirror in this run (a backfill, to resolve its
     commits); each is opened as it is, so a run fetches each source once."""
@@ -212,8 +226,9 @@ def refresh_flow(
         rows.append(row)
     if not per_source:
         raise SourceError("every source failed: " + "; ".join(f"{k}: {v}" for k, v in failures.items()))
-    inputs = build_inputs_key(keys, rows, backend, policy["dense"]["exact_below"])
-    result = build_and_publish(data_dir, per_source, rows, policy, backend, publish, force, inputs, rebuild)
+    digest = components.digest if components else ""
+    inputs = build_inputs_key(keys, rows, backend, policy["dense"]["exact_below"], digest)
+    result = build_and_publish(data_dir, per_source, rows, policy, backend, publish, force, inputs, rebuild, components)
     result["failures"] = failures
     result["sources"] = rows
     write_run_record(Path(data_dir), result)
@@ -265,5 +280,13 @@ def refresh_from_files(
     cfg = load_build_config(sources_file, identities_file, policy_file, ledger_file)
     with data_dir_lock(Path(data_dir), wait_seconds=600, what="refresh (deployment)"):
         return refresh_flow(
-            cfg.sources, cfg.ids, cfg.ledger, cfg.policy, data_dir, publish=publish, backend=backend, force=force
+            cfg.sources,
+            cfg.ids,
+            cfg.ledger,
+            cfg.policy,
+            data_dir,
+            publish=publish,
+            backend=backend,
+            force=force,
+            components=cfg.components,
         )

@@ -72,6 +72,7 @@ class SourceEvidence:
                 fenced, warnings = fence_pragma_targets(text, ex.chunks)
                 out.extend(fenced)
                 ex.warnings.extend(warnings)
+                out.extend(docs_package_targets(path, text, ex, self.policy["version"]["npm_allowlist"]))
         m = self._manifest_for(path, kind)
         if m is not None:
             out.extend(m.targets)
@@ -103,6 +104,20 @@ class SourceEvidence:
                 seen.add(key)
                 unique.append(d)
         return unique
+
+
+def docs_package_targets(path: str, text: str, ex: Extraction, npm_allowlist: list[str]) -> list[VersionTarget]:
+    """Component and package versions a docs page states: release notes, compatibility tables, install commands
+    and package.json snippets in fences (extractors/release_notes.py, compat_matrix.py, install_commands.py)."""
+    from trustindex.extractors.compat_matrix import matrix_targets
+    from trustindex.extractors.install_commands import fenced_package_targets
+    from trustindex.extractors.release_notes import release_note_targets
+
+    return [
+        *release_note_targets(path, text, ex.front_matter, ex.chunks),
+        *matrix_targets(text, ex.chunks),
+        *fenced_package_targets(text, npm_allowlist, ex.chunks),
+    ]
 
 
 # A docs config is a few KiB; the cap keeps an odd giant file named like one from being read as evidence.

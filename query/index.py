@@ -33,6 +33,7 @@ from trustindex.query.trust import (
 )
 from trustindex.query.trust_prior import TrustPrior
 from trustindex.query.versionmatch import Target, docs_names, parse_target_args, resolve_docs_target, version_factor
+from trustindex.schemas.components import LABEL_COMPONENTS
 from trustindex.schemas.errors import QueryError
 from trustindex.schemas.policy import Policy
 from trustindex.schemas.snapshot import resolve_current
@@ -255,6 +256,10 @@ class Index:
         """The response's ``targets`` (with how each name was resolved) and the targets to match with."""
         out, resolved = [], []
         for t in targets:
+            # a component named by an alias (a display name, a package of a family) is its canonical id
+            asked, named = t.component, self.data.registry.resolve(t.component)
+            if t.component not in LABEL_COMPONENTS and named.component != t.component:
+                t = Target(named.component, t.requested, t.constraint)
             seen = sorted(self.data.components.get(t.component, set()))
             if t.component not in self.data.components:
                 known = ", ".join(sorted(self.data.components)) or "none"
@@ -271,10 +276,12 @@ class Index:
             else:
                 how = {"resolved": t.requested, "resolution": "as written"}
             resolved.append(t)
+            renamed = {"component_requested": asked, "component_resolution": named.how} if asked != t.component else {}
             out.append(
                 {
                     "component": t.component,
                     "requested": t.requested,
+                    **renamed,
                     "known_component": True,
                     "constraints_seen": seen[:50],
                     **how,

@@ -22,8 +22,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from trustindex.query.lexical import LexicalIndex
+from trustindex.schemas.components import ComponentRegistry
 from trustindex.schemas.errors import SnapshotError
-from trustindex.schemas.snapshot import BM25_DIR, EMBEDDINGS, TABLE_FILES, Manifest, verify_snapshot
+from trustindex.schemas.snapshot import BM25_DIR, COMPONENTS, EMBEDDINGS, TABLE_FILES, Manifest, verify_snapshot
 
 
 class RowMap:
@@ -131,6 +132,12 @@ class SnapshotData:
         for r in t.get("deprecations", _empty()).to_pylist():
             (self.chunk_deprecations[r["chunk_id"]] if r["chunk_id"] else self.doc_deprecations[r["doc_id"]]).append(r)
         self.sources = {r["source"]: r for r in t["sources"].to_pylist()} if "sources" in t else {}
+        registry_file = self.dir / COMPONENTS
+        self.registry = (
+            ComponentRegistry.from_json(registry_file.read_text(encoding="utf-8"))
+            if registry_file.is_file()
+            else ComponentRegistry()
+        )
         self.embeddings = np.load(self.dir / EMBEDDINGS, mmap_mode="r")
         dims = int(self.manifest.embedding_model.get("dimensions", -1))
         if self.embeddings.ndim != 2 or self.embeddings.shape[0] != self.n or self.embeddings.shape[1] != dims:

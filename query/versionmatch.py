@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from trustindex.schemas import versions as V
+from trustindex.schemas.components import LABEL_COMPONENTS, NETWORK
 from trustindex.schemas.docs_versions import COMPONENT as DOCS
 from trustindex.schemas.docs_versions import names_of
 from trustindex.schemas.errors import QueryError
@@ -30,8 +31,9 @@ def parse_target(component: str, text: str) -> Target:
     component, text = component.strip(), str(text).strip()
     if not component or not text:
         raise QueryError(f"target {component}={text}: expected COMPONENT=VERSION_OR_RANGE")
-    if component == "docs":  # docs versions are names (a folder's "0.0.0", a label's "v1"): matched exactly
-        return Target(component, text, V.ConstraintSet.label(text))
+    if component in LABEL_COMPONENTS:  # docs versions, networks: names (a folder's "0.0.0", "v1"), matched exactly
+        label = text.casefold() if component == NETWORK else text  # networks are stored as the tab value writes them
+        return Target(component, text, V.ConstraintSet.label(label))
     try:
         cs = V.parse_target(text)
     except V.VersionSyntaxError as e:

@@ -1,4 +1,5 @@
-"""Operator configuration: sources.toml, identities.toml, verifications.toml.
+"""Operator configuration: sources.toml, identities.toml, verifications.toml (and components.toml:
+schemas/components.py).
 
 Attribution and verification authority come only from these files; nothing
 inside a crawled repository can add to them.  Loading validates everything and
@@ -15,6 +16,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trustindex.schemas.components import FILE_NAME as COMPONENTS_FILE
+from trustindex.schemas.components import ComponentRegistry, load_components
 from trustindex.schemas.errors import ConfigError
 from trustindex.schemas.policy import TIERS, Policy
 
@@ -224,10 +227,15 @@ class BuildConfig:
     ledger: list[LedgerEntry]
     policy: Policy
     sources_file: Path
+    components: ComponentRegistry = field(default_factory=ComponentRegistry)
 
 
 def load_build_config(
-    sources: str, identities: str | None = None, policy: str | None = None, ledger: str | None = None
+    sources: str,
+    identities: str | None = None,
+    policy: str | None = None,
+    ledger: str | None = None,
+    components: str | None = None,
 ) -> BuildConfig:
     """Load and validate everything before any work starts."""
     sfile = Path(sources)
@@ -238,4 +246,7 @@ def load_build_config(
         policy = str(sfile.parent / "policy.toml")
     pol = Policy.load(policy)
     led = load_ledger(ledger if ledger else sfile.parent / "verifications.toml")
-    return BuildConfig(srcs, ids, led, pol, sfile)
+    if components is not None and not Path(components).is_file():
+        raise ConfigError(components, None, "components file not found")
+    registry = load_components(components or sfile.parent / COMPONENTS_FILE)
+    return BuildConfig(srcs, ids, led, pol, sfile, registry)

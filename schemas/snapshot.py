@@ -26,6 +26,7 @@ SNAPSHOTS_DIR = "snapshots"
 EMBEDDINGS = "embeddings.npy"  # float16 [n_chunks, dims], L2-normalised, row i = chunks.parquet row i
 DENSE_INDEX = "dense.usearch"  # HNSW over the embeddings, only from policy dense.exact_below rows (query/dense.py)
 BM25_DIR = "bm25"  # bm25s index files + our tokenizer config
+COMPONENTS = "components.json"  # the operator's component registry (schemas/components.py), when one was given
 ENCODER_DIR = "encoder"  # query encoder files when the backend is ONNX
 TABLE_FILES = {name: f"{name}.parquet" for name in TABLES}
 

@@ -12,8 +12,9 @@ import numpy as np
 import pyarrow as pa
 
 from trustindex.query.dense import STORAGE_DTYPE, build_ann_index
+from trustindex.schemas.components import ComponentRegistry
 from trustindex.schemas.policy import Policy
-from trustindex.schemas.snapshot import BM25_DIR, DENSE_INDEX, EMBEDDINGS, TABLE_FILES
+from trustindex.schemas.snapshot import BM25_DIR, COMPONENTS, DENSE_INDEX, EMBEDDINGS, TABLE_FILES
 from trustindex.schemas.tables import SOURCE_TABLES, table_from_rows
 from trustindex.warehouse.bm25 import build_bm25
 from trustindex.warehouse.embeddings import Embedder, EmbeddingCache, EmbedStats, embed_texts
@@ -58,6 +59,16 @@ def embedding_input(chunks: pa.Table) -> list[str]:
     return out
 
 
+def canonical_version_targets(table: pa.Table, components: ComponentRegistry) -> pa.Table:
+    """Version targets under the registry's canonical component ids (the name as written stays in the detail)."""
+    rows = table.to_pylist()
+    for r in rows:
+        component, detail = components.rename(r["component"], r["detail"] or "")
+        if component != r["component"]:
+            r["component"], r["detail"] = component, detail
+    return table_from_rows("version_targets", rows).sort_by(SORT_KEYS["version_targets"]) if rows else table
+
+
 def write_snapshot_files(
     build_dir: Path,
     per_source: dict[str, dict[str, pa.Table]],
@@ -65,13 +76,20 @@ def write_snapshot_files(
     embedder: Embedder,
     cache: EmbeddingCache,
     ann_min_rows: int | None = None,
+    components: ComponentRegistry | None = None,
 ) -> tuple[dict[str, int], EmbedStats]:
-    """``ann_min_rows``: the policy's ``dense.exact_below``; at that many chunks an HNSW index is built too."""
+    """``ann_min_rows``: the policy's ``dense.exact_below``; at that many chunks an HNSW index is built too.
+
+    ``components``: the operator's component registry; targets are stored under canonical ids and the registry
+    is kept in the snapshot (``components.json``) so that queries may name a component by any alias."""
     build_dir = Path(build_dir)
     counts: dict[str, int] = {}
     tables = {}
     for name in SOURCE_TABLES:
         tables[name] = concat([t[name] for _s, t in sorted(per_source.items())], name, SORT_KEYS[name])
+    if components:
+        tables["version_targets"] = canonical_version_targets(tables["version_targets"], components)
+        (build_dir / COMPONENTS).write_text(components.to_json() + "\n", encoding="utf-8")
     tables["sources"] = table_from_rows("sources", sorted(source_rows, key=lambda r: r["source"]))
     for name, t in tables.items():
         write_table(t, build_dir / TABLE_FILES[name])

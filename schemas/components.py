@@ -1,0 +1,144 @@
+"""The component registry: which names the docs and manifests use for one component (operator configuration).
+
+``components.toml`` (optional, beside ``sources.toml``) holds ``[[component]]`` tables::
+
+    [[component]]
+    id = "midnight-js"                                   # the canonical id stored and reported
+    aliases = ["Midnight.js", "midnight-js", "@midnight-ntwrk/midnight-js"]
+    families = ["@midnight-ntwrk/midnight-js-*"]          # packages released together, at one version
+
+An alias is any name the sources write for the component: a display name as the docs write it
+("Midnight.js", "Compact toolchain"), a package name, a release-notes folder name.  Aliases match
+case-insensitively; a family is a glob over package names (``*`` matches any run of characters).  The build
+stores every version target under its canonical id (the name as written stays in the target's detail) and the
+snapshot keeps the registry, so a query may name a component by any alias.  Without a registry every name is
+its own component, as the sources write it.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from trustindex.schemas.docs_versions import COMPONENT as DOCS
+from trustindex.schemas.errors import ConfigError
+
+FILE_NAME = "components.toml"
+NETWORK = "network"  # the network a compatibility table's tab describes (preview, preprod, mainnet)
+# Components whose versions are names, matched exactly (never semver ranges).
+LABEL_COMPONENTS = frozenset({DOCS, NETWORK})
+_ID = re.compile(r"^[A-Za-z0-9@][A-Za-z0-9@/._-]{0,99}$")
+
+
+@dataclass(frozen=True)
+class Component:
+    id: str
+    aliases: tuple[str, ...] = ()
+    families: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Resolution:
+    component: str  # the canonical id (the name itself when the registry does not know it)
+    how: str  # "as written" | "alias of component 'x'" | "member of family 'glob' of component 'x'"
+
+
+@dataclass
+class ComponentRegistry:
+    components: list[Component] = field(default_factory=list)
+    _alias: dict[str, str] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        for c in self.components:
+            for name in (c.id, *c.aliases):
+                self._alias.setdefault(name.casefold(), c.id)
+
+    def __bool__(self) -> bool:
+        return bool(self.components)
+
+    def resolve(self, name: str) -> Resolution:
+        """The canonical id of a name: an id or alias first, then a family glob; otherwise the name as is."""
+        hit = self._alias.get(name.strip().casefold())
+        if hit is not None:
+            return Resolution(hit, "canonical id" if hit == name.strip() else f"alias of component {hit!r}")
+        for c in self.components:
+            for glob in c.families:
+                if fnmatch.fnmatchcase(name.strip().casefold(), glob.casefold()):
+                    return Resolution(c.id, f"member of family {glob!r} of component {c.id!r}")
+        return Resolution(name, "as written")
+
+    def canonical(self, name: str) -> str:
+        return self.resolve(name).component
+
+    def rename(self, component: str, detail: str) -> tuple[str, str]:
+        """A stored target's component under its canonical id; the detail keeps the name as written."""
+        if component in LABEL_COMPONENTS:
+            return component, detail
+        r = self.resolve(component)
+        if r.component == component:
+            return component, detail
+        note = f"written as {component!r} ({r.how})"
+        return r.component, f"{note}; {detail}" if detail else note
+
+    def to_json(self) -> str:
+        return json.dumps(
+            [{"id": c.id, "aliases": list(c.aliases), "families": list(c.families)} for c in self.components],
+            sort_keys=True,
+            separators=(",", ":"),
+            ensure_ascii=False,
+        )
+
+    @property
+    def digest(self) -> str:
+        """Changes when the registry changes (a build keys on it: the stored component names depend on it)."""
+        return hashlib.sha256(self.to_json().encode()).hexdigest()[:20] if self.components else ""
+
+    @classmethod
+    def from_json(cls, text: str) -> ComponentRegistry:
+        data = json.loads(text)
+        return cls([Component(d["id"], tuple(d.get("aliases", ())), tuple(d.get("families", ()))) for d in data])
+
+
+def load_components(path: str | Path | None) -> ComponentRegistry:
+    """The registry in ``path`` (an empty one when the file is absent); errors name the file and the key."""
+    if path is None or not Path(path).is_file():
+        return ComponentRegistry()
+    file = Path(path)
+    try:
+        data = tomllib.loads(file.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise ConfigError(str(file), None, f"not valid TOML: {e}") from None
+    for k in data:
+        if k != "component":
+            raise ConfigError(str(file), k, "unknown key (known: component)")
+    raw = data.get("component", [])
+    if not isinstance(raw, list):
+        raise ConfigError(str(file), "component", "expected [[component]] tables")
+    out: list[Component] = []
+    owner: dict[str, str] = {}
+    for i, t in enumerate(raw):
+        key = f"component[{i}]"
+        for k in t:
+            if k not in ("id", "aliases", "families"):
+                raise ConfigError(str(file), f"{key}.{k}", "unknown key (known: aliases, families, id)")
+        cid = t.get("id")
+        if not isinstance(cid, str) or not _ID.match(cid):
+            raise ConfigError(str(file), f"{key}.id", f"expected a component id (letters, digits, @/._-), got {cid!r}")
+        key = f"component[{cid}]"
+        lists = {}
+        for name in ("aliases", "families"):
+            v = t.get(name, [])
+            if not isinstance(v, list) or not all(isinstance(x, str) and x.strip() for x in v):
+                raise ConfigError(str(file), f"{key}.{name}", f"expected a list of non-empty strings, got {v!r}")
+            lists[name] = tuple(x.strip() for x in v)
+        for name in (cid, *lists["aliases"]):
+            prev = owner.setdefault(name.casefold(), cid)
+            if prev != cid:
+                raise ConfigError(str(file), f"{key}.aliases", f"{name!r} already names component {prev!r}")
+        out.append(Component(cid, lists["aliases"], lists["families"]))
+    return ComponentRegistry(out)
