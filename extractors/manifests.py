@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
 from trustindex.extractors.base import Deprecation, ExtractionError, VersionTarget
-from trustindex.schemas.versions import ConstraintSet, VersionSyntaxError, parse_cargo, parse_npm, parse_version
+from trustindex.schemas.version_parsers import parse_cargo, parse_npm
+from trustindex.schemas.versions import ConstraintSet, VersionSyntaxError, parse_version
 
 DEFAULT_NPM_ALLOWLIST = ["@midnight-ntwrk/*", "@midnightntwrk/*"]
 DEFAULT_CARGO_ALLOWLIST = ["midnight-*"]

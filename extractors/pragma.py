@@ -4,7 +4,7 @@ tree-sitter-compact 0.3.0 finds the ``pragma`` node reliably, but flattens the
 version expression (``(and)``/``(or)`` between terms, no parentheses) and marks
 ``!>= 0.14.0`` as an ERROR although real contracts use it (DESIGN.md, "Known
 traps").  So the node only locates the pragma: its source text goes to
-:func:`schemas.versions.parse_compact`.  Where the tree has syntax errors a
+:func:`schemas.version_parsers.parse_compact`.  Where the tree has syntax errors a
 pragma can be swallowed by an ERROR node; a regex pass over the comment-free
 source then finds the rest, and a warning says so.  A constraint that does not
 parse is kept as written with status ``unparsed``: never guessed.
@@ -18,7 +18,8 @@ import tree_sitter_compact
 from tree_sitter import Language, Parser
 
 from trustindex.extractors.base import VersionTarget
-from trustindex.schemas.versions import VersionSyntaxError, parse_compact
+from trustindex.schemas.version_parsers import parse_compact
+from trustindex.schemas.versions import VersionSyntaxError
 
 COMPONENTS = {"language_version": "compact-language", "compiler_version": "compact-compiler"}
 _LANGUAGE = Language(tree_sitter_compact.language())

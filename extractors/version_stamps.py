@@ -22,7 +22,8 @@ import re
 from collections.abc import Sequence
 
 from trustindex.extractors.base import Chunk, VersionTarget
-from trustindex.schemas.versions import VersionSyntaxError, parse_compact, parse_npm
+from trustindex.schemas.version_parsers import parse_compact, parse_npm
+from trustindex.schemas.versions import VersionSyntaxError
 
 RUNTIME = "@midnight-ntwrk/compact-runtime"
 DEFAULT_FRONT_MATTER_FIELDS = {"language_version": "compact-language", "compiler_version": "compact-compiler"}

@@ -23,7 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 with atheris.instrument_imports():
     from trustindex.extractors.pragma import COMPONENTS, extract_pragmas
-    from trustindex.schemas.versions import ConstraintSet, VersionSyntaxError, parse_compact
+    from trustindex.schemas.version_parsers import parse_compact
+    from trustindex.schemas.versions import ConstraintSet, VersionSyntaxError
 
 
 def check_targets(targets, warnings) -> None:

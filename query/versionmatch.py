@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from trustindex.schemas import version_parsers
 from trustindex.schemas import versions as V
 from trustindex.schemas.components import LABEL_COMPONENTS, NETWORK
 from trustindex.schemas.docs_versions import COMPONENT as DOCS
@@ -35,7 +36,7 @@ def parse_target(component: str, text: str) -> Target:
         label = text.casefold() if component == NETWORK else text  # networks are stored as the tab value writes them
         return Target(component, text, V.ConstraintSet.label(label))
     try:
-        cs = V.parse_target(text)
+        cs = version_parsers.parse_target(text)
     except V.VersionSyntaxError as e:
         raise QueryError(f"target {component}={text}: not a version or npm range ({e})") from None
     return Target(component, text, cs)

@@ -8,9 +8,8 @@ Cargo requirements (The Cargo Book, "Specifying Dependencies").  Every bound the
 synthesise is an ``X-0`` floor (see :mod:`schemas.versions`), so an upper bound
 excludes a release together with all its prereleases.
 
-The types live in :mod:`schemas.versions`, which also re-exports these parsers so
-``from schemas.versions import parse_npm`` keeps working; this module imports
-from it, never the other way round at import time (no cycle).  Pure stdlib.
+The types live in :mod:`schemas.versions`; this module imports from it, never the
+other way round (no cycle).  Pure stdlib.
 """
 
 from __future__ import annotations

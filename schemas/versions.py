@@ -2,8 +2,8 @@
 
 Everything is a :class:`ConstraintSet`, a normalised union of :class:`Interval` s
 over semver-ordered :class:`Version` s, or an exact docs-version *label*.  The
-parsers in :mod:`schemas.version_parsers` (re-exported here) turn Compact
-pragmas, npm ranges, Cargo requirements and query targets into sets;
+parsers in :mod:`schemas.version_parsers` (which imports this module, never the
+reverse) turn Compact pragmas, npm ranges, Cargo requirements and query targets into sets;
 :func:`classify` judges a stored constraint against a query target.
 
 Bounds written ``X-0`` (e.g. ``0.24.0-0``) are the lowest possible version of
@@ -390,25 +390,3 @@ def classify(constraint: ConstraintSet, target: ConstraintSet) -> Match:
             ):
                 best = m
     return best
-
-
-# ---------------------------------------------------------------- parsers (re-exported)
-# The parsers live in schemas.version_parsers, which imports the types above.
-# They are re-exported lazily (PEP 562 module __getattr__) rather than by a
-# bottom-of-file import: an eager import would fail with "partially initialised
-# module" whenever schemas.version_parsers is the first of the two imported.
-_PARSERS = ("parse_compact", "parse_npm", "parse_cargo", "parse_target")
-
-
-def __getattr__(name: str):
-    if name in _PARSERS:
-        from trustindex.schemas import version_parsers
-
-        value = getattr(version_parsers, name)
-        globals()[name] = value  # later lookups skip this hook
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list:
-    return sorted(set(globals()) | set(_PARSERS))

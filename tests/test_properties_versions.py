@@ -20,16 +20,13 @@ import semantic_version
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from trustindex.schemas.version_parsers import parse_cargo, parse_compact, parse_npm, parse_target
 from trustindex.schemas.versions import (
     ConstraintSet,
     Interval,
     Version,
     VersionSyntaxError,
     classify,
-    parse_cargo,
-    parse_compact,
-    parse_npm,
-    parse_target,
     parse_version,
 )
 

@@ -6,16 +6,13 @@ import pytest
 from semantic_version import NpmSpec
 from semantic_version import Version as SV
 
+from trustindex.schemas.version_parsers import parse_cargo, parse_compact, parse_npm, parse_target
 from trustindex.schemas.versions import (
     ConstraintSet,
     Interval,
     Version,
     VersionSyntaxError,
     classify,
-    parse_cargo,
-    parse_compact,
-    parse_npm,
-    parse_target,
     parse_version,
 )
 
