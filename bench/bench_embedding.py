@@ -32,7 +32,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from trustindex.query.encoder import DEFAULT_BATCH_SIZE, OnnxEncoder, available_cores  # noqa: E402
-from trustindex.warehouse.encoder_export import default_model_path, ensure_encoder  # noqa: E402
+from trustindex.schemas.embedding_model import Backend, model_path  # noqa: E402
+from trustindex.warehouse.encoder_export import ensure_encoder  # noqa: E402
 
 CORPUS = Path(os.environ.get("TRUSTINDEX_BENCH_CORPUS", ROOT.parent / "shared" / "corpus" / "midnight-docs"))
 _FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.S)
@@ -80,14 +81,14 @@ def run(
         threads, clock = 1, time.thread_time
 
     texts = corpus_passages(n=n)
-    model_path = default_model_path()
+    weights = model_path()
     t0 = time.perf_counter()
-    files = ensure_encoder(cache, model_path)
+    files = ensure_encoder(cache, weights)
     ensure_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     fast = OnnxEncoder(files.directory, threads=threads)
     load_s = time.perf_counter() - t0
-    st = SentenceTransformer(str(model_path), device="cpu", local_files_only=True)
+    st = SentenceTransformer(str(weights), device="cpu", local_files_only=True)
     lengths = fast.token_lengths(texts)
     # Warm both (first calls allocate arenas and pick kernels).
     st.encode(texts[:32])
@@ -114,7 +115,7 @@ def run(
         fast_rates.append(fast_rate)
         ratios.append(fast_rate / ref_rate)
         print(
-            f"  round {r + 1}: reference {ref_rate:6.1f}/s  onnx-int8 {fast_rate:6.1f}/s  "
+            f"  round {r + 1}: reference {ref_rate:6.1f}/s  {Backend.ONNX_INT8} {fast_rate:6.1f}/s  "
             f"ratio {fast_rate / ref_rate:.2f}",
             flush=True,
         )
@@ -178,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         f"passages: {r['passages']} (median {r['tokens_median']:.0f} tokens, {r['truncated_at_256']} truncated), "
         f"{r['cores']} cores, load {r['load_average_1m']:.1f}"
     )
-    print(f"reference (sentence-transformers, torch fp32): {r['reference_passages_per_s']:.1f} passages/s")
+    print(f"reference ({Backend.SENTENCE_TRANSFORMERS}, torch fp32): {r['reference_passages_per_s']:.1f} passages/s")
     print(
         f"onnx int8 (batch {r['batch_size']}, {r['onnx_threads']} threads): {r['onnx_passages_per_s']:.1f} passages/s"
     )

@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.common import CORPUS, ENCODER_CACHE, ROOT, figure, print_figures, save, setup_env  # noqa: E402
+from bench.common import CORPUS, ENCODER_CACHE, FAST, REFERENCE, ROOT, figure, print_figures, save, setup_env  # noqa: E402
 
 QUERIES = ROOT / "bench" / "eval" / "midnight_docs_queries.jsonl"
 K = 10
@@ -170,8 +170,9 @@ def run(total_chunks: int = DEFAULT_CHUNKS, n_queries: int | None = None, hybrid
 
     from trustindex.query.encoder import DEFAULT_BATCH_SIZE, OnnxEncoder
     from trustindex.query.fusion import rrf, top_ranking
+    from trustindex.schemas.embedding_model import model_path
     from trustindex.schemas.policy import Policy
-    from trustindex.warehouse.encoder_export import default_model_path, ensure_encoder
+    from trustindex.warehouse.encoder_export import ensure_encoder
 
     t_all = time.perf_counter()
     queries = load_queries()[:n_queries] if n_queries else load_queries()
@@ -186,15 +187,15 @@ def run(total_chunks: int = DEFAULT_CHUNKS, n_queries: int | None = None, hybrid
     inverse = np.fromiter((first.setdefault(t, len(first)) for t in texts), np.int64, len(texts))
     unique = list(first)
 
-    model_path = default_model_path()
-    files = ensure_encoder(ENCODER_CACHE, model_path)
+    weights = model_path()
+    files = ensure_encoder(ENCODER_CACHE, weights)
     fast = OnnxEncoder(files.directory)
     t0 = time.perf_counter()
     fast_chunks = _normalise(fast.encode(unique))[inverse]
     fast_s = time.perf_counter() - t0
     fast_q = _normalise(np.vstack([fast.encode([q]) for q in qtexts]))
 
-    st = SentenceTransformer(str(model_path), device="cpu", local_files_only=True)
+    st = SentenceTransformer(str(weights), device="cpu", local_files_only=True)
     t0 = time.perf_counter()
     ref_chunks = _normalise(st.encode(unique))[inverse]
     ref_s = time.perf_counter() - t0
@@ -255,15 +256,15 @@ def run(total_chunks: int = DEFAULT_CHUNKS, n_queries: int | None = None, hybrid
     boot = d[np.random.default_rng(SEED).integers(0, d.size, (10_000, d.size))].mean(axis=1)
     ci95 = [float(np.percentile(boot, 2.5)), float(np.percentile(boot, 97.5))]
     figures = [
-        figure("nDCG@10 dense (onnx-int8)", fast_nd, "", "sentence-transformers (torch fp32)", ref_nd),
+        figure(f"nDCG@10 dense ({FAST})", fast_nd, "", REFERENCE, ref_nd),
         figure(
             "nDCG@10 dense difference (onnx − reference)", delta, "", goal=f"abs(Δ) ≤ {GOAL}", met=abs(delta) <= GOAL
         ),
         figure(
-            "recall@10 of grade-2 files, dense (onnx-int8)",
+            f"recall@10 of grade-2 files, dense ({FAST})",
             ev["fast"]["recall_mean"],
             "",
-            "sentence-transformers (torch fp32)",
+            REFERENCE,
             ev["reference"]["recall_mean"],
         ),
     ]
@@ -271,10 +272,10 @@ def run(total_chunks: int = DEFAULT_CHUNKS, n_queries: int | None = None, hybrid
         hd = hyb["fast"]["ndcg_mean"] - hyb["reference"]["ndcg_mean"]
         figures += [
             figure(
-                "nDCG@10 hybrid BM25 + dense, RRF k=60 (onnx-int8)",
+                f"nDCG@10 hybrid BM25 + dense, RRF k=60 ({FAST})",
                 hyb["fast"]["ndcg_mean"],
                 "",
-                "sentence-transformers (torch fp32)",
+                REFERENCE,
                 hyb["reference"]["ndcg_mean"],
             ),
             figure(

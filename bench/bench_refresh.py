@@ -24,6 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import CORPUS, ENCODER_CACHE, WORK, figure, print_figures, save, setup_env  # noqa: E402
+from trustindex.schemas.embedding_model import ENCODER_CACHE_ENV, Backend  # noqa: E402
 
 GOAL_NOCHANGE, GOAL_ONE_PERCENT = 0.03, 0.06
 PUBLISHER = "midnight-foundation"
@@ -81,16 +82,16 @@ def commit(repo, paths: list[str], message: str) -> None:
     repo.index.commit(message, author=actor, committer=actor)
 
 
-def pick_backend() -> str:
+def pick_backend() -> Backend:
     """onnx-int8 when it loads here, else sentence-transformers; the model stays loaded for the flows."""
-    from trustindex.warehouse.embeddings import make_embedder
+    from trustindex.warehouse.embedder_factory import make_embedder
 
     try:
-        make_embedder("onnx-int8", cache_dir=ENCODER_CACHE)
-        return "onnx-int8"
+        make_embedder(Backend.ONNX_INT8, cache_dir=ENCODER_CACHE)
+        return Backend.ONNX_INT8
     except Exception as e:  # the fast backend is missing or broken here: measure the reference one
-        print(f"  onnx-int8 unavailable ({type(e).__name__}: {e}); using sentence-transformers", flush=True)
-        return "sentence-transformers"
+        print(f"  {Backend.ONNX_INT8} unavailable ({type(e).__name__}: {e}); using the reference backend", flush=True)
+        return Backend.SENTENCE_TRANSFORMERS
 
 
 def run(files: int = 2000, body_chars: int = 250, change_share: float = 0.01) -> dict:
@@ -99,13 +100,13 @@ def run(files: int = 2000, body_chars: int = 250, change_share: float = 0.01) ->
     from prefect import flow
 
     from trustindex.cli.build import load_build_config, run_refresh
-    from trustindex.warehouse.embeddings import make_embedder
+    from trustindex.warehouse.embedder_factory import make_embedder
 
     root = WORK / "refresh"
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
     os.environ["PREFECT_HOME"] = str(root / "prefect-home")
-    os.environ["TRUSTINDEX_ENCODER_CACHE"] = str(ENCODER_CACHE)
+    os.environ[ENCODER_CACHE_ENV] = str(ENCODER_CACHE)
     sources, paths = make_corpus(root, files, body_chars)
 
     @flow(name="bench-start-up")
@@ -117,7 +118,7 @@ def run(files: int = 2000, body_chars: int = 250, change_share: float = 0.01) ->
     prefect_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     backend = pick_backend()  # imports and loads the model (and exports it once when the cache is empty)
-    if backend != "onnx-int8":
+    if backend != Backend.ONNX_INT8:
         make_embedder(backend)
     load_s = time.perf_counter() - t0
     print(f"  start-up: Prefect server {prefect_s:.1f} s, model load {load_s:.2f} s ({backend})", flush=True)

@@ -20,13 +20,18 @@ from pathlib import Path
 
 import numpy as np
 
+from trustindex.schemas.embedding_model import ENCODER_CACHE_ENV, Backend, encoder_cache_dir
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results.json"
 DOCS = ROOT / "docs" / "benchmarks.md"
 CORPUS = Path(os.environ.get("TRUSTINDEX_BENCH_CORPUS", ROOT.parent / "shared" / "corpus" / "midnight-docs"))
-# One encoder export shared by every bench script (and bench_embedding.py's default cache).
-ENCODER_CACHE = Path(os.environ.get("TRUSTINDEX_ENCODER_CACHE", "/tmp/trustindex-encoder-cache"))
 WORK = Path(os.environ.get("TRUSTINDEX_BENCH_WORK", "/tmp/trustindex-bench"))
+# One encoder export shared by every bench script (and bench_embedding.py's default cache).
+ENCODER_CACHE = encoder_cache_dir(WORK)
+# How the figures name the two embedding paths.
+FAST = f"{Backend.ONNX_INT8}"
+REFERENCE = f"{Backend.SENTENCE_TRANSFORMERS} (torch fp32)"
 
 
 def bench_env() -> dict[str, str]:
@@ -40,7 +45,7 @@ def bench_env() -> dict[str, str]:
             "TOKENIZERS_PARALLELISM": "false",
             "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
             "PREFECT_LOGGING_LEVEL": "WARNING",
-            "TRUSTINDEX_ENCODER_CACHE": str(ENCODER_CACHE),
+            ENCODER_CACHE_ENV: str(ENCODER_CACHE),
         }
     )
     # A loaded 2-core machine can take minutes to start the ephemeral Prefect server.

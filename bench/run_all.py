@@ -19,7 +19,19 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.common import ENCODER_CACHE, ORDER, RESULTS, ROOT, WORK, bench_env, figure, print_figures, save  # noqa: E402
+from bench.common import (  # noqa: E402
+    ENCODER_CACHE,
+    FAST,
+    ORDER,
+    REFERENCE,
+    RESULTS,
+    ROOT,
+    WORK,
+    bench_env,
+    figure,
+    print_figures,
+    save,
+)
 
 STEPS = ["extract", "embedding", "lexical", "query", "refresh", "quality"]
 
@@ -56,10 +68,10 @@ def fold_embedding(path: Path) -> None:
     ratio = r["ratio_median"]
     figures = [
         figure(
-            "embedding throughput (onnx-int8)",
+            f"embedding throughput ({FAST})",
             r["onnx_passages_per_s"],
             "passages/s",
-            "sentence-transformers (torch fp32)",
+            REFERENCE,
             r["reference_passages_per_s"],
             ratio,
             goal="≥ 3×",
@@ -73,8 +85,8 @@ def fold_embedding(path: Path) -> None:
             met=r["cosine_median"] >= 0.99,
         ),
         figure("embedding cosine vs reference (min)", r["cosine_min"], "", goal="≥ 0.98", met=r["cosine_min"] >= 0.98),
-        figure("query embedding (onnx-int8, one query)", r["onnx_query_ms"], "ms"),
-        figure("encoder load (onnx-int8)", r["onnx_load_s"], "s"),
+        figure(f"query embedding ({FAST}, one query)", r["onnx_query_ms"], "ms"),
+        figure(f"encoder load ({FAST})", r["onnx_load_s"], "s"),
     ]
     save(
         "embedding",

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.common import CORPUS, ENCODER_CACHE, WORK
+from trustindex.schemas.embedding_model import MODEL_ID, Backend, weights_sha256
 
 FORMAT = 1  # bump when what this module writes changes (invalidates cached snapshots)
 CHUNKS_PER_DOC = 8
@@ -203,7 +204,7 @@ def build(
     seed: int = 0,
     work: Path = WORK,
     ann_threads: int = 0,
-    backend: str = "onnx-int8",
+    backend: str = Backend.ONNX_INT8,
     spectrum: tuple[np.ndarray, np.ndarray] | None = None,
     max_words: int = 300_000,
 ) -> tuple[Path, dict]:
@@ -269,10 +270,9 @@ def build(
 
 
 def _build_exact(data: Path, n: int, seed: int, work: Path, backend: str, spectrum, max_words: int):
-    from trustindex.query.encoder import OnnxEncoder
+    from trustindex.query.encoder import MODEL_FILE, OnnxEncoder
     from trustindex.schemas.policy import Policy
     from trustindex.schemas.snapshot import BM25_DIR, EMBEDDINGS, ENCODER_DIR, TABLE_FILES
-    from trustindex.warehouse.embeddings import MODEL_ID, weights_sha256
     from trustindex.warehouse.snapshots import finish_snapshot, new_build_dir, set_current
     from trustindex.warehouse.tables import write_table
 
@@ -297,7 +297,7 @@ def _build_exact(data: Path, n: int, seed: int, work: Path, backend: str, spectr
     emb = vectors(n, mean, cov, seed)
     np.save(bdir / EMBEDDINGS, emb, allow_pickle=False)
     times["vectors_s"] = time.perf_counter() - t0
-    if backend == "onnx-int8":
+    if backend == Backend.ONNX_INT8:
         enc = encoder_dir()
         (bdir / ENCODER_DIR).mkdir()
         for f in sorted(enc.iterdir()):
@@ -307,11 +307,11 @@ def _build_exact(data: Path, n: int, seed: int, work: Path, backend: str, spectr
             "id": MODEL_ID,
             "backend": backend,
             "dimensions": encoder.dimensions,
-            "sha256": encoder.meta["files"]["model.int8.onnx"],
+            "sha256": encoder.meta["files"][MODEL_FILE],
             "encoder_dir": ENCODER_DIR,
             "max_seq_length": encoder.max_seq_length,
         }
-    elif backend == "sentence-transformers":
+    elif backend == Backend.SENTENCE_TRANSFORMERS:
         model = {"id": MODEL_ID, "backend": backend, "dimensions": int(emb.shape[1]), "sha256": weights_sha256()}
     else:
         raise ValueError(f"unknown backend {backend!r}")

@@ -6,7 +6,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from trustindex.schemas.config import BuildConfig, load_build_config  # noqa: F401  (re-exported for the command line)
-from trustindex.warehouse.embeddings import DEFAULT_BACKEND
+from trustindex.schemas.embedding_model import DEFAULT_BACKEND
 
 
 def run_refresh(

@@ -2,7 +2,8 @@
 
 A flag several commands take is declared once, in a parent parser (argparse ``parents=``), so its
 name, default and help read the same everywhere.  Each subcommand's ``--help`` ends with examples.
-Only ``argparse`` is imported here: the command line must start fast.
+Only ``argparse`` and the embedding model's names (standard library only) are imported here: the command
+line must start fast.
 """
 
 from __future__ import annotations
@@ -10,8 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 
-DEFAULT_BACKEND = "onnx-int8"  # warehouse.embeddings.DEFAULT_BACKEND, without importing the build side
-BACKENDS = ["sentence-transformers", "onnx-int8"]
+from trustindex.schemas.embedding_model import BACKENDS, DEFAULT_BACKEND
 
 
 def _parent() -> argparse.ArgumentParser:

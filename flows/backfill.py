@@ -17,8 +17,8 @@ from prefect.cache_policies import NO_CACHE
 from trustindex.crawl.git import SourceError, commit_as_of, ensure_mirror, mirror_path, resolve_ref
 from trustindex.flows.refresh import refresh_flow
 from trustindex.schemas.config import Source, load_build_config
+from trustindex.schemas.embedding_model import DEFAULT_BACKEND
 from trustindex.schemas.errors import ConfigError
-from trustindex.warehouse.embeddings import DEFAULT_BACKEND
 
 
 def end_of_day(as_of: str) -> str:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 
 from prefect import flow, get_run_logger, task
@@ -22,12 +21,14 @@ from trustindex.ingest.keys import context_key, source_key
 from trustindex.ingest.source import ingest_source
 from trustindex.schemas.components import ComponentRegistry
 from trustindex.schemas.config import Identities, LedgerEntry, Source
+from trustindex.schemas.embedding_model import DEFAULT_BACKEND, encoder_cache_dir
 from trustindex.schemas.policy import Policy
 from trustindex.schemas.snapshot import SNAPSHOTS_DIR
 from trustindex.schemas.tables import SCHEMA_VERSION
 from trustindex.warehouse.build import write_snapshot_files
 from trustindex.warehouse.catalog import refresh_catalog
-from trustindex.warehouse.embeddings import DEFAULT_BACKEND, EmbeddingCache, embedder_identity, make_embedder
+from trustindex.warehouse.embedder_factory import embedder_identity, make_embedder
+from trustindex.warehouse.embeddings import EmbeddingCache
 from trustindex.warehouse.publish_gate import PublishRefused, check_publish
 from trustindex.warehouse.runs import write_run_record
 from trustindex.warehouse.snapshots import current_id, finish_snapshot, list_snapshots, new_build_dir, set_current
@@ -118,9 +119,7 @@ def build_and_publish(
         sid, counts, reused = existing.snapshot_id, existing.row_counts, True
         log.info("inputs unchanged: snapshot %s already holds this build", sid)
     else:
-        # one exported encoder per machine user is enough; TRUSTINDEX_ENCODER_CACHE shares it between data dirs
-        enc_cache = os.environ.get("TRUSTINDEX_ENCODER_CACHE") or data / "cache" / "encoders"
-        embedder = make_embedder(backend, cache_dir=enc_cache)
+        embedder = make_embedder(backend, cache_dir=encoder_cache_dir(data))
         cache = EmbeddingCache(data / "cache" / "embeddings", embedder.cache_key, embedder.dimensions)
         build = new_build_dir(data)
         counts, st = write_snapshot_files(

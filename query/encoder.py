@@ -3,7 +3,8 @@
 Serving processes load this instead of sentence-transformers: importing torch costs
 ~6 s and a query ~12 ms, this loads in ~0.3 s and embeds a query in a few ms
 (measurements in docs/embedding.md).  It imports only numpy, onnxruntime, tokenizers
-and the standard library, so a serving tier never pulls in the build stack.
+and the standard library (and the snapshot contract in ``schemas/``), so a serving tier
+never pulls in the build stack.
 
 The directory it reads is written by ``warehouse.encoder_export.export_encoder``:
 
@@ -32,9 +33,10 @@ import numpy as np
 import onnxruntime as ort
 from tokenizers import Tokenizer
 
+from trustindex.schemas.embedding_model import TOKENIZER_FILE  # the export keeps the model's file name
+
 ENCODER_JSON = "encoder.json"
 MODEL_FILE = "model.int8.onnx"
-TOKENIZER_FILE = "tokenizer.json"
 # Bumped when encoder.json changes shape; readers refuse a format they do not know.
 FORMAT_VERSION = 1
 # Texts per onnxruntime run.  One: dynamic int8 quantizes activations with one scale per

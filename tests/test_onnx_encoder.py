@@ -17,6 +17,7 @@ import pytest
 
 from bench.bench_embedding import CORPUS, corpus_passages
 from trustindex.query.encoder import ENCODER_JSON, MODEL_FILE, TOKENIZER_FILE, EncoderError, OnnxEncoder
+from trustindex.schemas.embedding_model import MODEL_ID
 from trustindex.warehouse.encoder_export import RECIPE_VERSION, SentenceTransformerEncoder, ensure_encoder
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -200,7 +201,7 @@ def test_ensure_encoder_reuses_a_matching_export(encoder_dir):
     assert encoder_dir.name.endswith(f"-r{RECIPE_VERSION}")
     assert {p.name: p.stat().st_mtime_ns for p in encoder_dir.iterdir()} == before
     meta = json.loads((encoder_dir / ENCODER_JSON).read_text())
-    assert meta["source_sha256"] == again.source_sha256 and meta["model_id"] == "sentence-transformers/all-MiniLM-L6-v2"
+    assert meta["source_sha256"] == again.source_sha256 and meta["model_id"] == MODEL_ID
     assert (meta["dimensions"], meta["max_seq_length"], meta["pooling"], meta["normalize"]) == (384, 256, "mean", True)
     assert meta["quantization"]["per_channel"] is True
 

