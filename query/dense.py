@@ -38,11 +38,17 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from trustindex.schemas.errors import SnapshotError
 from trustindex.schemas.snapshot import DENSE_INDEX
+
+if TYPE_CHECKING:  # both are imported when first needed (see _usearch and DenseIndex.warm)
+    from usearch.index import Index as UsearchIndex
+
+    from trustindex.query.dense_int8 import Int8Prefilter
 
 STORAGE_DTYPE = np.float16
 # HNSW graph: M = 16 links a node (usearch's default), efConstruction = 128.
@@ -118,8 +124,8 @@ class DenseIndex:
         self.emb = np.asarray(embeddings) if isinstance(embeddings, np.memmap) else embeddings
         self.n, self.dims = int(embeddings.shape[0]), int(embeddings.shape[1])
         self._scan_threads = 0 if self.n >= _PARALLEL_FROM else 1  # usearch: 0 = all cores
-        self.ann = None
-        self._prefilter = None  # query/dense_int8.py, built by warm()
+        self.ann: UsearchIndex | None = None
+        self._prefilter: Int8Prefilter | None = None  # built by warm()
         self.reason: str | None = None
         path = Path(snapshot_dir) / DENSE_INDEX if snapshot_dir is not None else None
         if self.n < exact_below:
@@ -192,7 +198,7 @@ class DenseIndex:
         if depth <= 0:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
         fetch = min(self.n, 2 * depth)
-        if self.mode == "ann":
+        if self.ann is not None:  # mode "ann"
             m = self.ann.search(q, fetch)
             rows = np.asarray(m.keys, dtype=np.int64)
             return _order(rows, self.cosines(q, rows), depth)
@@ -220,8 +226,9 @@ class DenseIndex:
 
     def _exact_top(self, q: np.ndarray, depth: int, fetch: int) -> tuple[np.ndarray, np.ndarray]:
         qn = float(np.linalg.norm(q))
-        if self._prefilter is not None:
-            return self._prefiltered_top(q, qn, depth, fetch)
+        prefilter = self._prefilter
+        if prefilter is not None:
+            return self._prefiltered_top(prefilter, q, qn, depth, fetch)
         ui = _usearch()
         eps = (2.0**-11 + 2 * self.dims * 2.0**-24) * qn * 1.002 + 1e-7  # row norms ≤ 1 + 2⁻¹¹
         while fetch < self.n:
@@ -237,9 +244,11 @@ class DenseIndex:
             fetch *= 4
         return self._scan(q, depth)
 
-    def _prefiltered_top(self, q: np.ndarray, qn: float, depth: int, fetch: int):
+    def _prefiltered_top(
+        self, prefilter: Int8Prefilter, q: np.ndarray, qn: float, depth: int, fetch: int
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Candidates by the int8 upper bound; proven exact as in ``_exact_top`` (see query/dense_int8.py)."""
-        ub = self._prefilter.upper_bounds(q)
+        ub = prefilter.upper_bounds(q)
         eps = self.dims * 2.0**-24 * qn * 1.002 + 1e-7  # float32 rounding of ``cosines`` (row norms ≤ 1 + 2⁻¹¹)
         # Twice usearch's first fetch: at 100k rows ~150-220 bounds reach past the exact top 100, so 2×depth
         # often needed a second round (another pass over every bound).

@@ -180,7 +180,7 @@ class OnnxEncoder:
         batches in parallel synchronise once per batch.  Measured in docs/embedding.md.
         """
         with self._lock:
-            if self._pool_session is None:
+            if self._pool_session is None or self._executor is None:  # both are set and cleared together
                 self._pool_session = self._open_session(1)
                 self._executor = ThreadPoolExecutor(self.threads, thread_name_prefix="onnx-encoder")
             return self._pool_session, self._executor

@@ -14,7 +14,9 @@ from __future__ import annotations
 import math
 import re
 import threading
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -39,6 +41,14 @@ from trustindex.schemas.policy import Policy
 from trustindex.schemas.snapshot import resolve_current
 
 MAX_QUERY_CHARS = 10_000
+
+
+class Reranker(Protocol):
+    """What the optional reranking stage needs of its model (sentence-transformers' CrossEncoder)."""
+
+    def predict(self, inputs: Sequence[tuple[str, str]], /) -> Iterable[Any]: ...
+
+
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
@@ -65,7 +75,7 @@ class Index:
         self.encoder = open_encoder(data.dir, data.manifest, data.checksums_verified)
         self.dense = DenseIndex(data.embeddings, data.dir, policy["dense"]["exact_below"])
         self._lock = threading.Lock()
-        self._reranker = None
+        self._reranker: Reranker | None = None
         self._trust_prior: TrustPrior | None = None
         self._docs_names: dict[str, str] | None = None
 
@@ -129,22 +139,25 @@ class Index:
         fz, depth = policy["fusion"], policy["fusion"]["candidate_depth"]
         # Dense candidates from the dense index (exact or ANN: query/dense.py), never a scan of every chunk's
         # cosine in ANN mode; the pool's cosines with the user's query are computed exactly below.
-        dense_user, best_cosine, rankings, lex_ran, lex_user, lex_top = None, 0.0, [], False, None, None
-        for j, text in enumerate([query] + phrasings):
-            rows, cos = self.dense.top(vecs[j], depth)
+        # The user's own query first: its channels also explain the hits and set the match tier.
+        dense_user, dense_cos = self.dense.top(vecs[0], depth)
+        best_cosine = float(dense_cos[0]) if dense_cos.size else 0.0  # = dense.best(): the top-1 of this search
+        lex_user, nterms_user = d.lexical.scores(query)
+        lex_ran = nterms_user > 0
+        lex_top = top_ranking(lex_user, depth, positive_only=True) if lex_ran else None
+        rankings = [(dense_user, fz["dense_weight"])]
+        if lex_top is not None:
+            rankings.append((lex_top, fz["lexical_weight"]))
+        for j, text in enumerate(phrasings, 1):
+            rows, _cos = self.dense.top(vecs[j], depth)
             bm, nterms = d.lexical.scores(text)
-            if j == 0:
-                dense_user, lex_user, lex_ran = rows, bm, nterms > 0
-                best_cosine = float(cos[0]) if cos.size else 0.0  # = dense.best(): the top-1 of this search
             rankings.append((rows, fz["dense_weight"]))
             if nterms:
-                ranking = top_ranking(bm, depth, positive_only=True)
-                lex_top = ranking if j == 0 else lex_top
-                rankings.append((ranking, fz["lexical_weight"]))
+                rankings.append((top_ranking(bm, depth, positive_only=True), fz["lexical_weight"]))
         tier, ceiling = self._match_tier(best_cosine)
         fused = rrf(rankings, fz["rrf_k"])
         dense_rank = {int(i): r for r, i in enumerate(dense_user.tolist(), 1)}
-        lex_rank = {int(i): r for r, i in enumerate(lex_top.tolist(), 1)} if lex_ran else {}
+        lex_rank = {int(i): r for r, i in enumerate(lex_top.tolist(), 1)} if lex_top is not None else {}
         pool = np.array(sorted(fused), dtype=np.int64)
         pool_cos = self.dense.cosines(vecs[0], pool)
         # the user's query's cosine, by row, for the hits
@@ -314,8 +327,9 @@ class Index:
                 from sentence_transformers import CrossEncoder  # only when the policy names a model
 
                 self._reranker = CrossEncoder(self.policy["rerank"]["model_path"], device="cpu")
+            reranker = self._reranker
         top = sorted(cands, key=lambda c: -c["confidence"])[: self.policy["rerank"]["depth"]]
-        scores = self._reranker.predict([(query, t) for t in self.data.texts([c["i"] for c in top])])
+        scores = reranker.predict([(query, t) for t in self.data.texts([c["i"] for c in top])])
         for c, s in zip(top, scores, strict=True):
             c["rerank"] = 1.0 / (1.0 + math.exp(-float(s)))
         return lambda c: c.get("rerank", -1.0) * c["trust"] if "rerank" in c else -1.0 + c["confidence"]

@@ -26,15 +26,19 @@ import traceback
 from bisect import bisect_left
 from collections import Counter, defaultdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, ContentBlock, TextContent, ToolAnnotations
 
 from trustindex.query.batch import BatchDefaults
 from trustindex.query.batch import search_batch as search_batch_requests
 from trustindex.schemas.errors import SnapshotError, TrustIndexError
 from trustindex.schemas.snapshot import CURRENT, resolve_current
+
+if TYPE_CHECKING:
+    from trustindex.query.index import Index
 
 log = logging.getLogger("trustindex.mcp")
 
@@ -57,11 +61,12 @@ class LiveIndex:
         self.policy_path = Path(policy) if policy else None
         self._open = opener or (lambda snap, pol: Index.open(snap, policy=pol, warm=True))  # a server: many queries
         self._lock = threading.Lock()
-        self.index = None
+        self.index: Index | None = None
         self.current: object = _UNSET  # the CURRENT content the open index was loaded for
         self.passages: PassageMap | None = None
         self.warning: str | None = None
-        self._failed: tuple[str, float] | None = None  # (CURRENT content, time) of the last failed load
+        # (CURRENT content, None when the file is missing, and time) of the last failed load
+        self._failed: tuple[str | None, float] | None = None
         self._policy_mtime: float | None = None
 
     def _read_current(self) -> str | None:
@@ -286,7 +291,7 @@ def _one_line(e: BaseException) -> str:
     return msg if isinstance(e, TrustIndexError) else f"internal error: {type(e).__name__}: {msg}"
 
 
-def build_server(data_dir: Path, policy: str | Path | None = None, live: LiveIndex | None = None):
+def build_server(data_dir: Path, policy: str | Path | None = None, live: LiveIndex | None = None) -> MCPServer:
     """The MCPServer with its five tools (separate from ``serve`` so tests can drive it in-process)."""
     live = live or LiveIndex(data_dir, policy)
     server = MCPServer(
@@ -307,7 +312,9 @@ def build_server(data_dir: Path, policy: str | Path | None = None, live: LiveInd
         except Exception as e:  # a bug: one line to the client, the traceback to the server's stderr
             log.error("tool failed:\n%s", traceback.format_exc())
             raise ToolError(_one_line(e)) from None
-        content = [TextContent(type="text", text=json.dumps(result, ensure_ascii=False, default=str))]
+        content: list[ContentBlock] = [
+            TextContent(type="text", text=json.dumps(result, ensure_ascii=False, default=str))
+        ]
         if warning:
             content.append(TextContent(type="text", text=f"warning: {warning}"))
         return CallToolResult(content=content, structured_content=json.loads(json.dumps(result, default=str)))
@@ -352,16 +359,16 @@ def build_server(data_dir: Path, policy: str | Path | None = None, live: LiveInd
         """Version components the live snapshot knows (for search targets) and the constraints seen for each."""
         return answer(lambda ix, _: list_versions(ix.data))
 
-    server.live = live  # for callers that want the holder (tests, warm-up)
     return server
 
 
 def serve(data_dir: Path, policy: str | Path | None = None) -> None:
     """Run the stdio server over ``data_dir``'s live snapshot until the client closes stdin."""
     logging.basicConfig(level=logging.INFO, format="trustindex mcp: %(message)s")
-    server = build_server(Path(data_dir), policy)
+    live = LiveIndex(Path(data_dir), policy)
+    server = build_server(Path(data_dir), policy, live)
     # Load the model and snapshot while the client initialises, so the first call is not the slow one.
-    threading.Thread(target=_warm, args=(server.live,), daemon=True).start()
+    threading.Thread(target=_warm, args=(live,), daemon=True).start()
     server.run("stdio")
 
 

@@ -25,7 +25,7 @@ from trustindex.schemas.policy import Policy
 class Target:
     component: str
     requested: str
-    constraint: object  # schemas.versions.ConstraintSet
+    constraint: V.ConstraintSet
 
 
 def parse_target(component: str, text: str) -> Target:
@@ -81,21 +81,22 @@ def resolve_docs_target(t: Target, names: dict[str, str]) -> tuple[Target, dict]
     return Target(t.component, t.requested, V.ConstraintSet.label(name)), {"resolved": name, "resolution": how}
 
 
-def _classify_rows(rows: list[dict], target: Target):
-    best = None
-    order = {"satisfies": 0, "near_miss": 1, "unknown": 2, "breaking": 3}
-    for r in rows:
-        if r["status"] != "parsed" or not r["intervals"]:
-            m = V.Match("unknown", None, None, f"constraint {r['constraint']!r} could not be parsed")
-        else:
-            try:
-                m = V.classify(V.ConstraintSet.from_json(r["intervals"]), target.constraint)
-            except Exception as e:  # a constraint stored by an older build: unknown, never guessed
-                m = V.Match("unknown", None, None, str(e))
-        cand = (order.get(m.status, 2), m.distance or 0, m, r)
-        if best is None or cand[:2] < best[:2]:
-            best = cand
-    return best[2], best[3]
+_ORDER = {"satisfies": 0, "near_miss": 1, "unknown": 2, "breaking": 3}
+
+
+def _classify_row(row: dict, target: Target) -> V.Match:
+    if row["status"] != "parsed" or not row["intervals"]:
+        return V.Match("unknown", detail=f"constraint {row['constraint']!r} could not be parsed")
+    try:
+        return V.classify(V.ConstraintSet.from_json(row["intervals"]), target.constraint)
+    except Exception as e:  # a constraint stored by an older build: unknown, never guessed
+        return V.Match("unknown", detail=str(e))
+
+
+def _classify_rows(rows: list[dict], target: Target) -> tuple[V.Match, dict]:
+    """The best verdict among a component's stored constraints (at least one), and the row that gave it."""
+    verdicts = [(_classify_row(r, target), r) for r in rows]
+    return min(verdicts, key=lambda mr: (_ORDER.get(mr[0].status, 2), mr[0].distance or 0))
 
 
 def version_factor(
@@ -106,7 +107,7 @@ def version_factor(
     if not targets:
         comps = {c: [r["constraint"] for r in rs] for c, rs in rows_by_component.items()}
         return {"multiplier": 1.0, "status": "no_target", "evidence": {"constraints": comps}}, False
-    results, mult, excluded = [], None, False
+    results, multipliers, excluded = [], [], False
     worst_status = "satisfies"
     rank = {"satisfies": 0, "version_silent": 1, "unknown": 2, "near_miss": 3, "breaking": 4}
     for t in targets:
@@ -134,7 +135,7 @@ def version_factor(
                 m_val = p["unknown"]
         if status == "breaking" or (strict and status != "satisfies"):
             excluded = True
-        mult = m_val if mult is None else min(mult, m_val)
+        multipliers.append(m_val)
         if rank[status] > rank[worst_status]:
             worst_status = status
         results.append(
@@ -149,4 +150,4 @@ def version_factor(
                 "origin": row["origin"] if row else None,
             }
         )
-    return {"multiplier": float(mult), "status": worst_status, "evidence": {"targets": results}}, excluded
+    return {"multiplier": float(min(multipliers)), "status": worst_status, "evidence": {"targets": results}}, excluded

@@ -14,7 +14,6 @@ import re
 import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 from trustindex.schemas.components import FILE_NAME as COMPONENTS_FILE
 from trustindex.schemas.components import ComponentRegistry, load_components
@@ -95,12 +94,12 @@ def _read_toml(path: Path, what: str) -> dict:
         raise ConfigError(str(path), None, f"not valid TOML: {e}") from None
 
 
-def _req(file: Path, key: str, table: dict, name: str, typ: type = str) -> Any:
+def _req(file: Path, key: str, table: dict, name: str) -> str:
     if name not in table:
         raise ConfigError(str(file), f"{key}.{name}", "missing required key")
     v = table[name]
-    if not isinstance(v, typ) or (typ is str and not v.strip()):
-        raise ConfigError(str(file), f"{key}.{name}", f"expected a non-empty {typ.__name__}, got {v!r}")
+    if not isinstance(v, str) or not v.strip():
+        raise ConfigError(str(file), f"{key}.{name}", f"expected a non-empty str, got {v!r}")
     return v
 
 

@@ -257,6 +257,8 @@ def parse_npm(text: str) -> ConstraintSet:
         acc, pos = ConstraintSet.any(), 0
         while pos < len(alt):
             m = _NPM_COMP.match(alt, pos)
+            if m is None:  # not reached: pos is at a non-space character, which the pattern always takes
+                raise VersionSyntaxError(text, f"cannot read {alt[pos:]!r}")
             op = {"~>": "~"}.get(m[1] or "", m[1] or "")
             acc = acc.intersection(_comparator(text, op, _partial(text, m[2])))
             pos = m.end()

@@ -305,6 +305,8 @@ class Match:
 def _below(iv: Interval) -> tuple:
     """(major, minor, patch) of the highest version in ``iv``, prereleases aside; inf = "however high"."""
     hi = iv.hi
+    if hi is None:  # classify asks only for the lower of two disjoint intervals, which has an upper bound
+        raise ValueError(f"{iv} has no highest version")
     if iv.hi_inclusive or hi.prerelease not in ((), (0,)):
         return hi.release()  # hi itself, or prereleases of hi's own release just below it
     major, minor, patch = hi.release()  # below X or X-0: the release before X
@@ -318,6 +320,8 @@ def _below(iv: Interval) -> tuple:
 def _above(iv: Interval) -> tuple:
     """The lowest release in ``iv``."""
     lo = iv.lo
+    if lo is None:  # classify asks only for the higher of two disjoint intervals, which has a lower bound
+        raise ValueError(f"{iv} has no lowest version")
     if lo.prerelease or iv.lo_inclusive:
         return lo.release()
     return (lo.major, lo.minor, lo.patch + 1)
@@ -379,14 +383,10 @@ def classify(constraint: ConstraintSet, target: ConstraintSet) -> Match:
         return Match("unknown", detail="a constraint that admits no version")
     if constraint.intersects(target):
         return Match("satisfies")
-    best = None
+    verdicts = []
     for a in constraint.intervals:
         for b in target.intervals:
             low, high = (a, b) if a.hi is not None and (b.lo is not None and a.hi <= b.lo) else (b, a)
-            m = _judge(_below(low), _above(high))
-            if best is None or (_SEVERITY[m.status], m.distance if m.distance is not None else 1 << 30) < (
-                _SEVERITY[best.status],
-                best.distance if best.distance is not None else 1 << 30,
-            ):
-                best = m
-    return best
+            verdicts.append(_judge(_below(low), _above(high)))
+    # the mildest verdict, then the smallest distance; the first of equals, in interval order
+    return min(verdicts, key=lambda m: (_SEVERITY[m.status], m.distance if m.distance is not None else 1 << 30))
