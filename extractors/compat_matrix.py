@@ -22,7 +22,8 @@ from trustindex.extractors.base import Chunk, VersionTarget
 from trustindex.extractors.docs_fences import fences
 from trustindex.schemas.components import NETWORK
 from trustindex.schemas.docs_versions import label_json
-from trustindex.schemas.versions import VersionSyntaxError, parse_npm
+from trustindex.schemas.version_parsers import parse_npm
+from trustindex.schemas.versions import VersionSyntaxError
 
 ORIGIN = "compat_matrix"
 _NAME_HEADER = re.compile(r"^(component|package|library|tool|name|software)s?$", re.IGNORECASE)

@@ -16,7 +16,8 @@ from fnmatch import fnmatchcase
 
 from trustindex.extractors.base import Chunk, VersionTarget
 from trustindex.extractors.docs_fences import Fence, fences
-from trustindex.schemas.versions import VersionSyntaxError, parse_npm
+from trustindex.schemas.version_parsers import parse_npm
+from trustindex.schemas.versions import VersionSyntaxError
 
 INSTALL_ORIGIN = "install_command"
 SNIPPET_ORIGIN = "manifest_snippet"

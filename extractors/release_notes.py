@@ -26,7 +26,8 @@ from dataclasses import dataclass
 
 from trustindex.extractors.base import Chunk, VersionTarget
 from trustindex.extractors.docs_fences import fences
-from trustindex.schemas.versions import VersionSyntaxError, parse_npm
+from trustindex.schemas.version_parsers import parse_npm
+from trustindex.schemas.versions import VersionSyntaxError
 
 ORIGIN = "release_notes"
 RELNOTES_DIRS = ("relnotes", "release-notes", "release_notes", "releases")
