@@ -40,6 +40,7 @@ from trustindex.crawl.git import SAFE_ENV, SAFE_OPTS
 from trustindex.extractors.verification import Link, make_link
 from trustindex.schemas.config import Identities
 from trustindex.schemas.errors import TrustIndexError
+from trustindex.schemas.tables import AUTHENTICATED
 
 log = logging.getLogger(__name__)
 
@@ -338,6 +339,7 @@ def signature_links(
                 c.commit_date,
                 stale,
                 f"signed commit {c.sha[:12]} (key {check.fingerprint or 'unknown'})",
+                evidence_class=AUTHENTICATED,
             )
         )
     return links

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from trustindex.schemas.config import Identities
+from trustindex.schemas.tables import CLAIMED
 
 TRAILER = re.compile(
     r"^(Reviewed-by|Acked-by|Tested-by|Approved-by):[ \t]*(.*?)[ \t]*<([^<>\s]+)>[ \t]*$", re.MULTILINE | re.IGNORECASE
@@ -36,6 +37,7 @@ class Link:
     date: datetime
     stale: bool
     detail: str
+    evidence_class: str  # schemas.tables.EVIDENCE_CLASSES: what the link rests on
 
 
 def trailer_block(message: str) -> str:
@@ -49,7 +51,16 @@ def parse_trailers(message: str) -> list[tuple[str, str, str]]:
 
 
 def make_link(
-    ids: Identities, name: str, email: str, method: str, commit: str, date: datetime, stale: bool, detail: str
+    ids: Identities,
+    name: str,
+    email: str,
+    method: str,
+    commit: str,
+    date: datetime,
+    stale: bool,
+    detail: str,
+    *,
+    evidence_class: str,
 ) -> Link:
     person = ids.person_by_email(email)
     if person is None:
@@ -63,10 +74,10 @@ def make_link(
             date,
             stale,
             f"{detail}; identity not in identities.toml: no authority",
+            evidence_class,
         )
-    return Link(
-        person.name, email, person.publisher, ids.tier_of(person.publisher), method, commit, date, stale, detail
-    )
+    tier = ids.tier_of(person.publisher)
+    return Link(person.name, email, person.publisher, tier, method, commit, date, stale, detail, evidence_class)
 
 
 def merge_owners(commits) -> dict[str, object]:
@@ -112,7 +123,8 @@ def chain_for_file(touches, substantive: dict[str, bool], owners: dict, ids: Ide
                     c.sha,
                     c.commit_date,
                     bool(newer_substantive),
-                    f"{kind} on {c.sha[:12]}",
+                    f"{kind} on {c.sha[:12]} (unsigned trailer)",
+                    evidence_class=CLAIMED,
                 )
             )
         m = owners.get(c.sha)
@@ -130,7 +142,8 @@ def chain_for_file(touches, substantive: dict[str, bool], owners: dict, ids: Ide
                     m.sha,
                     m.commit_date,
                     stale,
-                    f"merged pull request #{pr.group(1)}",
+                    f"merged pull request #{pr.group(1)} (unsigned merge commit)",
+                    evidence_class=CLAIMED,
                 )
             )
     return links

@@ -122,6 +122,7 @@ def _verification_row(doc_id: str, link: Link) -> Row:
         "date": _utc(link.date),
         "stale": link.stale,
         "detail": link.detail,
+        "evidence_class": link.evidence_class,
     }
 
 

@@ -24,6 +24,7 @@ from trustindex.extractors.globs import matches
 from trustindex.extractors.verification import Link, make_link
 from trustindex.ingest.context import MAX_TOUCHES
 from trustindex.schemas.config import Identities, LedgerEntry, Source
+from trustindex.schemas.tables import AUTHENTICATED, OPERATOR
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +56,9 @@ def ledger_links(
         for path, data in blobs.items():
             if matches(path, entry.path):
                 stale = changed_since(repo, tree, path, data)
-                link = make_link(ids, entry.verifier, entry.verifier, "ledger", sha, when, stale, detail)
+                link = make_link(
+                    ids, entry.verifier, entry.verifier, "ledger", sha, when, stale, detail, evidence_class=OPERATOR
+                )
                 out.setdefault(path, []).append(link)
     return out
 
@@ -89,6 +92,16 @@ def signature_evidence(
         for path, data in blobs.items():
             stale = changed_since(repo, tree, path, data)
             links.setdefault(path, []).append(
-                make_link(ids, t.principal, t.principal, "signature", t.commit, t.date, stale, f"signed tag {t.tag}")
+                make_link(
+                    ids,
+                    t.principal,
+                    t.principal,
+                    "signature",
+                    t.commit,
+                    t.date,
+                    stale,
+                    f"signed tag {t.tag}",
+                    evidence_class=AUTHENTICATED,
+                )
             )
     return checks, links
