@@ -102,8 +102,9 @@ def ingest_source(
     )
     ctx.vouches = ledger_links(repo, source, ledger, ids, blobs)
     signers_dir = Path(data_dir) / "signers" / source.name
-    ctx.signatures, tag_links = signature_evidence(repo, signers_dir, source, ids, ctx.history, blobs)
-    for path, links in tag_links.items():
+    signed = signature_evidence(repo, signers_dir, source, ids, ctx.history, ctx.owners, blobs)
+    ctx.signatures, ctx.attestations = signed.checks, signed.attestations
+    for path, links in signed.tag_links.items():
         ctx.vouches.setdefault(path, []).extend(links)
 
     rows = empty_rows()

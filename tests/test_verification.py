@@ -58,7 +58,7 @@ def build_history(tmp_path):
 def links_for(m, commits, path):
     hist = file_histories(commits)[path]
     subst = {c.sha: is_substantive(m, c, path, 100, {}) for c in hist.touches}
-    return chain_for_file(hist.touches, subst, merge_owners(commits), ids())
+    return chain_for_file(hist.touches, subst, merge_owners(commits), ids(), {})
 
 
 def test_merge_and_trailer_links(tmp_path):
