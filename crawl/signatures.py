@@ -32,6 +32,7 @@ import secrets
 import subprocess
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from trustindex.crawl.git import SAFE_ENV, SAFE_OPTS
 from trustindex.crawl.keyring import Keyring, KeyringError, allowed_signers_file
@@ -39,6 +40,9 @@ from trustindex.extractors.verification import Link, make_link
 from trustindex.schemas.config import Identities
 from trustindex.schemas.errors import TrustIndexError
 from trustindex.schemas.tables import AUTHENTICATED, CLAIMED
+
+if TYPE_CHECKING:
+    from trustindex.crawl.signature_cache import SignatureCache
 
 __all__ = ["Keyring", "SignatureCheck", "SignatureError", "allowed_signers_file", "commit_signatures"]
 
@@ -194,7 +198,7 @@ def _annotated_tags(repo, keyring: Keyring) -> list[tuple[str, str, str, datetim
     return out
 
 
-def tag_signatures(repo, keyring: Keyring) -> list[TagSignature]:
+def tag_signatures(repo, keyring: Keyring, cache: SignatureCache | None = None) -> list[TagSignature]:
     """The newest MAX_TAGS annotated tags, each checked with ``git verify-tag`` (newest first).
 
     Good only when verify-tag succeeds and the signer is a listed key: for SSH,
@@ -203,12 +207,18 @@ def tag_signatures(repo, keyring: Keyring) -> list[TagSignature]:
     """
     results = []
     for name, sha, commit, when in _annotated_tags(repo, keyring):
+        hit = cache.tag_check(sha) if cache is not None else None
+        if hit is not None:
+            results.append(TagSignature(name, commit, hit[1], when, hit[0], hit[2]))
+            continue
         proc = _run(repo, ["verify-tag", "--raw", "--end-of-options", sha], keyring, check=False)
         text = proc.stderr.decode("utf-8", "replace")
         status, principal, fp = _gpg_tag(keyring, text) if "[GNUPG:]" in text else _ssh_tag(text)
         if status == "good" and proc.returncode != 0:
             status, principal = "error", ""
         results.append(TagSignature(name, commit, principal, when, status, fp))
+        if cache is not None:
+            cache.keep_tag(sha, results[-1])
     return results
 
 

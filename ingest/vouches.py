@@ -14,7 +14,8 @@ from pathlib import Path
 from trustindex.crawl.git import Mirror, commit_of, read_blob, read_commit_time, tree_shas
 from trustindex.crawl.history import FileHistory
 from trustindex.crawl.keyring import KeyringError, operator_keyring
-from trustindex.crawl.signatures import NOT_VERIFIED, SignatureCheck, SignatureError, commit_signatures, tag_signatures
+from trustindex.crawl.signature_cache import CheckCount, SignatureCache
+from trustindex.crawl.signatures import NOT_VERIFIED, SignatureCheck, SignatureError, tag_signatures
 from trustindex.extractors.freshness import is_cosmetic_change
 from trustindex.extractors.globs import matches
 from trustindex.extractors.verification import Attestation, Link, make_link
@@ -64,11 +65,13 @@ class SignatureEvidence:
     checks: dict[str, SignatureCheck] = field(default_factory=dict)  # per commit SHA
     tag_links: dict[str, list[Link]] = field(default_factory=dict)  # per path: good signed tags' vouches
     attestations: dict[str, Attestation] = field(default_factory=dict)  # per commit SHA: a platform's mark
+    count: CheckCount = field(default_factory=CheckCount)  # signatures git checked now, and answered by the cache
 
 
 def signature_evidence(
     repo: Mirror,
     signers_dir: Path,
+    cache_file: Path,
     source: Source,
     ids: Identities,
     history: dict[str, FileHistory],
@@ -84,12 +87,14 @@ def signature_evidence(
         with operator_keyring(ids, signers_dir) as keyring:
             if keyring is None:
                 return SignatureEvidence()
-            checks = commit_signatures(repo, sorted(commits), keyring) if commits else {}
-            tags = [t for t in tag_signatures(repo, keyring) if t.status == "good"]
-    except (SignatureError, KeyringError) as e:
+            cache = SignatureCache(cache_file, keyring)
+            checks = cache.commit_checks(repo, sorted(commits)) if commits else {}
+            tags = [t for t in tag_signatures(repo, keyring, cache) if t.status == "good"]
+            cache.save()
+    except (SignatureError, KeyringError, OSError) as e:
         log.warning("source %s: signatures not checked: %s", source.name, e)
         return SignatureEvidence()
-    out = SignatureEvidence(checks, {}, attestations(commits.values(), checks, ids))
+    out = SignatureEvidence(checks, {}, attestations(commits.values(), checks, ids), cache.count)
     for t in tags:
         try:
             tree = tree_shas(repo, t.commit)
