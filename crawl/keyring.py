@@ -139,7 +139,7 @@ class Keyring:
     @classmethod
     def ssh(cls, allowed: Path) -> Keyring:
         """SSH keys only (no OpenPGP signature can be good)."""
-        return cls(allowed, digest=_digest(Path(allowed).read_text(encoding="utf-8"), [], {}))
+        return cls(allowed, digest=keys_digest(Path(allowed).read_text(encoding="utf-8"), []))
 
     def git_opts(self) -> list[str]:
         """``-c`` settings that fix every program git may run to verify a signature, and what it reads."""
@@ -165,9 +165,20 @@ def _program(name: str) -> str:
     return found
 
 
-def _digest(allowed: str, gpg_blocks: list[str], owners: dict[str, str]) -> str:
-    payload = json.dumps({"allowed": allowed, "gpg": sorted(gpg_blocks), "owners": sorted(owners.items())})
-    return hashlib.sha256(payload.encode()).hexdigest()
+def keys_digest(allowed: str, gpg: list[tuple[str, str, str]]) -> str:
+    """Names the keys and who owns each: the allowed-signers text and every (principal, OpenPGP block) pair.
+    Computed without gpg, so a fully cached run needs no keyring at all."""
+    pairs = sorted((principal, block) for _owner, principal, block in gpg)
+    return hashlib.sha256(json.dumps({"allowed": allowed, "gpg": pairs}).encode()).hexdigest()
+
+
+def operator_keys_digest(ids: Identities, directory: Path) -> str | None:
+    """The digest of the keys ``operator_keyring`` would hold (None: nobody lists a key)."""
+    allowed = allowed_signers_file(ids, directory)
+    gpg = gpg_principals(ids)
+    if allowed is None and not gpg:
+        return None
+    return keys_digest(allowed.read_text(encoding="utf-8") if allowed else "", gpg)
 
 
 def gpg_principals(ids: Identities) -> list[tuple[str, str, str]]:
@@ -203,8 +214,8 @@ def _fingerprints(colons: str) -> list[str]:
     return [line.split(":")[9].upper() for line in colons.splitlines() if line.startswith("fpr:")]
 
 
-def _gnupg_home(ids: Identities, home: Path) -> tuple[dict[str, str], list[str], float | None]:
-    """Import the listed OpenPGP blocks into ``home``; the owners map, the blocks, the first future expiry."""
+def _gnupg_home(ids: Identities, home: Path) -> tuple[dict[str, str], float | None]:
+    """Import the listed OpenPGP blocks into ``home``; the owners map and the first future expiry."""
     (home / "gpg.conf").write_text(GPG_CONF, encoding="utf-8")
     listed = gpg_principals(ids)
     claims: dict[str, set[str]] = {}
@@ -232,7 +243,7 @@ def _gnupg_home(ids: Identities, home: Path) -> tuple[dict[str, str], list[str],
         for line in _gpg(home, "--list-keys").splitlines()
         if line.startswith(("pub:", "sub:")) and line.split(":")[6].isdigit() and float(line.split(":")[6]) > now
     ]
-    return owners, blocks, min(expiries) if expiries else None
+    return owners, min(expiries) if expiries else None
 
 
 @contextmanager
@@ -241,10 +252,10 @@ def operator_keyring(ids: Identities, directory: Path) -> Iterator[Keyring | Non
     allowed = allowed_signers_file(ids, directory)
     allowed_text = allowed.read_text(encoding="utf-8") if allowed else ""
     if not gpg_principals(ids):
-        yield Keyring(allowed, digest=_digest(allowed_text, [], {})) if allowed else None
+        yield Keyring(allowed, digest=keys_digest(allowed_text, [])) if allowed else None
         return
     with tempfile.TemporaryDirectory(prefix="trustindex-gnupg-") as tmp:
         home = Path(tmp)
         home.chmod(0o700)
-        owners, blocks, valid_until = _gnupg_home(ids, home)
-        yield Keyring(allowed, home, owners, _digest(allowed_text, blocks, owners), valid_until)
+        owners, valid_until = _gnupg_home(ids, home)
+        yield Keyring(allowed, home, owners, keys_digest(allowed_text, gpg_principals(ids)), valid_until)

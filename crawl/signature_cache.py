@@ -12,17 +12,20 @@ import json
 import logging
 import os
 import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from trustindex.crawl.keyring import Keyring
-from trustindex.crawl.signatures import SignatureCheck, TagSignature, commit_signatures
+from trustindex.crawl.signatures import SignatureCheck, TagSignature, check_tags, commit_signatures
 
 log = logging.getLogger(__name__)
 
 FORMAT = 1
 CACHE_DIR = ("cache", "signatures")  # under the data directory
+Tag = tuple[str, str, str, datetime]  # crawl.signatures.annotated_tags: name, tag object sha, commit, tagger date
 
 
 def cache_file(data_dir: Path, source: str) -> Path:
@@ -36,11 +39,12 @@ class CheckCount:
 
 
 class SignatureCache:
-    def __init__(self, path: Path, keyring: Keyring):
+    """One source's checks against the keys named by ``digest`` (crawl.keyring.keys_digest)."""
+
+    def __init__(self, path: Path, digest: str):
         self.path = Path(path)
-        self._keyring = keyring
-        self.digest = keyring.digest
-        self.valid_until = keyring.valid_until
+        self.digest = digest
+        self.valid_until: float | None = None
         self.commits: dict[str, list[str]] = {}
         self.tags: dict[str, list[str]] = {}
         self.count = CheckCount()
@@ -55,41 +59,50 @@ class SignatureCache:
         except (OSError, ValueError) as e:
             log.warning("%s: unreadable signature cache, starting afresh: %s", self.path, e)
             return
-        until = data.get("valid_until") if isinstance(data, dict) else None
         if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("digest") != self.digest:
             return
-        if until is not None and time.time() >= until:
+        until = data.get("valid_until")
+        if isinstance(until, (int, float)) and time.time() >= until:
             return  # a listed key has expired since: its signatures' checks change
+        self.valid_until = until if isinstance(until, (int, float)) else None
         self.commits = {k: v for k, v in data.get("commits", {}).items() if _entry(v)}
         self.tags = {k: v for k, v in data.get("tags", {}).items() if _entry(v)}
 
-    def commit_checks(self, repo, shas: list[str]) -> dict[str, SignatureCheck]:
-        """Each commit's check: from the cache, or from git for the rest (then kept)."""
-        out = {s: SignatureCheck(*self.commits[s]) for s in shas if s in self.commits}
-        missing = [s for s in shas if s not in out]
-        self.count.cached += len(out)
-        if missing:
-            fresh = commit_signatures(repo, missing, self._keyring)
-            self.count.verified += len(missing)
+    def verify(
+        self, repo, shas: list[str], tags: list[Tag], keyring: Callable[[], AbstractContextManager[Keyring | None]]
+    ) -> tuple[dict[str, SignatureCheck], list[TagSignature]]:
+        """Each commit's and tag's check: from the cache, or from git for the rest (then kept).  The keyring
+        (``keyring()``, a context manager) is set up only when something is not cached."""
+        missing = [s for s in shas if s not in self.commits]
+        new_tags = [t for t in tags if t[1] not in self.tags]
+        self.count.cached += len(shas) - len(missing) + len(tags) - len(new_tags)
+        if missing or new_tags:
+            with keyring() as kr:
+                if kr is None:
+                    return {}, []
+                self.valid_until = kr.valid_until
+                fresh = commit_signatures(repo, missing, kr) if missing else {}
+                checked = check_tags(repo, new_tags, kr)
+            self.count.verified += len(missing) + len(new_tags)
             for sha, check in fresh.items():
-                if check.status != "error":
+                if check.status != "error":  # maybe transient: checked again next time
                     self.commits[sha] = [check.status, check.principal, check.fingerprint]
                     self._dirty = True
-            out.update(fresh)
-        return out
-
-    def tag_check(self, obj: str) -> tuple[str, str, str] | None:
-        hit = self.tags.get(obj)
-        if hit is not None:
-            self.count.cached += 1
-            return hit[0], hit[1], hit[2]
-        return None
-
-    def keep_tag(self, obj: str, t: TagSignature) -> None:
-        self.count.verified += 1
-        if t.status != "error":
-            self.tags[obj] = [t.status, t.principal, t.fingerprint]
-            self._dirty = True
+            for (_n, obj, _c, _w), t in zip(new_tags, checked, strict=True):
+                if t.status != "error":
+                    self.tags[obj] = [t.status, t.principal, t.fingerprint]
+                    self._dirty = True
+        else:
+            fresh, checked = {}, []
+        commits = {s: SignatureCheck(*self.commits[s]) for s in shas if s in self.commits} | fresh
+        by_obj = {obj: t for (_n, obj, _c, _w), t in zip(new_tags, checked, strict=True)}
+        out_tags = [
+            by_obj[obj]
+            if obj in by_obj
+            else TagSignature(name, commit, self.tags[obj][1], when, self.tags[obj][0], self.tags[obj][2])
+            for name, obj, commit, when in tags
+        ]
+        return commits, out_tags
 
     def save(self) -> None:
         """Write atomically (a crash leaves the old file or the new one, never half of one)."""

@@ -32,7 +32,6 @@ import secrets
 import subprocess
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
 
 from trustindex.crawl.git import SAFE_ENV, SAFE_OPTS
 from trustindex.crawl.keyring import Keyring, KeyringError, allowed_signers_file
@@ -40,9 +39,6 @@ from trustindex.extractors.verification import Link, make_link
 from trustindex.schemas.config import Identities
 from trustindex.schemas.errors import TrustIndexError
 from trustindex.schemas.tables import AUTHENTICATED, CLAIMED
-
-if TYPE_CHECKING:
-    from trustindex.crawl.signature_cache import SignatureCache
 
 __all__ = ["Keyring", "SignatureCheck", "SignatureError", "allowed_signers_file", "commit_signatures"]
 
@@ -91,13 +87,14 @@ class TagSignature:
     fingerprint: str = ""
 
 
-def _run(repo, args: list[str], keyring: Keyring, check: bool = True) -> subprocess.CompletedProcess:
+def _run(repo, args: list[str], keyring: Keyring | None, check: bool = True) -> subprocess.CompletedProcess:
+    """git with the keyring's signature settings (None: a command that verifies nothing)."""
     try:
-        opts = keyring.git_opts()
+        opts = keyring.git_opts() if keyring is not None else []
     except KeyringError as e:
         raise SignatureError(str(e)) from None
     cmd = ["git", f"--git-dir={repo.git_dir}", *SAFE_OPTS, *opts, *args]
-    env = {**os.environ, **SAFE_ENV, **keyring.env()}
+    env = {**os.environ, **SAFE_ENV, **(keyring.env() if keyring is not None else {})}
     for var in (
         "GIT_DIR",
         "GIT_WORK_TREE",
@@ -160,12 +157,12 @@ def _check(keyring: Keyring, status: str, principal: str, fp: str, primary: str,
     return SignatureCheck(status, owner if status == "good" and owner else "", fp or keyid)
 
 
-def _annotated_tags(repo, keyring: Keyring) -> list[tuple[str, str, str, datetime]]:
+def annotated_tags(repo) -> list[tuple[str, str, str, datetime]]:
     """(name, tag object sha, peeled commit, tagger date) of the MAX_TAGS newest annotated tags."""
     nonce = secrets.token_hex(8)
     rec, fld = f"\x1e{nonce}\x1e", f"\x1f{nonce}\x1f"
     fmt = rec + fld.join(("%(refname)", "%(objectname)", "%(objecttype)", "%(taggerdate:unix)"))
-    proc = _run(repo, ["for-each-ref", f"--format={fmt}", "refs/tags/"], keyring)
+    proc = _run(repo, ["for-each-ref", f"--format={fmt}", "refs/tags/"], None)
     tags = []
     for raw in proc.stdout.decode("utf-8", "replace").split(rec):
         parts = raw.strip("\n").split(fld)
@@ -198,27 +195,26 @@ def _annotated_tags(repo, keyring: Keyring) -> list[tuple[str, str, str, datetim
     return out
 
 
-def tag_signatures(repo, keyring: Keyring, cache: SignatureCache | None = None) -> list[TagSignature]:
-    """The newest MAX_TAGS annotated tags, each checked with ``git verify-tag`` (newest first).
+def tag_signatures(repo, keyring: Keyring) -> list[TagSignature]:
+    """The newest MAX_TAGS annotated tags, each checked with ``git verify-tag`` (newest first)."""
+    return check_tags(repo, annotated_tags(repo), keyring)
+
+
+def check_tags(repo, tags: list[tuple[str, str, str, datetime]], keyring: Keyring) -> list[TagSignature]:
+    """Each of ``annotated_tags``' tags checked with its own ``git verify-tag``.
 
     Good only when verify-tag succeeds and the signer is a listed key: for SSH,
     ssh-keygen named a principal from the allowed-signers file; for OpenPGP,
     gpg's VALIDSIG names a fingerprint the keyring's owners map holds.
     """
     results = []
-    for name, sha, commit, when in _annotated_tags(repo, keyring):
-        hit = cache.tag_check(sha) if cache is not None else None
-        if hit is not None:
-            results.append(TagSignature(name, commit, hit[1], when, hit[0], hit[2]))
-            continue
+    for name, sha, commit, when in tags:
         proc = _run(repo, ["verify-tag", "--raw", "--end-of-options", sha], keyring, check=False)
         text = proc.stderr.decode("utf-8", "replace")
         status, principal, fp = _gpg_tag(keyring, text) if "[GNUPG:]" in text else _ssh_tag(text)
         if status == "good" and proc.returncode != 0:
             status, principal = "error", ""
         results.append(TagSignature(name, commit, principal, when, status, fp))
-        if cache is not None:
-            cache.keep_tag(sha, results[-1])
     return results
 
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 from trustindex.crawl.git import Mirror, commit_of, read_blob, read_commit_time, tree_shas
 from trustindex.crawl.history import FileHistory
-from trustindex.crawl.keyring import KeyringError, operator_keyring
+from trustindex.crawl.keyring import KeyringError, operator_keyring, operator_keys_digest
 from trustindex.crawl.signature_cache import CheckCount, SignatureCache
-from trustindex.crawl.signatures import NOT_VERIFIED, SignatureCheck, SignatureError, tag_signatures
+from trustindex.crawl.signatures import NOT_VERIFIED, SignatureCheck, SignatureError, annotated_tags
 from trustindex.extractors.freshness import is_cosmetic_change
 from trustindex.extractors.globs import matches
 from trustindex.extractors.verification import Attestation, Link, make_link
@@ -84,16 +84,18 @@ def signature_evidence(
     touches = [c for p in blobs if p in history for c in history[p].touches[:MAX_TOUCHES]]
     commits = {c.sha: c for c in touches} | {m.sha: m for c in touches if (m := owners.get(c.sha)) is not None}
     try:
-        with operator_keyring(ids, signers_dir) as keyring:
-            if keyring is None:
-                return SignatureEvidence()
-            cache = SignatureCache(cache_file, keyring)
-            checks = cache.commit_checks(repo, sorted(commits)) if commits else {}
-            tags = [t for t in tag_signatures(repo, keyring, cache) if t.status == "good"]
-            cache.save()
+        digest = operator_keys_digest(ids, signers_dir)
+        if digest is None:
+            return SignatureEvidence()
+        cache = SignatureCache(cache_file, digest)
+        checks, tag_checks = cache.verify(
+            repo, sorted(commits), annotated_tags(repo), lambda: operator_keyring(ids, signers_dir)
+        )
+        cache.save()
     except (SignatureError, KeyringError, OSError) as e:
         log.warning("source %s: signatures not checked: %s", source.name, e)
         return SignatureEvidence()
+    tags = [t for t in tag_checks if t.status == "good"]
     out = SignatureEvidence(checks, {}, attestations(commits.values(), checks, ids), cache.count)
     for t in tags:
         try:

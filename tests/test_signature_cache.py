@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from contextlib import nullcontext
 
 import pytest
 
@@ -84,9 +85,15 @@ def test_checks_expire_with_the_first_listed_key(world, tmp_path):
     head = world["repo"].git("rev-parse", "main").decode().strip()
     keyring = Keyring.ssh(allowed)
     keyring.valid_until = time.time() + 1.0
-    cache = SignatureCache(tmp_path / "c.json", keyring)
-    assert cache.commit_checks(mirror, [head])[head].status == "good"
+    cache = SignatureCache(tmp_path / "c.json", keyring.digest)
+    checks, _tags = cache.verify(mirror, [head], [], lambda: nullcontext(keyring))
+    assert checks[head].status == "good" and cache.count.verified == 1
     cache.save()
-    assert SignatureCache(tmp_path / "c.json", keyring).commits  # still valid
+    again = SignatureCache(tmp_path / "c.json", keyring.digest)
+    assert again.verify(mirror, [head], [], _no_keyring)[0] == checks  # still valid: no keyring needed
     time.sleep(1.1)
-    assert SignatureCache(tmp_path / "c.json", keyring).commits == {}  # a key has expired since: check again
+    assert SignatureCache(tmp_path / "c.json", keyring.digest).commits == {}  # a key has expired since
+
+
+def _no_keyring():
+    raise AssertionError("everything was cached: no keyring should be set up")
