@@ -30,6 +30,7 @@ import os
 import re
 import secrets
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -45,6 +46,8 @@ __all__ = ["Keyring", "SignatureCheck", "SignatureError", "allowed_signers_file"
 log = logging.getLogger(__name__)
 
 CHUNK = 500  # shas per ``git log`` process: keeps the command line far below ARG_MAX
+MIN_PARALLEL_CHUNK = 64  # fewer shas than this per process are not worth another process
+MAX_WORKERS = 8
 MAX_TAGS = 200  # newest annotated tags checked, one ``git verify-tag`` each
 TIMEOUT_S = 300
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -131,12 +134,19 @@ def commit_signatures(repo, shas: list[str], keyring: Keyring) -> dict[str, Sign
     nonce = secrets.token_hex(8)
     rec, fld = f"\x1e{nonce}\x1e", f"\x1f{nonce}\x1f"
     fmt = rec + fld.join(("%H", "%G?", "%GS", "%GF", "%GP", "%GK"))
+    # git runs one gpg or ssh-keygen per signature: the chunks' git processes run side by side, one per core.
+    workers = max(1, min(os.cpu_count() or 1, MAX_WORKERS))
+    size = min(CHUNK, max(MIN_PARALLEL_CHUNK, -(-len(wanted) // workers)))
+    chunks = [wanted[i : i + size] for i in range(0, len(wanted), size)]
+
+    def log_of(chunk: list[str]) -> subprocess.CompletedProcess:
+        args = ["log", "--no-walk=unsorted", "--no-color", f"--format={fmt}", "--end-of-options", *chunk]
+        return _run(repo, args, keyring)
+
+    with ThreadPoolExecutor(max_workers=min(workers, len(chunks) or 1)) as pool:
+        procs = list(pool.map(log_of, chunks))
     out: dict[str, SignatureCheck] = {}
-    for i in range(0, len(wanted), CHUNK):
-        chunk = wanted[i : i + CHUNK]
-        proc = _run(
-            repo, ["log", "--no-walk=unsorted", "--no-color", f"--format={fmt}", "--end-of-options", *chunk], keyring
-        )
+    for proc in procs:
         for raw in proc.stdout.decode("utf-8", "replace").split(rec):
             parts = raw.strip("\n").split(fld)
             if len(parts) != 6:
