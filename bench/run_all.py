@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import ENCODER_CACHE, ORDER, RESULTS, ROOT, WORK, bench_env, figure, print_figures, save  # noqa: E402
 
-STEPS = ["extract", "embedding", "lexical", "query", "refresh", "quality"]
+STEPS = ["extract", "embedding", "lexical", "query", "refresh", "signatures", "quality"]
 
 
 def step_args(step: str, quick: bool) -> list[str]:
@@ -46,6 +46,10 @@ def step_args(step: str, quick: bool) -> list[str]:
         return [str(b / "bench_query.py")] + (["--sizes", "2000", "--reps", "1", "--cold-runs", "1"] if quick else [])
     if step == "refresh":
         return [str(b / "bench_refresh.py")] + (["--files", "200", "--body-chars", "300"] if quick else [])
+    if step == "signatures":
+        return [str(b / "bench_signatures.py")] + (
+            ["--commits", "300", "--files", "40", "--rounds", "1"] if quick else []
+        )
     if step == "quality":
         return [str(b / "bench_quality.py")] + (["--queries", "3", "--chunks", "200"] if quick else [])
     raise ValueError(step)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 
-from trustindex.query.trust import evidence_class_of
+from trustindex.query.trust import evidence_class_of, lent_tier
 from trustindex.schemas.errors import TrustIndexError
+from trustindex.schemas.policy import Policy
 from trustindex.schemas.snapshot import read_manifest, resolve_current
 from trustindex.schemas.tables import EVIDENCE_CLASSES
 from trustindex.warehouse.catalog import connect_snapshot, fetch_dicts, verification_classes
@@ -104,9 +105,12 @@ def inspect(a) -> int:
         print(
             f"  freshness: last modified {d['last_modified']}, last substantive change {d['last_substantive_change']}"
         )
+        home = at.get("tier")
         for v in ver:
+            lends, _why = lent_tier(v, home, Policy.default())  # the cap; require_authenticated is the query's
+            cap = f"; claimed, lends at most {lends}" if lends != v["tier"] else ""
             print(
-                f"  verification: {v['evidence_class']} {v['method']} by {v['verifier']} ({v['tier']}) "
+                f"  verification: {v['evidence_class']} {v['method']} by {v['verifier']} ({v['tier']}{cap}) "
                 f"at {v['commit'][:12]} "
                 f"{'STALE' if v['stale'] else 'current'} — {v['detail']}"
             )
