@@ -275,3 +275,18 @@ def test_platform_configuration_errors_name_the_key(tmp_path, body, key, problem
     with pytest.raises(ConfigError) as e:
         _identities(tmp_path, body)
     assert key in str(e.value) and problem in str(e.value) and "ids.toml" in str(e.value)
+
+
+def test_keys_are_part_of_the_source_context(world, tmp_path):
+    """Listing, changing or removing a platform's or a person's OpenPGP key rebuilds the source's tables."""
+    from dataclasses import replace
+
+    from trustindex.ingest.keys import context_key
+
+    ids, source = world["ids"], Source("owls", str(world["repo"].path), "main", "com")
+    base = context_key(source, ids, [], POLICY)
+    without_platform = replace(ids, platforms=[])
+    other_attests = replace(ids, platforms=[replace(ids.platforms[0], attests=("squash",))])
+    no_person_key = replace(ids, people=[replace(p, gpg_keys=()) for p in ids.people])
+    keys = {context_key(source, x, [], POLICY) for x in (without_platform, other_attests, no_person_key)}
+    assert base not in keys and len(keys) == 3
