@@ -95,7 +95,8 @@ def signature_evidence(
     except (SignatureError, KeyringError, OSError) as e:
         log.warning("source %s: signatures not checked: %s", source.name, e)
         return SignatureEvidence()
-    tags = [t for t in tag_checks if t.status == "good"]
+    # A platform's key attests the merges it performed, not releases: its signed tags vouch for nothing.
+    tags = [t for t in tag_checks if t.status == "good" and ids.platform_by_email(t.principal) is None]
     out = SignatureEvidence(checks, {}, attestations(commits.values(), checks, ids), cache.count)
     for t in tags:
         try:

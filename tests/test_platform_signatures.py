@@ -41,9 +41,10 @@ def toml_list(blocks: list[str]) -> str:
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory):
+def world(tmp_path_factory, request):
     tmp = tmp_path_factory.mktemp("gpg")
     home = GpgHome(tmp / "signer")
+    request.addfinalizer(home.close)  # the signing agent, however the fixture ends
     keys = {
         "platform": home.new_key(GITHUB),
         "ada": home.new_key(ADA),
@@ -137,6 +138,7 @@ gpg_keys = {toml_list([keys["platform"].public])}
     )
     repo.signed_tag("v1", c["ada"], ADA, t + 3600, keys["ada"].sign)
     repo.signed_tag("v0", c["init"], "Mallory <mallory@evil.example>", t + 1800, keys["stranger"].sign)
+    repo.signed_tag("v-platform", c["init"], GITHUB, t + 900, keys["platform"].sign)
     home.close()
     time.sleep(4)  # let Olga's 3-second key expire
     source = Source("owls", str(repo.path), "main", "com", include=("**/*.md",))
@@ -175,7 +177,11 @@ def test_checks_through_a_private_keyring(world):
         "old": ("expired", ""),
         "tampered": ("bad", ""),
     }
-    assert tags == {"v1": ("good", "ada@mf.example"), "v0": ("unknown_key", "")}
+    assert tags == {
+        "v1": ("good", "ada@mf.example"),
+        "v0": ("unknown_key", ""),
+        "v-platform": ("good", "noreply@github.com"),
+    }
 
 
 def test_a_merge_the_platform_signed_authenticates_its_recorded_author(world):
@@ -216,6 +222,8 @@ def test_a_listed_persons_gpg_signature_in_another_publishers_repository(world):
     assert (link["verifier"], link["tier"], link["evidence_class"]) == ("Ada Lovelace", "foundation", "authenticated")
     tag = [v for v in world["links"]["ada.md"] if "signed tag v1" in v["detail"]]
     assert tag and tag[0]["evidence_class"] == "authenticated"
+    # The platform's key attests merges, not releases: its signed tag vouches for nothing.
+    assert not any("v-platform" in v["detail"] for links in world["links"].values() for v in links)
 
 
 @pytest.mark.parametrize(
