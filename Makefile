@@ -26,6 +26,9 @@ demo: install
 	$(BIN)/trustindex query "How do I install the Compact compiler?" --data $(DATA) --k 3 --explain
 	@echo; echo "With a version target: the deprecated Wallet API page ranks below the Wallet SDK that replaces it, and its hit says why it is deprecated, who verified it and how its version matches."
 	$(BIN)/trustindex query "Wallet API deprecated replacement" --target docs=v1 --data $(DATA) --k 5 --explain
+	@echo; echo "Authenticated next to claimed: a community page whose merge the platform's listed key signed (authenticated: Ada, foundation) and whose unsigned Reviewed-by trailer names Ada too (claimed: counts as community)."
+	$(BIN)/trustindex inspect --source community-contracts --path docs/review-process.md --data $(DATA)
+	$(BIN)/trustindex query "How are pull requests to the community contracts reviewed?" --data $(DATA) --k 1 --explain
 
 test: install lint typecheck
 	PREFECT_HOME=$$(mktemp -d) $(BIN)/python -m pytest

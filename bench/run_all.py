@@ -33,7 +33,7 @@ from bench.common import (  # noqa: E402
     save,
 )
 
-STEPS = ["extract", "embedding", "lexical", "query", "refresh", "quality"]
+STEPS = ["extract", "embedding", "lexical", "query", "refresh", "signatures", "quality"]
 
 
 def step_args(step: str, quick: bool) -> list[str]:
@@ -58,6 +58,10 @@ def step_args(step: str, quick: bool) -> list[str]:
         return [str(b / "bench_query.py")] + (["--sizes", "2000", "--reps", "1", "--cold-runs", "1"] if quick else [])
     if step == "refresh":
         return [str(b / "bench_refresh.py")] + (["--files", "200", "--body-chars", "300"] if quick else [])
+    if step == "signatures":
+        return [str(b / "bench_signatures.py")] + (
+            ["--commits", "300", "--files", "40", "--rounds", "1"] if quick else []
+        )
     if step == "quality":
         return [str(b / "bench_quality.py")] + (["--queries", "3", "--chunks", "200"] if quick else [])
     raise ValueError(step)

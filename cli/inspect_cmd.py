@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 
+from trustindex.query.trust import evidence_class_of, lent_tier
 from trustindex.schemas.errors import TrustIndexError
+from trustindex.schemas.policy import Policy
 from trustindex.schemas.snapshot import read_manifest, resolve_current
-from trustindex.warehouse.catalog import connect_snapshot, fetch_dicts
+from trustindex.schemas.tables import EVIDENCE_CLASSES
+from trustindex.warehouse.catalog import connect_snapshot, fetch_dicts, verification_classes
 
 
 def report(a) -> int:
@@ -20,6 +23,7 @@ def report(a) -> int:
     out = {
         "snapshot_id": m.snapshot_id,
         "sources": sources,
+        "verification_evidence": verification_classes(con),
         "files": [{k: (v if v != "" else None) for k, v in f.items()} for f in files],
     }
     if a.json:
@@ -59,12 +63,15 @@ def inspect(a) -> int:
         )
     d = docs[0]
     attr = fetch_dicts(con, "SELECT * EXCLUDE (doc_id) FROM attribution WHERE doc_id = ?", [d["doc_id"]])
-    ver = fetch_dicts(
-        con,
-        "SELECT verifier, publisher, tier, method, commit, date, stale, detail FROM verifications "
-        "WHERE doc_id = ? ORDER BY date DESC",
-        [d["doc_id"]],
-    )
+    ver = [
+        # a snapshot from before the evidence_class column: the class of the link's method, as the query reads it
+        {**v, "evidence_class": evidence_class_of(v)}
+        for v in fetch_dicts(
+            con,
+            "SELECT * EXCLUDE (doc_id, verifier_email) FROM verifications WHERE doc_id = ? ORDER BY date DESC",
+            [d["doc_id"]],
+        )
+    ]
     vt = fetch_dicts(
         con,
         'SELECT component, "constraint", origin, status, chunk_id, detail FROM version_targets '
@@ -98,9 +105,13 @@ def inspect(a) -> int:
         print(
             f"  freshness: last modified {d['last_modified']}, last substantive change {d['last_substantive_change']}"
         )
+        home = at.get("tier")
         for v in ver:
+            lends, _why = lent_tier(v, home, Policy.default())  # the cap; require_authenticated is the query's
+            cap = f"; claimed, lends at most {lends}" if lends != v["tier"] else ""
             print(
-                f"  verification: {v['method']} by {v['verifier']} ({v['tier']}) at {v['commit'][:12]} "
+                f"  verification: {v['evidence_class']} {v['method']} by {v['verifier']} ({v['tier']}{cap}) "
+                f"at {v['commit'][:12]} "
                 f"{'STALE' if v['stale'] else 'current'} — {v['detail']}"
             )
         for v in vt:
@@ -119,6 +130,11 @@ def stats(a) -> int:
             print(f"{name}: {s['documents']} documents, {s['chunks']} chunks, {s['deprecated_chunks']} deprecated")
             print(f"  version components: {s['chunks_per_version_component']}")
             print(f"  verification methods: {s['chunks_per_verification_method']}")
+            ev = s["verification_evidence"]
+            print(
+                f"  verification links: {ev['links']} — "
+                + ", ".join(f"{c} {ev[c]} ({100 * ev['share'][c]:.0f}%)" for c in EVIDENCE_CLASSES)
+            )
             print(f"  freshness (days since substantive change): {s['freshness_days']}")
     return 0
 
@@ -126,8 +142,10 @@ def stats(a) -> int:
 def stats_from(con) -> dict:
     """Per source: documents, chunks, chunks per version component and verification method, deprecated
     chunks, freshness distribution — over any connection with the snapshot's tables as views."""
+    classes = verification_classes(con)
+    empty = {"links": 0, **{c: 0 for c in EVIDENCE_CLASSES}, "share": {c: 0.0 for c in EVIDENCE_CLASSES}}
     return {
-        s["source"]: _source_stats(con, s["source"])
+        s["source"]: {**_source_stats(con, s["source"]), "verification_evidence": classes.get(s["source"], empty)}
         for s in fetch_dicts(con, "SELECT source FROM sources WHERE status = 'ok' ORDER BY source")
     }
 

@@ -12,7 +12,9 @@ Each repository is described by two things kept in examples/demo/<name>/:
 * ``history.toml``: the commits, in order. A commit names its author (a key of ``[people]``), a
   timezone-aware ``date``, a ``message`` (trailers included), the files it writes and deletes, and
   optionally a ``branch``, a ``merge`` (the branch merged into ``main``; the commit gets two parents), a
-  ``committer``/``commit_date`` and a lightweight ``tag``.
+  ``committer``/``commit_date``, a lightweight ``tag`` and ``sign = "platform"``: the commit is signed, as
+  a forge signs the merges it performs, with the demo platform's SSH key (examples/demo/keys/; the
+  operator lists its public half as a ``[[platform]]`` in identities.toml).
 
 A ``files`` entry is a path (written from ``tree/<path>``), ``"dest=src"`` (``tree/<src>`` written at
 ``dest``, for byte-identical copies such as versioned docs), or a table ``{path, src, sub, cut, ws}``
@@ -25,27 +27,33 @@ the text switches from ``before`` to ``after`` at commit ``switch``, which there
 file: the bulk commit that freshness scoring must see through (DESIGN.md, "Known traps").
 
 Determinism: a commit SHA is a function of its tree, parents, author, committer, dates with their
-offsets and message; all of these come from the spec, so every build gives the same SHAs. Pure stdlib
-plus GitPython; no git command touches anything outside OUT_DIR.
+offsets and message; all of these come from the spec, so every build gives the same SHAs (an ed25519
+SSH signature has no timestamp and no random nonce, so a signed commit is deterministic too). Pure stdlib
+plus GitPython, and ssh-keygen for signing; no git command touches anything outside OUT_DIR.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import io
 import os
 import re
 import shutil
+import subprocess
 import sys
+import tempfile
 import tomllib
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 import git
+from gitdb.base import IStream
 
 EXAMPLES_DIR = Path(__file__).resolve().parent
 DEMO_DIR = EXAMPLES_DIR / "demo"
 REPOS = ("midnight-docs", "partner-sdk", "community-contracts")
+SIGNING_KEYS = {"platform": DEMO_DIR / "keys" / "platform_ed25519"}  # demo-only keys, published on purpose
 CONFIG_FILES = ("sources.toml", "identities.toml", "verifications.toml", "policy.toml", "components.toml")
 # Latest date any demo commit may carry (the brief: history in 2024-2026, nothing after 2026-11-01).
 LATEST_DATE = datetime.fromisoformat("2026-11-01T00:00:00+00:00")
@@ -168,6 +176,28 @@ def _sync_worktree(root: Path, old: dict[str, bytes], new: dict[str, bytes]) -> 
             (root / p).write_bytes(data)
 
 
+def _signed(repo: git.Repo, commit: git.Commit, key: Path, where: str) -> git.Commit:
+    """The same commit with an SSH signature header, as ``git commit -S`` with gpg.format=ssh writes it."""
+    raw = repo.odb.stream(commit.binsha).read()
+    with tempfile.TemporaryDirectory() as tmp:
+        private = Path(tmp) / "key"
+        shutil.copyfile(key, private)
+        private.chmod(0o600)  # ssh-keygen refuses a private key others can read
+        try:
+            sig = subprocess.run(
+                ["ssh-keygen", "-q", "-Y", "sign", "-n", "git", "-f", str(private)],
+                input=raw,
+                capture_output=True,
+                check=True,
+            ).stdout
+        except (OSError, subprocess.CalledProcessError) as e:
+            raise DemoSpecError(f"{where}: cannot sign with {key.name} (ssh-keygen): {e}") from None
+    head, sep, message = raw.partition(b"\n\n")
+    data = head + b"\ngpgsig " + b"\n ".join(sig.rstrip(b"\n").split(b"\n")) + sep + message
+    stored = repo.odb.store(IStream(b"commit", len(data), io.BytesIO(data)))
+    return git.Commit(repo, stored.binsha)
+
+
 def build_repo(name: str, dest: Path) -> dict[str, str]:
     """Build one demo repository at ``dest`` (removed first) and return {spec commit id: SHA}."""
     spec = load_history(name)
@@ -241,6 +271,10 @@ def build_repo(name: str, dest: Path) -> dict[str, str]:
             commit_date=cdate,
             skip_hooks=True,
         )
+        if "sign" in c:
+            if c["sign"] not in SIGNING_KEYS:
+                raise DemoSpecError(f"{where}: sign names unknown key {c['sign']!r} (known: {', '.join(SIGNING_KEYS)})")
+            commit = _signed(repo, commit, SIGNING_KEYS[c["sign"]], where)
         br.head, br.tree, br.rendered = commit, tree, rendered
         shas[cid] = commit.hexsha
         if "tag" in c:

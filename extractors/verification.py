@@ -18,11 +18,24 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from trustindex.schemas.config import Identities
+from trustindex.schemas.tables import AUTHENTICATED, CLAIMED
 
 TRAILER = re.compile(
     r"^(Reviewed-by|Acked-by|Tested-by|Approved-by):[ \t]*(.*?)[ \t]*<([^<>\s]+)>[ \t]*$", re.MULTILINE | re.IGNORECASE
 )
 MERGE_PR = re.compile(r"\AMerge pull request #(\d+) from (\S+)")
+SQUASH_PR = re.compile(r"\A[^\n]*\(#(\d+)\)[ \t]*(?:\n|\Z)")  # GitHub's squash-merge subject: "Title (#N)"
+
+
+@dataclass(frozen=True)
+class Attestation:
+    """What a platform's identity on a commit is worth: ``signed`` when git verified the platform's listed key
+    on it (then the author the platform recorded is authenticated), else only the committer field claims it."""
+
+    platform: str
+    attests: tuple[str, ...]  # schemas.config.PLATFORM_ATTESTS it vouches for
+    signed: bool
+    reason: str = ""  # unsigned: what git said about the signature
 
 
 @dataclass
@@ -36,6 +49,7 @@ class Link:
     date: datetime
     stale: bool
     detail: str
+    evidence_class: str  # schemas.tables.EVIDENCE_CLASSES: what the link rests on
 
 
 def trailer_block(message: str) -> str:
@@ -49,7 +63,16 @@ def parse_trailers(message: str) -> list[tuple[str, str, str]]:
 
 
 def make_link(
-    ids: Identities, name: str, email: str, method: str, commit: str, date: datetime, stale: bool, detail: str
+    ids: Identities,
+    name: str,
+    email: str,
+    method: str,
+    commit: str,
+    date: datetime,
+    stale: bool,
+    detail: str,
+    *,
+    evidence_class: str,
 ) -> Link:
     person = ids.person_by_email(email)
     if person is None:
@@ -63,10 +86,10 @@ def make_link(
             date,
             stale,
             f"{detail}; identity not in identities.toml: no authority",
+            evidence_class,
         )
-    return Link(
-        person.name, email, person.publisher, ids.tier_of(person.publisher), method, commit, date, stale, detail
-    )
+    tier = ids.tier_of(person.publisher)
+    return Link(person.name, email, person.publisher, tier, method, commit, date, stale, detail, evidence_class)
 
 
 def merge_owners(commits) -> dict[str, object]:
@@ -96,8 +119,35 @@ def merge_owners(commits) -> dict[str, object]:
     return owner
 
 
-def chain_for_file(touches, substantive: dict[str, bool], owners: dict, ids: Identities) -> list[Link]:
-    """Trailer and merge links over the commits that touched one file (newest first)."""
+def _platform_link(
+    ids: Identities, m, kind: str, pr: str, stale: bool, attestations: dict[str, Attestation]
+) -> Link | None:
+    """The merger link of a pull-request merge (``kind`` merge) or squash commit: authenticated when the
+    platform's listed key signed it, claimed otherwise; None for a squash no platform is named on."""
+    a = attestations.get(m.sha)
+    verb = "merged" if kind == "merge" else "squash-merged"
+    if a is not None and a.signed and kind in a.attests:
+        detail, cls = f"{verb} pull request #{pr}; signed by platform {a.platform}'s listed key", AUTHENTICATED
+    elif a is not None:
+        why = "signed for another purpose" if a.signed else a.reason
+        detail, cls = f"{verb} pull request #{pr}; committer claims platform {a.platform}, {why}: claimed", CLAIMED
+    elif kind == "merge":
+        detail, cls = f"merged pull request #{pr} (unsigned merge commit)", CLAIMED
+    else:
+        return None
+    return make_link(
+        ids, m.author_name, m.author_email, "merge", m.sha, m.commit_date, stale, detail, evidence_class=cls
+    )
+
+
+def chain_for_file(
+    touches, substantive: dict[str, bool], owners: dict, ids: Identities, attestations: dict[str, Attestation]
+) -> list[Link]:
+    """Trailer and merge links over the commits that touched one file (newest first).
+
+    ``attestations``: per commit SHA, the platform signature (or claim) on it; a pull-request merge or squash
+    commit the platform signed makes an authenticated merger link.
+    """
     links: list[Link] = []
     seen_merges: set[str] = set()
     for i, c in enumerate(touches):
@@ -112,25 +162,22 @@ def chain_for_file(touches, substantive: dict[str, bool], owners: dict, ids: Ide
                     c.sha,
                     c.commit_date,
                     bool(newer_substantive),
-                    f"{kind} on {c.sha[:12]}",
+                    f"{kind} on {c.sha[:12]} (unsigned trailer)",
+                    evidence_class=CLAIMED,
                 )
             )
+        squash = SQUASH_PR.match(c.message) if not c.is_merge else None
+        if squash:
+            link = _platform_link(ids, c, "squash", squash.group(1), bool(newer_substantive), attestations)
+            if link is not None:
+                links.append(link)
         m = owners.get(c.sha)
         if m is not None and m.sha not in seen_merges:
             seen_merges.add(m.sha)
             covered = {sha for sha, o in owners.items() if o is m}
             stale = any(t.sha not in covered and t.commit_date > m.commit_date for t in newer_substantive)
             pr = MERGE_PR.match(m.message)
-            links.append(
-                make_link(
-                    ids,
-                    m.author_name,
-                    m.author_email,
-                    "merge",
-                    m.sha,
-                    m.commit_date,
-                    stale,
-                    f"merged pull request #{pr.group(1)}",
-                )
-            )
+            link = _platform_link(ids, m, "merge", pr.group(1), stale, attestations)
+            if link is not None:
+                links.append(link)
     return links

@@ -15,7 +15,7 @@ from trustindex.crawl.history import CommitInfo, FileHistory
 from trustindex.crawl.signatures import SignatureCheck
 from trustindex.extractors.base import FileContext
 from trustindex.extractors.freshness import is_cosmetic_change
-from trustindex.extractors.verification import Link
+from trustindex.extractors.verification import Attestation, Link
 from trustindex.ingest.evidence import SourceEvidence
 from trustindex.ingest.incremental import Plan
 from trustindex.schemas.config import Identities, Source
@@ -41,6 +41,7 @@ class SourceContext:
     failed_configs: set[str] = field(default_factory=set)  # manifests that failed: no document rows
     vouches: dict[str, list[Link]] = field(default_factory=dict)  # per path: ledger entries and signed tags
     signatures: dict[str, SignatureCheck] = field(default_factory=dict)  # per commit SHA
+    attestations: dict[str, Attestation] = field(default_factory=dict)  # per commit SHA: a platform's mark on it
     _substantive: dict[tuple[str, str], bool] = field(default_factory=dict)
 
     def file_context(self, path: str) -> FileContext:

@@ -11,7 +11,7 @@ import json
 from trustindex.schemas.config import Identities, LedgerEntry, Source
 from trustindex.schemas.policy import Policy
 
-EXTRACTOR_VERSION = "2"  # bump when an extractor's output changes for the same bytes
+EXTRACTOR_VERSION = "3"  # bump when an extractor's output changes for the same bytes (3: evidence_class)
 
 
 def source_key(source: Source, commit: str, ids: Identities, ledger: list[LedgerEntry], policy: Policy) -> str:
@@ -26,7 +26,14 @@ def context_key(source: Source, ids: Identities, ledger: list[LedgerEntry], poli
         "extractor": EXTRACTOR_VERSION,
         "source": source.config_sha256,
         "publishers": sorted((p.id, p.tier, p.name) for p in ids.publishers.values()),
-        "people": sorted((p.name, p.publisher, sorted(p.emails), sorted(p.signing_keys)) for p in ids.people),
+        "people": sorted(
+            (p.name, p.publisher, sorted(p.emails), sorted(p.signing_keys), sorted(p.gpg_keys)) for p in ids.people
+        ),
+        # the keys git verifies against: another key can change a verification's class
+        "platforms": sorted(
+            (p.name, p.committer_email, sorted(p.gpg_keys), sorted(p.signing_keys), sorted(p.attests))
+            for p in ids.platforms
+        ),
         "ledger": sorted((e.path, e.commit, e.verifier, e.method, e.note) for e in ledger if e.source == source.name),
         "policy": {k: policy[k] for k in ("ingest", "freshness", "version")}
         | {"deprecation_paths": policy["deprecation"]["path_patterns"]},

@@ -101,7 +101,7 @@ def _document_row(
 
 def _links(ctx: SourceContext, path: str, touches: list[CommitInfo], subst: dict[str, bool]) -> list[Link]:
     """Trailer, merge and signed-commit links from the file's history, then the ledger's and signed tags'."""
-    links = chain_for_file(touches, subst, ctx.owners, ctx.ids)
+    links = chain_for_file(touches, subst, ctx.owners, ctx.ids, ctx.attestations)
     links += signature_links(touches, subst, ctx.signatures, ctx.ids)
     vouches = ctx.vouches.get(path, [])
     for link in vouches:  # vouched at a commit: stale only if a substantive change came after it
@@ -122,6 +122,7 @@ def _verification_row(doc_id: str, link: Link) -> Row:
         "date": _utc(link.date),
         "stale": link.stale,
         "detail": link.detail,
+        "evidence_class": link.evidence_class,
     }
 
 

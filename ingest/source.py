@@ -28,6 +28,7 @@ from trustindex.crawl.git import (
     resolve_ref,
 )
 from trustindex.crawl.history import file_histories, read_log
+from trustindex.crawl.signature_cache import CheckCount, cache_file
 from trustindex.extractors.base import ExtractionError
 from trustindex.extractors.freshness import bulk_limit
 from trustindex.extractors.verification import merge_owners
@@ -53,6 +54,7 @@ class SourceResult:
     tables: dict[str, pa.Table] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     note: str = ""
+    signature_checks: CheckCount = field(default_factory=CheckCount)  # what git verified now, what was cached
 
 
 def ingest_source(
@@ -102,8 +104,17 @@ def ingest_source(
     )
     ctx.vouches = ledger_links(repo, source, ledger, ids, blobs)
     signers_dir = Path(data_dir) / "signers" / source.name
-    ctx.signatures, tag_links = signature_evidence(repo, signers_dir, source, ids, ctx.history, blobs)
-    for path, links in tag_links.items():
+    signed = signature_evidence(
+        repo, signers_dir, cache_file(data_dir, source.name), source, ids, ctx.history, ctx.owners, blobs
+    )
+    log.info(
+        "source %s: %d signatures checked by git, %d from the cache",
+        source.name,
+        signed.count.verified,
+        signed.count.cached,
+    )
+    ctx.signatures, ctx.attestations = signed.checks, signed.attestations
+    for path, links in signed.tag_links.items():
         ctx.vouches.setdefault(path, []).extend(links)
 
     rows = empty_rows()
@@ -115,7 +126,7 @@ def ingest_source(
             rows[name].extend(r)
     _extract_all(ctx, blobs, rows, report)
 
-    result = SourceResult(source.name, commit, note=inc.note)
+    result = SourceResult(source.name, commit, note=inc.note, signature_checks=signed.count)
     for name, r in rows.items():
         result.tables[name] = table_from_rows(name, r)
     result.tables["ingest_report"] = table_from_rows("ingest_report", sorted(report, key=lambda r: r["path"]))

@@ -30,6 +30,7 @@ from trustindex.query.trust import (
     attribution_factor,
     deprecation_factor,
     freshness_factor,
+    home_tier_of,
     reference_day,
     verification_factor,
 )
@@ -251,7 +252,9 @@ class Index:
             vf, _excluded = version_factor(d.version_rows(i), targets, policy, strict)
         return {
             "attribution": attribution_factor(d.attribution.get(doc_id), policy),
-            "verification": verification_factor(d.verifications.get(doc_id, []), policy),
+            "verification": verification_factor(
+                d.verifications.get(doc_id, []), policy, home_tier_of(d.attribution.get(doc_id))
+            ),
             "freshness": freshness_factor(d.docs[doc_id], policy, today),
             "deprecation": deprecation_factor(d.deprecation_rows(i), policy, docs_targeted),
             "version_match": vf,

@@ -34,6 +34,7 @@ from mcp.types import CallToolResult, ContentBlock, TextContent, ToolAnnotations
 
 from trustindex.query.batch import BatchDefaults
 from trustindex.query.batch import search_batch as search_batch_requests
+from trustindex.query.trust import evidence_class_of
 from trustindex.schemas.errors import SnapshotError, TrustIndexError
 from trustindex.schemas.snapshot import CURRENT, resolve_current
 
@@ -196,6 +197,7 @@ class PassageMap:
                         "verifier": v["verifier"],
                         "tier": v["tier"],
                         "method": v["method"],
+                        "evidence_class": evidence_class_of(v),
                         "commit": v["commit"],
                         "stale": v["stale"],
                     }

@@ -44,6 +44,14 @@ def render_table(r: dict, explain: bool = False) -> str:
     return "\n".join(lines)
 
 
+def _link(c: dict) -> str:
+    """One chain link: its evidence class, and the tier it lends when that is not the verifier's (claimed)."""
+    lends = c.get("lends_tier", c["tier"])
+    counts = f" → counts as {lends}" if lends != c["tier"] else ""
+    stale = ", stale" if c["stale"] else ""
+    return f"{c.get('evidence_class', 'claimed')} {c['method']} by {c['verifier']} ({c['tier']}{counts}{stale})"
+
+
 def explain_hit(h: dict) -> list[str]:
     f = h["factors"]
     out = [
@@ -58,10 +66,7 @@ def explain_hit(h: dict) -> list[str]:
     )
     v = f["verification"]
     chain = v["evidence"].get("chain", [])
-    desc = (
-        "; ".join(f"{c['method']} by {c['verifier']} ({c['tier']}{', stale' if c['stale'] else ''})" for c in chain[:4])
-        or "no verification evidence"
-    )
+    desc = "; ".join(_link(c) for c in chain[:4]) or "no verification evidence"
     out.append(f"verification ×{v['multiplier']:.2f} [{v['status']}]: {desc}")
     fr = f["freshness"]["evidence"]
     out.append(

@@ -68,7 +68,7 @@ class TrustPrior:
         for doc, links in data.verifications.items():
             r = data.docs.row_of(doc)
             if r is not None and links:
-                verification[r] = verification_factor(links, policy)["multiplier"]
+                verification[r] = verification_factor(links, policy, tiers[r])["multiplier"]
         freshness = (
             freshness_multipliers(docs.column("last_substantive_change"), policy, today) if n_docs else np.zeros(0)
         )

@@ -57,7 +57,26 @@ class Person:
     name: str
     emails: tuple[str, ...]
     publisher: str
-    signing_keys: tuple[str, ...] = ()
+    signing_keys: tuple[str, ...] = ()  # SSH public keys
+    gpg_keys: tuple[str, ...] = ()  # ASCII-armored OpenPGP public keys (a revocation certificate revokes one)
+
+
+# What a platform's signature on a commit attests: the author it recorded for a pull request it merged
+# ("Merge pull request #N from ...") or squashed ("Title (#N)").
+PLATFORM_ATTESTS = ("merge", "squash")
+ARMORED_KEY = "-----BEGIN PGP PUBLIC KEY BLOCK-----"
+
+
+@dataclass(frozen=True)
+class Platform:
+    """A forge that signs the merges it performs (GitHub's web-flow key, a GitLab instance key)."""
+
+    name: str
+    committer_name: str
+    committer_email: str  # the identity it commits as, e.g. GitHub <noreply@github.com>
+    gpg_keys: tuple[str, ...] = ()
+    signing_keys: tuple[str, ...] = ()  # SSH public keys
+    attests: tuple[str, ...] = PLATFORM_ATTESTS
 
 
 @dataclass(frozen=True)
@@ -74,7 +93,12 @@ class LedgerEntry:
 class Identities:
     publishers: dict[str, Publisher] = field(default_factory=dict)
     people: list[Person] = field(default_factory=list)
+    platforms: list[Platform] = field(default_factory=list)
     _by_email: dict[str, Person] = field(default_factory=dict, repr=False)
+
+    def platform_by_email(self, email: str) -> Platform | None:
+        e = (email or "").strip().lower()
+        return next((p for p in self.platforms if p.committer_email == e), None)
 
     def person_by_email(self, email: str) -> Person | None:
         """Identity is the e-mail address: a known name with an unknown address is unknown."""
@@ -160,7 +184,7 @@ def load_sources(path: str | Path) -> list[Source]:
 def load_identities(path: str | Path) -> Identities:
     file = Path(path)
     data = _read_toml(file, "identities")
-    _no_unknown(file, "", data, {"publisher", "person"})
+    _no_unknown(file, "", data, {"publisher", "person", "platform"})
     ids = Identities()
     for i, t in enumerate(data.get("publisher", [])):
         key = f"publisher[{i}]"
@@ -172,19 +196,59 @@ def load_identities(path: str | Path) -> Identities:
         ids.publishers[pid] = Publisher(pid, t.get("name", pid), tier)
     for i, t in enumerate(data.get("person", [])):
         key = f"person[{i}]"
-        _no_unknown(file, key, t, {"name", "emails", "publisher", "signing_keys"})
+        _no_unknown(file, key, t, {"name", "emails", "publisher", "signing_keys", "gpg_keys"})
         person = Person(
             _req(file, key, t, "name"),
             _str_list(file, key, t, "emails", ()),
             _req(file, key, t, "publisher"),
             _str_list(file, key, t, "signing_keys", ()),
+            _armored(file, key, t),
         )
         if person.publisher not in ids.publishers:
             raise ConfigError(str(file), f"{key}.publisher", f"unknown publisher {person.publisher!r}")
         ids.people.append(person)
         for e in person.emails:
             ids._by_email[e.strip().lower()] = person
+    for i, t in enumerate(data.get("platform", [])):
+        ids.platforms.append(_platform(file, f"platform[{i}]", t, ids))
     return ids
+
+
+_IDENTITY = re.compile(r"^\s*([^<>]*?)\s*<([^<>\s]+@[^<>\s]+)>\s*$")
+
+
+def _armored(file: Path, key: str, table: dict) -> tuple[str, ...]:
+    keys = _str_list(file, key, table, "gpg_keys", ())
+    for j, k in enumerate(keys):
+        if ARMORED_KEY not in k:
+            raise ConfigError(str(file), f"{key}.gpg_keys[{j}]", f"not an ASCII-armored public key ({ARMORED_KEY})")
+    return keys
+
+
+def _platform(file: Path, key: str, t: dict, ids: Identities) -> Platform:
+    _no_unknown(file, key, t, {"name", "committer", "gpg_keys", "signing_keys", "attests"})
+    name = _req(file, key, t, "name")
+    key = f"platform[{name}]"
+    committer = _IDENTITY.match(_req(file, key, t, "committer"))
+    if committer is None:
+        raise ConfigError(str(file), f"{key}.committer", 'expected "Name <address>" ("GitHub <noreply@github.com>")')
+    email = committer.group(2).lower()
+    if ids.person_by_email(email) or ids.platform_by_email(email):
+        raise ConfigError(str(file), f"{key}.committer", f"{email} is already a person's or another platform's")
+    attests = _str_list(file, key, t, "attests", PLATFORM_ATTESTS)
+    if not attests or not set(attests) <= set(PLATFORM_ATTESTS):
+        raise ConfigError(str(file), f"{key}.attests", f"expected some of {', '.join(PLATFORM_ATTESTS)}")
+    platform = Platform(
+        name,
+        committer.group(1),
+        email,
+        _armored(file, key, t),
+        _str_list(file, key, t, "signing_keys", ()),
+        attests,
+    )
+    if not platform.gpg_keys and not platform.signing_keys:
+        raise ConfigError(str(file), key, "a platform needs its key: gpg_keys or signing_keys")
+    return platform
 
 
 def check_sources_against(sources: list[Source], ids: Identities, sources_file: str) -> None:

@@ -31,6 +31,8 @@ SPEC: dict[str, Any] = {
         "stale": (0.9, _NUM, 0.0, 2.0),
         "tiers": {t: (d, _NUM, 0.0, 2.0) for t, d in zip(TIERS, (1.0, 0.98, 0.95, 0.93, 0.9), strict=True)},
         "methods": (["trailer", "merge", "signature", "ledger"], [str], None, None),
+        # true: claimed links (unsigned trailers and merges) give no boost; only authenticated and ledger links do
+        "require_authenticated": (False, bool, None, None),
     },
     "freshness": {
         "half_life_days": (365.0, _NUM, 1.0, 36500.0),
@@ -126,6 +128,10 @@ def _check(file: str, key: str, value: Any, rule: tuple) -> Any:
         ((kt, vt),) = typ.items()
         if not isinstance(value, dict) or not all(isinstance(k, kt) and isinstance(v, vt) for k, v in value.items()):
             raise ConfigError(file, key, f"expected a table of {vt.__name__} values, got {value!r}")
+        return value
+    if typ is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(file, key, f"expected true or false, got {type(value).__name__} {value!r}")
         return value
     if isinstance(value, bool) or not isinstance(value, typ):
         names = " or ".join(t.__name__ for t in (typ if isinstance(typ, tuple) else (typ,)))
@@ -225,4 +231,6 @@ def _toml_value(v: Any) -> str:
         return "[" + ", ".join(_toml_value(x) for x in v) + "]"
     if isinstance(v, str):
         return json.dumps(v)
+    if isinstance(v, bool):
+        return "true" if v else "false"
     return repr(v)

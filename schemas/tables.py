@@ -97,8 +97,15 @@ VERIFICATIONS = pa.schema(
         ("date", _ts),
         ("stale", pa.bool_()),
         ("detail", pa.string()),
+        ("evidence_class", pa.string()),  # one of EVIDENCE_CLASSES
     ]
 )
+
+# What a verification link rests on.  ``authenticated``: a signature git verified against a key the operator lists
+# (a person's, or a platform's vouching for what it recorded); ``claimed``: what the repository says (a trailer,
+# an unsigned merge, an author field); ``operator``: the operator's ledger.
+AUTHENTICATED, CLAIMED, OPERATOR = "authenticated", "claimed", "operator"
+EVIDENCE_CLASSES = (AUTHENTICATED, CLAIMED, OPERATOR)
 
 VERSION_TARGETS = pa.schema(
     [

@@ -121,20 +121,55 @@ def test_dates_are_backdated_and_timezone_aware(out, name):
     assert len(offsets) >= 2, "history should span several time zones"
 
 
-MERGES = [  # (repo, message regex, how many, merger e-mail)
-    ("midnight-docs", r"^Merge pull request #\d+ from midnightntwrk/\S+\n", 4, "ada@midnight.example"),
-    ("partner-sdk", r"^Merge pull request #\d+ from lumen-labs/\S+\n", 1, "marta@lumenlabs.example"),
-    ("community-contracts", r"^Merge pull request #\d+ from night-owls-community/\S+\n", 1, "rowan@nightowls.example"),
+MERGES = [  # (repo, message regex, how many, merger e-mails)
+    ("midnight-docs", r"^Merge pull request #\d+ from midnightntwrk/\S+\n", 4, {"ada@midnight.example"}),
+    ("partner-sdk", r"^Merge pull request #\d+ from lumen-labs/\S+\n", 1, {"marta@lumenlabs.example"}),
+    (
+        "community-contracts",
+        r"^Merge pull request #\d+ from night-owls-community/\S+\n",
+        2,
+        {"rowan@nightowls.example", "ada@midnight.example"},
+    ),
 ]
+PLATFORM = "noreply@github.com"  # a platform-committed merge: its merger is the author it recorded
 
 
-@pytest.mark.parametrize("name,pattern,count,merger", MERGES)
-def test_merge_commits_by_known_maintainers(out, name, pattern, count, merger):
+@pytest.mark.parametrize("name,pattern,count,mergers", MERGES)
+def test_merge_commits_by_known_maintainers(out, name, pattern, count, mergers):
     merges = [c for c in history(repo(out, name)) if len(c.parents) == 2]
     assert len(merges) == count
     for m in merges:
         assert re.match(pattern, m.message), m.message
-        assert m.committer.email == merger
+        assert (m.author.email if m.committer.email == PLATFORM else m.committer.email) in mergers
+
+
+def test_platform_signed_merge_is_authenticated_next_to_a_claimed_trailer(out):
+    """The demo's platform-signed merge: authenticated foundation evidence in a community repository, beside
+    an unsigned trailer in the same person's name that counts only as community evidence."""
+    from trustindex.extractors.base import approx_token_count
+    from trustindex.ingest.source import ingest_source
+    from trustindex.query.trust import verification_factor
+    from trustindex.schemas import config
+
+    cfg = config.load_build_config(str(out / "sources.toml"))
+    source = next(s for s in cfg.sources if s.name == "community-contracts")
+    result = ingest_source(source, out / "verify-data", cfg.ids, cfg.ledger, cfg.policy, approx_token_count)
+    doc = next(d for d in result.tables["documents"].to_pylist() if d["path"] == "docs/review-process.md")
+    links = [v for v in result.tables["verifications"].to_pylist() if v["doc_id"] == doc["doc_id"]]
+    assert sorted((v["method"], v["evidence_class"], v["tier"]) for v in links) == [
+        ("merge", "authenticated", "foundation"),
+        ("trailer", "claimed", "foundation"),
+    ]
+    vf = verification_factor(links, cfg.policy, "community")
+    assert vf["evidence"]["best"]["evidence_class"] == "authenticated"
+    assert vf["multiplier"] == cfg.policy["verification"]["tiers"]["foundation"]
+    chain = {c["method"]: c for c in vf["evidence"]["chain"]}
+    assert chain["trailer"]["lends_tier"] == "community" and "claimed evidence" in chain["trailer"]["note"]
+    assert "signed by platform GitHub's listed key" in chain["merge"]["detail"]
+    # The merge of pull request #7 is unsigned and committed by its merger: claimed, as before.
+    voting = next(d for d in result.tables["documents"].to_pylist() if d["path"] == "contracts/voting.compact")
+    merge7 = [v for v in result.tables["verifications"].to_pylist() if v["doc_id"] == voting["doc_id"]]
+    assert {(v["method"], v["evidence_class"]) for v in merge7} == {("merge", "claimed"), ("trailer", "claimed")}
 
 
 TRAILERS = [  # (repo, trailer line that some commit on main must carry)

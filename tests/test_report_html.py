@@ -85,6 +85,25 @@ def test_numbers_agree_with_duckdb(data):
     assert all(0 < r["chunks"] <= d["totals"]["chunks"] for r in d["versions"])
 
 
+def test_evidence_classes_per_source(report, data):
+    """The share of authenticated, claimed and operator links per source: the demo has all three (its
+    platform-signed merge, trailers, its ledger)."""
+    d = collect(data)
+    con = connect_snapshot(resolve_current(data))
+    by_source = {r["source"]: r for r in d["verification_classes"]}
+    assert (
+        sum(r["links"] for r in by_source.values()) == con.execute("SELECT count(*) FROM verifications").fetchone()[0]
+    )
+    community = by_source["community-contracts"]
+    assert community["authenticated"] >= 1 and community["claimed"] >= 1
+    assert by_source["midnight-docs"]["operator"] >= 1
+    for r in by_source.values():
+        assert r["authenticated"] + r["claimed"] + r["operator"] == r["links"]
+        assert abs(sum(r["share"].values()) - 1.0) < 1e-3
+    _, text = report
+    assert "Evidence per source" in text and "authenticated" in text
+
+
 @pytest.fixture(scope="module")
 def hostile_html(data) -> str:
     """The report with a failed file per hostile string (rendered once: plotting is the slow part)."""
@@ -162,3 +181,30 @@ def test_renders_in_headless_chromium(report, tmp_path):
     for plot_id, title in PLOTS.items():
         assert re.search(rf'<svg id="{plot_id}"[^>]*>\s*<title>{re.escape(title)}</title>', dom), plot_id
     assert dom.count("<rect") + dom.count("<path") > 50  # the bars and axes were drawn, not just empty frames
+
+
+def test_inspect_stats_and_report_show_the_evidence_class(data, capsys):
+    """The CLI over the demo snapshot: inspect names each link's class (and a claimed link's cap), stats and
+    report --json give the class counts per source."""
+    import json
+
+    from trustindex.cli.main import main
+
+    page = ["--source", "community-contracts", "--path", "docs/review-process.md", "--data", str(data)]
+    assert main(["inspect", *page]) == 0
+    text = capsys.readouterr().out
+    assert "verification: authenticated merge by Ada Lovelace (foundation)" in text
+    assert "verification: claimed trailer by Ada Lovelace (foundation; claimed, lends at most community)" in text
+    assert main(["inspect", *page, "--json"]) == 0
+    links = json.loads(capsys.readouterr().out)["verifications"]
+    assert sorted(v["evidence_class"] for v in links) == ["authenticated", "claimed"]
+    assert main(["stats", "--data", str(data), "--json"]) == 0
+    stats = json.loads(capsys.readouterr().out)["community-contracts"]["verification_evidence"]
+    assert (
+        stats["authenticated"] >= 1
+        and stats["claimed"] >= 1
+        and stats["links"] == sum(stats[c] for c in ("authenticated", "claimed", "operator"))
+    )
+    assert main(["report", "--data", str(data), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)["verification_evidence"]
+    assert report["community-contracts"] == stats

@@ -72,7 +72,7 @@ publisher = "mf"
 signing_keys = ["{kb_pub}"]
 """)
     ids = load_identities(tmp / "identities.toml")
-    allowed = sig.allowed_signers_file(ids, tmp / "conf")
+    allowed = sig.Keyring.ssh(sig.allowed_signers_file(ids, tmp / "conf"))
 
     src = tmp / "src"
     src.mkdir()
@@ -235,7 +235,7 @@ def test_tag_signatures_bounded(world, monkeypatch):
 def test_allowed_signers_file_lines(world):
     ka_pub, kb_pub, _ = world["pubs"]
     strip = lambda k: " ".join(k.split()[:2])  # noqa: E731 - comments are not written
-    assert world["allowed"].read_text().splitlines() == [
+    assert world["allowed"].allowed.read_text().splitlines() == [
         f'ada@mf.example namespaces="git" {strip(ka_pub)}',
         f'ada.l@mf.example namespaces="git" {strip(ka_pub)}',
         f'bob@mf.example namespaces="git" {strip(kb_pub)}',
@@ -290,7 +290,7 @@ def test_allowed_signers_file_validation(world, tmp_path, case, people, expected
     # ssh-keygen itself must accept the file: a commit signed by a listed key verifies against it.
     if case == "key shared by two persons skipped":
         assert all(" ".join(ka.split()[:2]) not in ln for ln in lines)  # ka was ambiguous
-        good = sig.commit_signatures(world["mirror"], [world["c"]["bob"]], path)[world["c"]["bob"]]
+        good = sig.commit_signatures(world["mirror"], [world["c"]["bob"]], sig.Keyring.ssh(path))[world["c"]["bob"]]
         assert (good.status, good.principal) == ("good", "a@x.org")
 
 
@@ -330,8 +330,13 @@ def test_signature_links_staleness(world, case, subst, expected):
     touches = file_histories(read_log(world["mirror"], c["bob"]))["doc.md"].touches
     assert [by_sha[t.sha] for t in touches] == ["bob", "cross", "claim", "unsigned", "unlisted", "good"]
     checks = sig.commit_signatures(world["mirror"], [t.sha for t in touches], world["allowed"])
-    links = sig.signature_links(touches, {c[n]: True for n in subst}, checks, world["ids"])
+    every = sig.signature_links(touches, {c[n]: True for n in subst}, checks, world["ids"])
+    links = [ln for ln in every if ln.evidence_class == "authenticated"]
     assert [(by_sha[ln.commit], ln.verifier_email, ln.stale) for ln in links] == expected
+    # The stranger's signature stays in the chain, claimed and powerless, saying why.
+    [unlisted] = [ln for ln in every if ln.evidence_class != "authenticated"]
+    assert (by_sha[unlisted.commit], unlisted.tier, unlisted.evidence_class) == ("unlisted", "unknown", "claimed")
+    assert "a key the operator does not list" in unlisted.detail
     for ln in links:
         assert ln.method == "signature" and ln.tier == "foundation" and ln.publisher == "mf"
         assert ln.verifier == ("Bob" if ln.verifier_email == "bob@mf.example" else "Ada Lovelace")
@@ -345,7 +350,16 @@ def test_signature_links_ignore_everything_but_good(world):
         t.sha: sig.SignatureCheck(s, "ada@mf.example", "SHA256:x")
         for t, s in zip(touches, ["unknown_key", "bad", "none", "error", "expired", "revoked"], strict=True)
     }
-    assert sig.signature_links(touches, {}, forged, world["ids"]) == []
+    links = sig.signature_links(touches, {}, forged, world["ids"])
+    assert [ln.tier for ln in links] == ["unknown"] * 5  # "none" is no signature: no link
+    assert all(ln.evidence_class == "claimed" and "no authority" in ln.detail for ln in links)
+    assert [ln.detail.split(": ")[1].split(" (")[0] for ln in links] == [
+        "signed by a key the operator does not list",
+        "bad signature",
+        "the signature could not be checked",
+        "signed by an expired key",
+        "signed by a revoked key",
+    ]
     # A good check naming an address the operator does not list carries no authority.
     stranger = {touches[0].sha: sig.SignatureCheck("good", "eve@evil.example", "SHA256:x")}
     [link] = sig.signature_links(touches, {}, stranger, world["ids"])

@@ -196,7 +196,7 @@ def _assert_no_gain(spoof, path: str) -> None:
     links = spoof["links"](path)
     assert all(v["tier"] == "unknown" and v["publisher"] == "" for v in links), links
     assert not any(v["method"] in ("ledger", "signature") for v in links), links
-    vf = verification_factor(links, POLICY)
+    vf = verification_factor(links, POLICY, attr["tier"])
     assert (vf["status"], vf["multiplier"]) == ("unverified", POLICY["verification"]["unverified"]), vf
 
 
@@ -248,10 +248,12 @@ def test_spoof_front_matter_is_kept_as_evidence_not_authority(spoof):
 def test_control_a_listed_reviewer_does_verify(spoof):
     links = spoof["links"](CONTROL)
     assert [(v["verifier"], v["publisher"], v["tier"]) for v in links] == [("Ada Lovelace", "mf", "foundation")]
-    vf = verification_factor(links, POLICY)
-    assert (vf["status"], vf["multiplier"]) == ("verified", POLICY["verification"]["tiers"]["foundation"])
     attr = spoof["attr"][spoof["docs"][CONTROL]["doc_id"]]
     assert attr["tier"] == "community"  # a foundation review verifies; it does not re-attribute
+    # An unsigned trailer is claimed evidence: in a community repository it counts as community evidence.
+    assert [v["evidence_class"] for v in links] == ["claimed"]
+    vf = verification_factor(links, POLICY, attr["tier"])
+    assert (vf["status"], vf["multiplier"]) == ("verified", POLICY["verification"]["tiers"]["community"])
 
 
 def test_every_document_of_the_spoofing_repository_keeps_the_operators_publisher(spoof):

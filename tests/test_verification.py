@@ -58,7 +58,7 @@ def build_history(tmp_path):
 def links_for(m, commits, path):
     hist = file_histories(commits)[path]
     subst = {c.sha: is_substantive(m, c, path, 100, {}) for c in hist.touches}
-    return chain_for_file(hist.touches, subst, merge_owners(commits), ids())
+    return chain_for_file(hist.touches, subst, merge_owners(commits), ids(), {})
 
 
 def test_merge_and_trailer_links(tmp_path):
@@ -89,7 +89,7 @@ def test_change_after_review_is_stale_and_gives_no_boost(tmp_path):
         )
         for l in links
     ]
-    f = verification_factor(rows, Policy.default())
+    f = verification_factor(rows, Policy.default(), "foundation")
     assert f["status"] == "stale" and f["multiplier"] == Policy.default()["verification"]["stale"]
 
 
@@ -107,7 +107,7 @@ def test_unknown_verifiers_do_not_verify():
             detail="",
         )
     ]
-    assert verification_factor(rows, Policy.default())["status"] == "unverified"
+    assert verification_factor(rows, Policy.default(), "foundation")["status"] == "unverified"
 
 
 def test_signed_commits_and_tags_become_signature_links(tmp_path):

@@ -23,7 +23,8 @@ import re
 from pathlib import Path
 
 from trustindex.schemas.snapshot import read_manifest, resolve_current
-from trustindex.warehouse.catalog import connect_snapshot, fetch_dicts
+from trustindex.schemas.tables import EVIDENCE_CLASSES
+from trustindex.warehouse.catalog import connect_snapshot, fetch_dicts, verification_classes
 
 FRESHNESS_BUCKETS = [
     (0, 30, "< 30 d"),
@@ -117,6 +118,10 @@ def collect(data_dir: Path) -> dict:
                 "SELECT method, stale, count(*) AS n, count(DISTINCT doc_id) AS "
                 "docs FROM verifications GROUP BY 1, 2 ORDER BY 1, 2",
             ),
+            "verification_classes": [
+                {"source": src, **{k: v for k, v in c.items() if k != "share"}, "share": c["share"]}
+                for src, c in verification_classes(con).items()
+            ],
             "deprecations": q(
                 "deprecations",
                 "SELECT d.scope, c.source, count(DISTINCT c.chunk_id) AS chunks "
@@ -394,6 +399,10 @@ def render_html(d: dict) -> str:
         f"<h3>Failed by stage</h3>{_table(d['failed_by_stage'], [('stage', 'stage'), ('n', 'files')])}"
     )
     verif = [{**r, "stale": "stale" if r["stale"] else "live"} for r in d["verifications"]]
+    classes = [
+        {**r, **{c: f"{r[c]} ({100 * r['share'][c]:.0f}%)" for c in EVIDENCE_CLASSES}}
+        for r in d["verification_classes"]
+    ]
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
@@ -446,6 +455,12 @@ def render_html(d: dict) -> str:
             _table(
                 verif,
                 [("method", "method"), ("stale", "state"), ("n", "records"), ("docs", "documents")],
+                "no verifications",
+            )
+            + "<h3>Evidence per source</h3>"
+            + _table(
+                classes,
+                [("source", "source"), ("links", "links")] + [(c, c) for c in EVIDENCE_CLASSES],
                 "no verifications",
             ),
         )
@@ -500,6 +515,12 @@ def report_markdown(data_dir: Path) -> str:
             "Verifications: "
             + ", ".join(f"{_md(r['method'])} {r['n']} {'stale' if r['stale'] else 'live'}" for r in d["verifications"]),
         ]
+    for r in d["verification_classes"]:
+        lines.append(
+            f"- {_md(r['source'])}: "
+            + ", ".join(f"{r[c]} {c} ({100 * r['share'][c]:.0f}%)" for c in EVIDENCE_CLASSES)
+            + " verification links"
+        )
     if d["versions"]:
         lines += [
             "",
