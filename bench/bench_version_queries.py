@@ -169,7 +169,8 @@ def main() -> None:
             figure("strict: right page first", 100 * s["right_first"], "%", goal=">= 75%",
                    met=s["right_first"] >= 0.75),
         ]  # fmt: skip
-        result = {"figures": figures, "section": lines, "modes": modes, "demotion": demo}
+        summary = {m: {k: v for k, v in r.items() if k != "per_query"} for m, r in modes.items()}
+        result = {"figures": figures, "section": lines, "modes": summary, "demotion": demo}
         save("version_queries", result | {"method": "judged version queries over the real-docs snapshot"})
 
 
