@@ -281,6 +281,13 @@ def render(data: dict) -> str:
         "",
         *VERSION_COVERAGE,
         "",
+    ]
+    # Benches measured by hand (bench_real_repos, bench_version_queries) bring their own section.
+    for key in sorted(data):
+        r = data[key]
+        if isinstance(r, dict) and r.get("section"):
+            lines += [*r["section"], ""]
+    lines += [
         "## Method",
         "",
     ]

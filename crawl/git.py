@@ -31,6 +31,9 @@ SAFE_ENV = {
     # would run.  Only SAFE_OPTS, given on each command line, applies.
     "GIT_CONFIG_COUNT": "0",
     "GIT_CONFIG_PARAMETERS": "",
+    # A partial mirror (a source's blob_limit) names its origin as a promisor: reading a blob it left out
+    # would download it on the spot, inside a read that must not touch the network.  Reads fail instead.
+    "GIT_NO_LAZY_FETCH": "1",
 }
 SAFE_OPTS = [
     "-c",
@@ -52,6 +55,10 @@ class SourceError(TrustIndexError):
     """A source cannot be fetched or its ref resolved; that source fails alone."""
 
 
+class BlobReadError(TrustIndexError):
+    """One blob cannot be read from the mirror (missing or corrupt); the file that names it fails alone."""
+
+
 @dataclass(frozen=True)
 class TreeEntry:
     path: str
@@ -64,6 +71,8 @@ class TreeEntry:
     # tree lists the name twice).  Git's fsck rejects all three; transfer does
     # not, so a crawled mirror can hold them.  They are reported, never read.
     invalid: str = ""
+    # The blob is not in the mirror (a partial clone left it out, or the copy is damaged); ``size`` is then 0.
+    missing: bool = False
 
     @property
     def is_symlink(self) -> bool:
@@ -84,8 +93,13 @@ def mirror_path(data_dir: Path, source_name: str) -> Path:
     return Path(data_dir) / "mirrors" / f"{source_name}.git"
 
 
-def ensure_mirror(url: str, dest: Path) -> git.Repo:
-    """Clone a bare mirror, or fetch into the existing one (force-pushes included)."""
+def ensure_mirror(url: str, dest: Path, blob_limit: int | None = None) -> git.Repo:
+    """Clone a bare mirror, or fetch into the existing one (force-pushes included).
+
+    ``blob_limit``: clone partially, leaving out every blob of that many bytes or more
+    (``--filter=blob:limit``); later fetches keep the filter the clone recorded.  The server
+    must allow filters, or git clones everything."""
+    partial = [f"--filter=blob:limit={blob_limit}"] if blob_limit is not None else []
     dest = Path(dest)
     try:
         if (dest / "HEAD").is_file():
@@ -120,6 +134,7 @@ def ensure_mirror(url: str, dest: Path) -> git.Repo:
                         "--no-local",
                         f"--template={template}",
                         "--no-recurse-submodules",
+                        *partial,
                         url,
                         str(tmp / "repo"),
                     ]
@@ -189,10 +204,22 @@ def decode_path(raw: bytes) -> tuple[str, bool]:
         return raw.decode("utf-8", "backslashreplace"), False
 
 
+def missing_objects(repo: git.Repo, commit: str) -> set[str]:
+    """The objects of the commit's tree that the mirror lacks (``rev-list --missing=print`` never fetches)."""
+    out = repo.git.execute(["git", *SAFE_OPTS, "rev-list", "--objects", "--no-walk", "--missing=print", commit])
+    return {line[1:].strip() for line in out.splitlines() if line.startswith("?")}
+
+
 def list_tree(repo: git.Repo, commit: str) -> list[TreeEntry]:
-    """Every entry at the commit (blobs, symlinks, submodules), with blob sizes."""
+    """Every entry at the commit (blobs, symlinks, submodules), with blob sizes.
+
+    A blob the mirror lacks is listed with ``missing`` set: ``ls-tree --long`` prints its size
+    as "BAD" in a damaged copy and stops altogether in a partial one, so sizes then come from
+    the objects that are there."""
+    missing = missing_objects(repo, commit)
+    long = [] if missing else ["--long"]
     out = repo.git.execute(
-        ["git", *SAFE_OPTS, "ls-tree", "-r", "-z", "--long", "--full-tree", commit],
+        ["git", *SAFE_OPTS, "ls-tree", "-r", "-z", *long, "--full-tree", commit],
         stdout_as_string=False,
         strip_newline_in_stdout=False,
     )
@@ -201,7 +228,11 @@ def list_tree(repo: git.Repo, commit: str) -> list[TreeEntry]:
         if not rec:
             continue
         meta, _, path = rec.partition(b"\t")
-        mode, _typ, sha, size = meta.split(None, 3)
+        mode, typ, sha, *rest = meta.split(None, 3)
+        sha_hex = sha.decode()
+        size = int(rest[0]) if rest and rest[0].strip().isdigit() else 0
+        if missing and typ == b"blob" and sha_hex not in missing:
+            size = repo.odb.info(bytes.fromhex(sha_hex)).size
         name, ok = decode_path(path)
         if name in entries:  # one report row per path; neither of the two contents is trusted
             entries[name] = replace(entries[name], invalid="duplicate_path")
@@ -209,13 +240,18 @@ def list_tree(repo: git.Repo, commit: str) -> list[TreeEntry]:
         invalid = "" if ok else "non_utf8_path"
         if not invalid and any(c in ("", ".", "..") or c.lower().rstrip(". ") == ".git" for c in name.split("/")):
             invalid = "unsafe_path"
-        entries[name] = TreeEntry(name, int(mode, 8), sha.decode(), int(size) if size.strip() != b"-" else 0, invalid)
+        entries[name] = TreeEntry(name, int(mode, 8), sha_hex, size, invalid, sha_hex in missing)
     return list(entries.values())
 
 
 def read_blob(repo: git.Repo, sha: str) -> bytes:
     """The blob's bytes straight from the object database (no filters, no checkout)."""
-    return repo.odb.stream(bytes.fromhex(sha)).read()
+    try:
+        return repo.odb.stream(bytes.fromhex(sha)).read()
+    except Exception as e:
+        # A missing promisor blob ends git's long-lived cat-file; a fresh one answers the next read.
+        repo.git.clear_cache()
+        raise BlobReadError(f"blob {sha} cannot be read from the mirror: {e}") from None
 
 
 def tree_shas(repo: git.Repo, commit: str) -> dict[str, str]:

@@ -54,7 +54,7 @@ def ingest_source_task(
     data = Path(data_dir)
     # The one fetch of this source in this run (a backfill has made it already: fetch=False).
     dest = mirror_path(data, source.name)
-    repo = ensure_mirror(source.url, dest) if fetch else open_mirror(dest)
+    repo = ensure_mirror(source.url, dest, source.blob_limit) if fetch else open_mirror(dest)
     commit = commit or resolve_ref(repo, source.ref, source.url)
     ctx = context_key(source, ids, ledger, policy)
     key = source_key(source, commit, ids, ledger, policy)

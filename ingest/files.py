@@ -33,6 +33,9 @@ def skip_rule_for_entry(entry: TreeEntry, source: Source, max_bytes: int) -> str
         return f"excluded:{excluded}"
     if first_match(entry.path, source.include) is None:
         return "not_included"
+    if entry.missing and source.blob_limit is not None:
+        # The partial clone left the blob out, so it is at least blob_limit bytes: never downloaded.
+        return f"too_large:>={source.blob_limit} (blob_limit)"
     if entry.size > max_bytes:
         return f"too_large:{entry.size}>{max_bytes}"
     return None

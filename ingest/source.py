@@ -69,7 +69,9 @@ def ingest_source(
     repo: Mirror | None = None,
 ) -> SourceResult:
     """``repo``: the source's mirror when this run has fetched it already; fetched here when None."""
-    repo = repo if repo is not None else ensure_mirror(source.url, mirror_path(data_dir, source.name))
+    repo = (
+        repo if repo is not None else ensure_mirror(source.url, mirror_path(data_dir, source.name), source.blob_limit)
+    )
     commit = commit or resolve_ref(repo, source.ref, source.url)
     entries = list_tree(repo, commit)
     commits = read_log(repo, commit)
@@ -155,6 +157,10 @@ def _read_tree(
                 included.append(e.path)
             continue
         rule = skip_rule_for_entry(e, source, max_bytes)
+        if rule is None and e.missing:
+            reason = f"blob {e.sha} is not in the mirror (an incomplete copy of the repository)"
+            report.append(_row(source, commit, e.path, "failed", "", "read", reason))
+            continue
         if rule is None:
             try:
                 data = read_blob(repo, e.sha)

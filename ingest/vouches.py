@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from trustindex.crawl.git import Mirror, commit_of, read_blob, read_commit_time, tree_shas
+from trustindex.crawl.git import BlobReadError, Mirror, commit_of, read_blob, read_commit_time, tree_shas
 from trustindex.crawl.history import FileHistory
 from trustindex.crawl.keyring import KeyringError, operator_keyring, operator_keys_digest
 from trustindex.crawl.signature_cache import CheckCount, SignatureCache
@@ -28,7 +28,10 @@ log = logging.getLogger(__name__)
 
 def changed_since(repo: Mirror, tree_then: dict[str, str], path: str, data: bytes) -> bool:
     """Whether ``data`` (the file now) is a substantive change from the file in ``tree_then`` (absent then: yes)."""
-    then = read_blob(repo, tree_then[path]) if path in tree_then else None
+    try:
+        then = read_blob(repo, tree_then[path]) if path in tree_then else None
+    except BlobReadError:
+        return True  # the file as vouched for cannot be compared: the vouch counts as stale
     return then is None or not (then == data or is_cosmetic_change(then, data))
 
 

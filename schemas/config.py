@@ -38,6 +38,8 @@ class Source:
     include: tuple[str, ...] = ("**/*.md", "**/*.mdx")
     exclude: tuple[str, ...] = ()
     publisher_overrides: tuple[PublisherOverride, ...] = ()
+    # Clone partially: blobs of this many bytes or more are never downloaded (skipped as too_large).
+    blob_limit: int | None = None
 
     @property
     def config_sha256(self) -> str:
@@ -140,6 +142,13 @@ def _no_unknown(file: Path, key: str, table: dict, known: set[str]) -> None:
             raise ConfigError(str(file), f"{key}.{k}", f"unknown key (known: {', '.join(sorted(known))})")
 
 
+def _blob_limit(file: Path, key: str, table: dict) -> int | None:
+    v = table.get("blob_limit")
+    if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v <= 0):
+        raise ConfigError(str(file), f"{key}.blob_limit", f"expected a positive number of bytes, got {v!r}")
+    return v
+
+
 def load_sources(path: str | Path) -> list[Source]:
     file = Path(path)
     data = _read_toml(file, "sources")
@@ -150,7 +159,9 @@ def load_sources(path: str | Path) -> list[Source]:
     out: list[Source] = []
     for i, t in enumerate(raw):
         key = f"source[{i}]"
-        _no_unknown(file, key, t, {"name", "url", "ref", "publisher", "include", "exclude", "publisher_override"})
+        _no_unknown(
+            file, key, t, {"name", "url", "ref", "publisher", "include", "exclude", "publisher_override", "blob_limit"}
+        )
         name = _req(file, key, t, "name")
         if not _NAME.match(name):
             raise ConfigError(str(file), f"{key}.name", f"{name!r} must be letters, digits, '.', '_' or '-'")
@@ -172,6 +183,7 @@ def load_sources(path: str | Path) -> list[Source]:
                 include=_str_list(file, key, t, "include", Source.include),
                 exclude=_str_list(file, key, t, "exclude", ()),
                 publisher_overrides=tuple(overrides),
+                blob_limit=_blob_limit(file, key, t),
             )
         )
     names = [s.name for s in out]
