@@ -26,6 +26,8 @@ demo: install
 	$(BIN)/trustindex query "How do I install the Compact compiler?" --data $(DATA) --k 3 --explain
 	@echo; echo "With a version target: the deprecated Wallet API page ranks below the Wallet SDK that replaces it, and its hit says why it is deprecated, who verified it and how its version matches."
 	$(BIN)/trustindex query "Wallet API deprecated replacement" --target docs=v1 --data $(DATA) --k 5 --explain
+	@echo; echo "Content risk: a community page asks the reader to send a seed phrase; its hit carries the warning, and its trust the policy's content_risk multiplier (0.1)."
+	$(BIN)/trustindex query "How do I claim the community airdrop?" --data $(DATA) --k 5 --explain
 
 test: install lint typecheck
 	PREFECT_HOME=$$(mktemp -d) $(BIN)/python -m pytest

@@ -11,7 +11,7 @@ import json
 from trustindex.schemas.config import Identities, LedgerEntry, Source
 from trustindex.schemas.policy import Policy
 
-EXTRACTOR_VERSION = "2"  # bump when an extractor's output changes for the same bytes
+EXTRACTOR_VERSION = "3"  # bump when an extractor's output changes for the same bytes
 
 
 def source_key(source: Source, commit: str, ids: Identities, ledger: list[LedgerEntry], policy: Policy) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-FACTORS = ("attribution", "verification", "freshness", "deprecation", "version_match")
+FACTORS = ("attribution", "verification", "freshness", "deprecation", "version_match", "content_risk")
 
 
 def _head(r: dict) -> list[str]:
@@ -27,7 +27,7 @@ def render_table(r: dict, explain: bool = False) -> str:
     lines.append("")
     lines.append(
         f"{'#':>2} {'conf':>5} {'rel':>5} {'trust':>5}  {'attr':>4} {'verif':>5} {'fresh':>5} "
-        f"{'depr':>4} {'vers':>4}  source / path  § heading"
+        f"{'depr':>4} {'vers':>4} {'risk':>4}  source / path  § heading"
     )
     for h in r["hits"]:
         f = h["factors"]
@@ -36,7 +36,10 @@ def render_table(r: dict, explain: bool = False) -> str:
         lines.append(
             f"{h['rank_position']:>2} {h['display_confidence'] * 100:>4.0f}% {h['relevance_score']:>5.2f} "
             f"{h['trust_score']:>5.2f}  "
-            + " ".join(f"{f[n]['multiplier']:>4.2f}".rjust(w) for n, w in zip(FACTORS, (4, 5, 5, 4, 4), strict=True))
+            + " ".join(
+                f"{f[n]['multiplier'] if n in f else 1.0:>4.2f}".rjust(w)
+                for n, w in zip(FACTORS, (4, 5, 5, 4, 4, 4), strict=True)
+            )
             + f"  {p['source']}/{p['path']}:{p['start_line']}  § {where}"
         )
         if explain:
@@ -85,6 +88,10 @@ def explain_hit(h: dict) -> list[str]:
                 f"version ×{vm['multiplier']:.2f} [{t['status']}]: {t['component']} {t['target']} vs "
                 f"{t['constraint']} ({t['origin']}) {t['detail'] or ''}".rstrip()
             )
+    cr = f.get("content_risk", {"status": "no_findings"})
+    if cr["status"] != "no_findings":
+        for x in cr["evidence"]["findings"]:
+            out.append(f"content risk ×{cr['multiplier']:.2f} [{x['kind']}]: {x['reason']} (line {x['start_line']})")
     if h["also_in"]:
         out.append("also in: " + ", ".join(f"{p['source']}/{p['path']}" for p in h["also_in"][:5]))
     snippet = textwrap.shorten(h["text"].replace("\n", " "), 160)
