@@ -214,6 +214,8 @@ class Index:
         return R.response(
             query=query,
             snapshot_id=self.snapshot_id,
+            built_at=d.manifest.created_at,
+            sources=R.dated_sources(d),
             policy=policy,
             targets=target_report,
             strict=strict,

@@ -236,6 +236,7 @@ def list_sources(data) -> dict:
                 "repo": r.get("repo"),
                 "ref": r.get("ref"),
                 "commit": r.get("commit"),
+                "commit_date": r.get("commit_date"),
                 "publisher": r.get("publisher"),
                 "tier": r.get("tier"),
                 "status": r.get("status"),
@@ -251,6 +252,7 @@ def list_sources(data) -> dict:
     return {
         "snapshot_id": m.snapshot_id,
         "created_at": m.created_at,
+        "built_at": m.created_at,
         "parent": m.parent,
         "embedding_model": m.embedding_model.get("id"),
         "sources": out,
@@ -351,7 +353,8 @@ def build_server(data_dir: Path, policy: str | Path | None = None, live: LiveInd
 
     @server.tool(name="list_sources", annotations=ro)
     def list_sources_tool() -> CallToolResult:
-        """The live snapshot's sources: repository, ref, commit, publishers with attribution tiers, counts."""
+        """The live snapshot's sources: repository, ref, commit and its date, publishers with tiers, counts; and
+        when the snapshot was built (built_at)."""
         return answer(lambda ix, _: list_sources(ix.data))
 
     @server.tool(name="list_versions", annotations=ro)

@@ -10,9 +10,17 @@ FACTORS = ("attribution", "verification", "freshness", "deprecation", "version_m
 def _head(r: dict) -> list[str]:
     lines = [
         f"query: {r['query']}",
-        f"snapshot {r['snapshot_id']}  policy {r['policy_id'][:19]}…  match tier: {r['match_tier']} "
+        f"snapshot {r['snapshot_id']} built {(r.get('built_at') or '?')[:10]}  policy {r['policy_id'][:19]}…  "
+        f"match tier: {r['match_tier']} "
         f"(best cosine {r['best_cosine']:.3f}, {r['calibration_status']})",
     ]
+    if r.get("sources"):
+        lines.append(
+            "sources: "
+            + ", ".join(
+                f"{s['source']} @ {(s['commit'] or '?')[:12]} ({(s['commit_date'] or '?')[:10]})" for s in r["sources"]
+            )
+        )
     for t in r["targets"]:
         lines.append(f"target {t['component']}={t['requested']}{'  (strict)' if r['strict'] else ''}")
     if r["abstained"]:

@@ -61,10 +61,22 @@ def _clean(obj):
     return obj
 
 
+def dated_sources(data) -> list[dict]:
+    """Each source of the snapshot with the commit it holds and that commit's date (how current the answer is)."""
+    rows = data.sources or {
+        n: {**s, "source": n} for s in data.manifest.sources if (n := s.get("source") or s.get("name"))
+    }
+    return [
+        {"source": n, "commit": rows[n].get("commit"), "commit_date": rows[n].get("commit_date")} for n in sorted(rows)
+    ]
+
+
 def response(
     *,
     query: str,
     snapshot_id: str,
+    built_at: str,
+    sources: list[dict],
     policy,
     targets: list[dict],
     strict: bool,
@@ -86,6 +98,8 @@ def response(
         "query": query,
         "also": also,
         "snapshot_id": snapshot_id,
+        "built_at": built_at,
+        "sources": sources,
         "policy_id": policy.policy_id,
         "targets": targets,
         "strict": strict,

@@ -158,6 +158,7 @@ SOURCES = pa.schema(
         ("repo", pa.string()),
         ("ref", pa.string()),
         ("commit", pa.string()),
+        ("commit_date", pa.string()),  # the commit's committer date, ISO 8601 UTC: how current the source is
         ("publisher", pa.string()),
         ("tier", pa.string()),
         ("config_sha256", pa.string()),
