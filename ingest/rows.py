@@ -98,6 +98,7 @@ def _document_row(
         "last_substantive_commit": last_sub.sha if last_sub else ctx.commit,
         "front_matter": json.dumps(fm, sort_keys=True, default=str),
         "url": _url_for(ctx.source.url, ctx.commit, path),
+        "page_url": ctx.evidence.page_url(ctx.source.site_url, path, kind, fm),
         "warnings": list(extraction.warnings) if extraction else [],
     }
 

@@ -38,11 +38,17 @@ class Source:
     include: tuple[str, ...] = ("**/*.md", "**/*.mdx")
     exclude: tuple[str, ...] = ()
     publisher_overrides: tuple[PublisherOverride, ...] = ()
+    # Where the source's docs are published (e.g. https://docs.midnight.network): hits then cite the page's URL,
+    # routed as the site's Docusaurus config says; "" cites the hosting URL of the file.
+    site_url: str = ""
 
     @property
     def config_sha256(self) -> str:
         """Changes when the source's configuration changes (the publish gate keys on it)."""
-        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()
+        fields = asdict(self)
+        if not fields["site_url"]:  # a source without one keeps the digest it had before the field existed
+            del fields["site_url"]
+        return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -126,7 +132,9 @@ def load_sources(path: str | Path) -> list[Source]:
     out: list[Source] = []
     for i, t in enumerate(raw):
         key = f"source[{i}]"
-        _no_unknown(file, key, t, {"name", "url", "ref", "publisher", "include", "exclude", "publisher_override"})
+        _no_unknown(
+            file, key, t, {"name", "url", "ref", "publisher", "include", "exclude", "publisher_override", "site_url"}
+        )
         name = _req(file, key, t, "name")
         if not _NAME.match(name):
             raise ConfigError(str(file), f"{key}.name", f"{name!r} must be letters, digits, '.', '_' or '-'")
@@ -134,6 +142,9 @@ def load_sources(path: str | Path) -> list[Source]:
         url = _req(file, key, t, "url")
         if "://" not in url and not url.startswith("git@") and not Path(url).is_absolute():
             url = str((file.parent / url).resolve())
+        site_url = t.get("site_url", "")
+        if not isinstance(site_url, str) or (site_url and not re.match(r"^https?://[^/\s]+", site_url)):
+            raise ConfigError(str(file), f"{key}.site_url", f"expected an http(s) URL, got {site_url!r}")
         overrides = []
         for j, o in enumerate(t.get("publisher_override", [])):
             okey = f"{key}.publisher_override[{j}]"
@@ -148,6 +159,7 @@ def load_sources(path: str | Path) -> list[Source]:
                 include=_str_list(file, key, t, "include", Source.include),
                 exclude=_str_list(file, key, t, "exclude", ()),
                 publisher_overrides=tuple(overrides),
+                site_url=site_url,
             )
         )
     names = [s.name for s in out]

@@ -51,6 +51,8 @@ DOCUMENTS = pa.schema(
         ("last_substantive_commit", pa.string()),
         ("front_matter", pa.string()),  # JSON, as written: evidence only, never authority
         ("url", pa.string()),
+        # the published page (source site_url + the site's Docusaurus routing); "" when it has none
+        ("page_url", pa.string()),
         ("warnings", pa.list_(pa.string())),
     ]
 )
