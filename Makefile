@@ -29,6 +29,8 @@ demo: install
 	@echo; echo "Authenticated next to claimed: a community page whose merge the platform's listed key signed (authenticated: Ada, foundation) and whose unsigned Reviewed-by trailer names Ada too (claimed: counts as community)."
 	$(BIN)/trustindex inspect --source community-contracts --path docs/review-process.md --data $(DATA)
 	$(BIN)/trustindex query "How are pull requests to the community contracts reviewed?" --data $(DATA) --k 1 --explain
+	@echo; echo "Content risk: a community page asks the reader to send a seed phrase; its hit carries the warning, and its trust the policy's content_risk multiplier (0.1)."
+	$(BIN)/trustindex query "How do I claim the community airdrop?" --data $(DATA) --k 5 --explain
 
 test: install lint typecheck
 	PREFECT_HOME=$$(mktemp -d) $(BIN)/python -m pytest

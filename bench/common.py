@@ -221,6 +221,31 @@ VERSION_COVERAGE = [
 ]
 
 
+def content_risk_section(r: dict | None) -> list[str]:
+    """Every real passage bench/bench_content_risk.py flagged (path, line, reason; never the text), to be judged."""
+    if not isinstance(r, dict) or "real_docs" not in r:
+        return []
+    d, h = r["real_docs"], r["hostile"]
+    lines = [
+        "## Content risk",
+        "",
+        "`bench/bench_content_risk.py`. Hostile corpus (tests/hostile_content.py): "
+        + ", ".join(
+            f"{k} {h['caught'].get(k, 0)}/{n} caught" for k, n in sorted(h["cases"].items()) if k != "look-alike"
+        )
+        + f"; {len(h['false_flags'])} of {h['cases'].get('look-alike', 0)} look-alikes (warnings, legitimate steps) "
+        f"flagged. Real docs: {d['flagged']} of {d['passages']:,} passages flagged "
+        f"({d['flagged'] / max(1, d['passages']):.3%}; by kind: "
+        + ", ".join(f"{k} {n}" for k, n in d["by_kind"].items())
+        + "). Each real finding:",
+        "",
+        "| path | line | kind | rule | reason |",
+        "|---|---|---|---|---|",
+    ]
+    lines += [f"| {f['path']} | {f['line']} | {f['kind']} | {f['rule']} | {f['reason']} |" for f in d["findings"]]
+    return [*lines, ""]
+
+
 def render(data: dict) -> str:
     """docs/benchmarks.md from results.json."""
     lines = [
@@ -281,6 +306,7 @@ def render(data: dict) -> str:
         "",
         *VERSION_COVERAGE,
         "",
+        *content_risk_section(data.get("content_risk")),
     ]
     # Benches measured by hand (bench_real_repos, bench_version_queries) bring their own section.
     for key in sorted(data):

@@ -12,6 +12,23 @@ from trustindex.schemas.tables import EVIDENCE_CLASSES
 from trustindex.warehouse.catalog import connect_snapshot, fetch_dicts, verification_classes
 
 
+def _has_table(con, name: str) -> bool:
+    return bool(fetch_dicts(con, "SELECT 1 AS x FROM information_schema.tables WHERE table_name = ?", [name]))
+
+
+def content_risks(con, doc_id: str | None = None) -> list[dict]:
+    """Content-risk findings (of one document, or of the snapshot): where, what kind, why — never the text."""
+    if not _has_table(con, "content_risk"):  # a snapshot built before content risk was read
+        return []
+    where, params = ("WHERE r.doc_id = ?", [doc_id]) if doc_id else ("", [])
+    return fetch_dicts(
+        con,
+        "SELECT d.source, d.path, r.kind, r.rule, r.reason, r.start_line, r.end_line, r.chunk_id, r.detail "
+        f"FROM content_risk r JOIN documents d USING (doc_id) {where} ORDER BY d.source, d.path, r.start_line, r.rule",
+        params,
+    )
+
+
 def report(a) -> int:
     snap = resolve_current(a.data)
     m = read_manifest(snap)
@@ -20,11 +37,13 @@ def report(a) -> int:
         con, "SELECT source, path, status, rule, stage, reason FROM ingest_report ORDER BY source, path"
     )
     sources = fetch_dicts(con, "SELECT source, commit, status, error FROM sources ORDER BY source")
+    risks = content_risks(con)
     out = {
         "snapshot_id": m.snapshot_id,
         "sources": sources,
         "verification_evidence": verification_classes(con),
         "files": [{k: (v if v != "" else None) for k, v in f.items()} for f in files],
+        "content_risk": risks,
     }
     if a.json:
         print(json.dumps(out, indent=2, default=str))
@@ -49,6 +68,8 @@ def report(a) -> int:
     )
     if rules:
         print("  skipped by rule: " + ", ".join(f"{r['rule']} {r['n']}" for r in rules))
+    for r in risks:
+        print(f"  CONTENT RISK {r['source']}/{r['path']}:{r['start_line']} [{r['kind']}] {r['reason']}")
     return 0
 
 
@@ -94,6 +115,9 @@ def inspect(a) -> int:
         "verifications": ver,
         "version_targets": vt,
         "deprecations": dep,
+        "content_risk": [
+            {k: v for k, v in r.items() if k not in ("source", "path")} for r in content_risks(con, d["doc_id"])
+        ],
         "chunks": int(n),
     }
     if a.json:
@@ -118,6 +142,11 @@ def inspect(a) -> int:
             print(f"  version: {v['component']} {v['constraint']} ({v['origin']}, {v['status']})")
         for x in dep:
             print(f"  deprecated ({x['scope']}, {x['marker']}): {x['reason']}")
+        for r in out["content_risk"]:
+            where = f"line {r['start_line']}" + (f"-{r['end_line']}" if r["end_line"] != r["start_line"] else "")
+            print(
+                f"  content risk ({r['kind']}, {where}): {r['reason']}" + (f" [{r['detail']}]" if r["detail"] else "")
+            )
     return 0
 
 

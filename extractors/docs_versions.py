@@ -87,6 +87,9 @@ def _docs_options(src: str) -> list[str]:
     return [f for f in found if f]
 
 
+docs_plugin_options = _docs_options  # the docs routes (extractors/docs_routes.py) read the same plugins
+
+
 def _read_config(text: str, root: str, plugins: dict, warnings: list[str], where: str) -> None:
     src = strip_comments(text)
     for obj in _docs_options(src):

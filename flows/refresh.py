@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
-from trustindex.crawl.git import SourceError, ensure_mirror, mirror_path, open_mirror, resolve_ref
+from trustindex.crawl.git import SourceError, commit_time, ensure_mirror, mirror_path, open_mirror, resolve_ref
 from trustindex.ingest.incremental import Previous
 from trustindex.ingest.keys import context_key, source_key
 from trustindex.ingest.source import ingest_source
@@ -70,9 +71,21 @@ def ingest_source_task(
             source, data, ids, ledger, policy, token_counter(), commit=commit, previous=previous, repo=repo
         )
         tables, note = result.tables, result.note
-    save_source_tables(data, source.name, key, tables, {"commit": commit, "context": ctx})
+    commit_date = iso_utc(commit_time(repo, commit))
+    save_source_tables(data, source.name, key, tables, {"commit": commit, "context": ctx, "commit_date": commit_date})
     get_run_logger().info("source %s at %s: %s", source.name, commit[:12], note)
-    return {"source": source.name, "commit": commit, "key": key, "tables": tables, "note": note}
+    return {
+        "source": source.name,
+        "commit": commit,
+        "commit_date": commit_date,
+        "key": key,
+        "tables": tables,
+        "note": note,
+    }
+
+
+def iso_utc(epoch_seconds: int) -> str:
+    return datetime.fromtimestamp(epoch_seconds, UTC).isoformat().replace("+00:00", "Z")
 
 
 def build_inputs_key(
@@ -198,6 +211,7 @@ def refresh_flow(
             "repo": s.url,
             "ref": s.ref,
             "commit": None,
+            "commit_date": None,
             "publisher": s.publisher,
             "tier": ids.tier_of(s.publisher),
             "config_sha256": s.config_sha256,
@@ -215,13 +229,14 @@ def refresh_flow(
                 per_source[s.name], keys[s.name] = tables, last[0]
                 row.update(
                     commit=last[1]["commit"],
+                    commit_date=last[1].get("commit_date"),
                     note=f"failed; serving its last good tables (commit {last[1]['commit'][:12]})",
                 )
             else:
                 row["note"] = "failed; no earlier tables to serve"
         else:
             per_source[s.name], keys[s.name] = out["tables"], out["key"]
-            row.update(commit=out["commit"], note=out["note"])
+            row.update(commit=out["commit"], commit_date=out["commit_date"], note=out["note"])
         rows.append(row)
     if not per_source:
         raise SourceError("every source failed: " + "; ".join(f"{k}: {v}" for k, v in failures.items()))

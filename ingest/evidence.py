@@ -12,6 +12,7 @@ import posixpath
 
 from trustindex.extractors.base import Deprecation, Extraction, ExtractionError, VersionTarget
 from trustindex.extractors.docs_fences import fence_pragma_targets, record_disagreements
+from trustindex.extractors.docs_routes import load_docs_routes
 from trustindex.extractors.docs_versions import docs_version_deprecations, docs_version_targets, load_docs_versions
 from trustindex.extractors.manifests import (
     manifest_deprecation,
@@ -46,6 +47,13 @@ class SourceEvidence:
         self.npm = resolve_workspaces(npm) if npm else {}
         self.cargo = resolve_cargo_workspace(cargo, v["cargo_allowlist"]) if cargo else {}
         self.docs = load_docs_versions(paths, config_files)
+        self.routes = load_docs_routes(paths, config_files)
+
+    def page_url(self, site_url: str, path: str, kind: str, front_matter: dict) -> str:
+        """The page a person opens for ``path`` on the source's published site ("" when it has none)."""
+        if not site_url or kind != "markdown":
+            return ""
+        return self.routes.page_url(site_url, path, front_matter) or ""
 
     def _manifest_for(self, path: str, kind: str):
         if kind not in CODE_KINDS:

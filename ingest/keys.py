@@ -11,7 +11,8 @@ import json
 from trustindex.schemas.config import Identities, LedgerEntry, Source
 from trustindex.schemas.policy import Policy
 
-EXTRACTOR_VERSION = "3"  # bump when an extractor's output changes for the same bytes (3: evidence_class)
+# bump when an extractor's output changes for the same bytes (3: evidence_class; 4: content_risk)
+EXTRACTOR_VERSION = "4"
 
 
 def source_key(source: Source, commit: str, ids: Identities, ledger: list[LedgerEntry], policy: Policy) -> str:

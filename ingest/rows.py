@@ -11,6 +11,7 @@ from trustindex.crawl.history import CommitInfo
 from trustindex.crawl.signatures import signature_links
 from trustindex.extractors.attribution import attribute
 from trustindex.extractors.base import Chunk, Deprecation, Extraction, VersionTarget
+from trustindex.extractors.content_risk import ContentRisk, neutralise, passage_risks
 from trustindex.extractors.verification import Link, chain_for_file
 from trustindex.ingest.context import SourceContext
 from trustindex.schemas.tables import DOCUMENT_TABLES, chunk_id_of, doc_id_of, sha256_text
@@ -48,12 +49,14 @@ def document_rows(
     rows["attribution"].append({"doc_id": doc_id, **attribute(ctx.source, path, ctx.ids, *author)})
     rows["verifications"] = [_verification_row(doc_id, link) for link in _links(ctx, path, touches, subst)]
     chunk_ids: dict[int, str] = {}
-    for ch in extraction.chunks if extraction else []:
+    chunks = extraction.chunks if extraction else []
+    for ch in chunks:
         row = _chunk_row(ctx, doc_id, path, ch)
         chunk_ids[ch.ordinal] = row["chunk_id"]
         rows["chunks"].append(row)
     rows["version_targets"] = [_version_target_row(doc_id, vt, chunk_ids) for vt in targets]
     rows["deprecations"] = [_deprecation_row(doc_id, d, chunk_ids) for d in deprecations]
+    rows["content_risk"] = [_content_risk_row(doc_id, r, chunk_ids) for r in passage_risks(chunks)]
     return rows
 
 
@@ -95,6 +98,7 @@ def _document_row(
         "last_substantive_commit": last_sub.sha if last_sub else ctx.commit,
         "front_matter": json.dumps(fm, sort_keys=True, default=str),
         "url": _url_for(ctx.source.url, ctx.commit, path),
+        "page_url": ctx.evidence.page_url(ctx.source.site_url, path, kind, fm),
         "warnings": list(extraction.warnings) if extraction else [],
     }
 
@@ -127,18 +131,21 @@ def _verification_row(doc_id: str, link: Link) -> Row:
 
 
 def _chunk_row(ctx: SourceContext, doc_id: str, path: str, ch: Chunk) -> Row:
-    etext = embed_text(ch.heading_path, ch.symbol_path, path, ch.text)
+    # Invisible characters (zero-width, bidi controls, tags) are neither served nor embedded; content_risk rows
+    # record that they were there.
+    text, headings = neutralise(ch.text), [neutralise(h) for h in ch.heading_path]
+    etext = embed_text(headings, ch.symbol_path, path, text)
     return {
-        "chunk_id": chunk_id_of(ctx.source.name, path, ch.start_line, ch.end_line, sha256_text(ch.text), ch.ordinal),
+        "chunk_id": chunk_id_of(ctx.source.name, path, ch.start_line, ch.end_line, sha256_text(text), ch.ordinal),
         "doc_id": doc_id,
         "source": ctx.source.name,
         "path": path,
         "ordinal": ch.ordinal,
-        "heading_path": list(ch.heading_path),
+        "heading_path": headings,
         "symbol_path": ch.symbol_path,
         "start_line": ch.start_line,
         "end_line": ch.end_line,
-        "text": ch.text,
+        "text": text,
         "content_sha256": sha256_text(etext),
         "token_count": ch.token_count or ctx.count_tokens(etext),
     }
@@ -164,4 +171,19 @@ def _deprecation_row(doc_id: str, d: Deprecation, chunk_ids: dict[int, str]) -> 
         "scope": d.scope,
         "reason": d.reason,
         "marker": d.marker,
+    }
+
+
+def _content_risk_row(doc_id: str, r: ContentRisk, chunk_ids: dict[int, str]) -> Row:
+    return {
+        "doc_id": doc_id,
+        "chunk_id": chunk_ids.get(r.chunk_ordinal),
+        "kind": r.kind,
+        "rule": r.rule,
+        "reason": r.reason,
+        "start_line": r.start_line,
+        "end_line": r.end_line,
+        "start_char": r.start_char,
+        "end_char": r.end_char,
+        "detail": r.detail,
     }

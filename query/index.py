@@ -28,6 +28,7 @@ from trustindex.query.reader import SnapshotData
 from trustindex.query.relevance import relevance as relevance_of
 from trustindex.query.trust import (
     attribution_factor,
+    content_risk_factor,
     deprecation_factor,
     freshness_factor,
     home_tier_of,
@@ -175,6 +176,7 @@ class Index:
                 vf, excluded = version_factor(d.version_rows(i), tlist, policy, strict)
                 keep[pos], vmult[pos], vfs[i] = not excluded, vf["multiplier"], vf
         any_version_pass = bool(keep.any())
+        keep &= ~prior.excluded[pool]  # a kind of content risk the policy excludes
         c = policy["confidence"]
         trust = np.clip(prior.for_targets(docs_targeted)[pool] * vmult, 0.0, 1.0)
         conf = (trust ** c["trust_weight"]) * (rel ** c["relevance_weight"])
@@ -213,6 +215,8 @@ class Index:
         return R.response(
             query=query,
             snapshot_id=self.snapshot_id,
+            built_at=d.manifest.created_at,
+            sources=R.dated_sources(d),
             policy=policy,
             targets=target_report,
             strict=strict,
@@ -258,6 +262,7 @@ class Index:
             "freshness": freshness_factor(d.docs[doc_id], policy, today),
             "deprecation": deprecation_factor(d.deprecation_rows(i), policy, docs_targeted),
             "version_match": vf,
+            "content_risk": content_risk_factor(d.content_risk_rows(i), policy),
         }
 
     def _match_tier(self, best_cosine: float) -> tuple[str, float]:

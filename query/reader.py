@@ -131,6 +131,10 @@ class SnapshotData:
         self.chunk_deprecations: dict[str, list[dict]] = defaultdict(list)
         for r in t.get("deprecations", _empty()).to_pylist():
             (self.chunk_deprecations[r["chunk_id"]] if r["chunk_id"] else self.doc_deprecations[r["doc_id"]]).append(r)
+        # Content-risk findings by passage (a snapshot built before content risk was read has none).
+        self.content_risks: dict[str, list[dict]] = defaultdict(list)
+        for r in t.get("content_risk", _empty()).to_pylist():
+            self.content_risks[r["chunk_id"]].append(r)
         self.sources = {r["source"]: r for r in t["sources"].to_pylist()} if "sources" in t else {}
         registry_file = self.dir / COMPONENTS
         self.registry = (
@@ -164,6 +168,9 @@ class SnapshotData:
         for comp in {r["component"] for r in chunk_rows}:
             out[comp] = [r for r in chunk_rows if r["component"] == comp]
         return out
+
+    def content_risk_rows(self, i: int) -> list[dict]:
+        return self.content_risks.get(self.chunk_ids[i], [])
 
     def deprecation_rows(self, i: int) -> list[dict]:
         return self.chunk_deprecations.get(self.chunk_ids[i], []) + self.doc_deprecations.get(self.chunk_doc[i], [])

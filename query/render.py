@@ -4,15 +4,23 @@ from __future__ import annotations
 
 import textwrap
 
-FACTORS = ("attribution", "verification", "freshness", "deprecation", "version_match")
+FACTORS = ("attribution", "verification", "freshness", "deprecation", "version_match", "content_risk")
 
 
 def _head(r: dict) -> list[str]:
     lines = [
         f"query: {r['query']}",
-        f"snapshot {r['snapshot_id']}  policy {r['policy_id'][:19]}…  match tier: {r['match_tier']} "
+        f"snapshot {r['snapshot_id']} built {(r.get('built_at') or '?')[:10]}  policy {r['policy_id'][:19]}…  "
+        f"match tier: {r['match_tier']} "
         f"(best cosine {r['best_cosine']:.3f}, {r['calibration_status']})",
     ]
+    if r.get("sources"):
+        lines.append(
+            "sources: "
+            + ", ".join(
+                f"{s['source']} @ {(s['commit'] or '?')[:12]} ({(s['commit_date'] or '?')[:10]})" for s in r["sources"]
+            )
+        )
     for t in r["targets"]:
         lines.append(f"target {t['component']}={t['requested']}{'  (strict)' if r['strict'] else ''}")
     if r["abstained"]:
@@ -27,7 +35,7 @@ def render_table(r: dict, explain: bool = False) -> str:
     lines.append("")
     lines.append(
         f"{'#':>2} {'conf':>5} {'rel':>5} {'trust':>5}  {'attr':>4} {'verif':>5} {'fresh':>5} "
-        f"{'depr':>4} {'vers':>4}  source / path  § heading"
+        f"{'depr':>4} {'vers':>4} {'risk':>4}  source / path  § heading"
     )
     for h in r["hits"]:
         f = h["factors"]
@@ -36,7 +44,10 @@ def render_table(r: dict, explain: bool = False) -> str:
         lines.append(
             f"{h['rank_position']:>2} {h['display_confidence'] * 100:>4.0f}% {h['relevance_score']:>5.2f} "
             f"{h['trust_score']:>5.2f}  "
-            + " ".join(f"{f[n]['multiplier']:>4.2f}".rjust(w) for n, w in zip(FACTORS, (4, 5, 5, 4, 4), strict=True))
+            + " ".join(
+                f"{f[n]['multiplier'] if n in f else 1.0:>4.2f}".rjust(w)
+                for n, w in zip(FACTORS, (4, 5, 5, 4, 4, 4), strict=True)
+            )
             + f"  {p['source']}/{p['path']}:{p['start_line']}  § {where}"
         )
         if explain:
@@ -90,6 +101,10 @@ def explain_hit(h: dict) -> list[str]:
                 f"version ×{vm['multiplier']:.2f} [{t['status']}]: {t['component']} {t['target']} vs "
                 f"{t['constraint']} ({t['origin']}) {t['detail'] or ''}".rstrip()
             )
+    cr = f.get("content_risk", {"status": "no_findings"})
+    if cr["status"] != "no_findings":
+        for x in cr["evidence"]["findings"]:
+            out.append(f"content risk ×{cr['multiplier']:.2f} [{x['kind']}]: {x['reason']} (line {x['start_line']})")
     if h["also_in"]:
         out.append("also in: " + ", ".join(f"{p['source']}/{p['path']}" for p in h["also_in"][:5]))
     snippet = textwrap.shorten(h["text"].replace("\n", " "), 160)

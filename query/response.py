@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+from trustindex.schemas.page_url import passage_page_url
+
 SCORE_CONTRACT_VERSION = "2"
 
 
@@ -11,6 +13,9 @@ def provenance(d, i: int) -> dict:
     doc = d.docs[d.chunk_doc[i]]
     v = d.chunks.value
     start, end = v("start_line", i), v("end_line", i)
+    headings = list(v("heading_path", i) or [])
+    url = f"{doc['url']}#L{start}-L{end}" if doc["url"] else None
+    site_page = doc.get("page_url")
     return {
         "source": doc["source"],
         "repo": doc["repo"],
@@ -18,9 +23,12 @@ def provenance(d, i: int) -> dict:
         "path": doc["path"],
         "start_line": start,
         "end_line": end,
-        "heading_path": list(v("heading_path", i) or []),
+        "heading_path": headings,
         "symbol_path": v("symbol_path", i),
-        "url": (f"{doc['url']}#L{start}-L{end}" if doc["url"] else None),
+        "url": url,
+        # the page a person opens: the published site's page and section when the source has a site_url,
+        # else the hosting URL
+        "page_url": passage_page_url(site_page, headings) if site_page else url,
     }
 
 
@@ -61,10 +69,22 @@ def _clean(obj):
     return obj
 
 
+def dated_sources(data) -> list[dict]:
+    """Each source of the snapshot with the commit it holds and that commit's date (how current the answer is)."""
+    rows = data.sources or {
+        n: {**s, "source": n} for s in data.manifest.sources if (n := s.get("source") or s.get("name"))
+    }
+    return [
+        {"source": n, "commit": rows[n].get("commit"), "commit_date": rows[n].get("commit_date")} for n in sorted(rows)
+    ]
+
+
 def response(
     *,
     query: str,
     snapshot_id: str,
+    built_at: str,
+    sources: list[dict],
     policy,
     targets: list[dict],
     strict: bool,
@@ -86,6 +106,8 @@ def response(
         "query": query,
         "also": also,
         "snapshot_id": snapshot_id,
+        "built_at": built_at,
+        "sources": sources,
         "policy_id": policy.policy_id,
         "targets": targets,
         "strict": strict,

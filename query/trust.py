@@ -158,6 +158,36 @@ def deprecation_factor(marks: list[dict], policy: Policy, docs_targeted: bool = 
     return {"multiplier": mult, "status": status, "evidence": evidence}
 
 
+def content_risk_factor(findings: list[dict], policy: Policy) -> dict:
+    """Each kind of finding the passage has takes its multiplier once; an excluded kind keeps it out of answers."""
+    if not findings:
+        return {"multiplier": 1.0, "status": "no_findings", "evidence": {}}
+    cr = policy["content_risk"]
+    kinds = sorted({f["kind"] for f in findings})
+    mult = 1.0
+    for k in kinds:
+        mult *= cr.get(k, 1.0)
+    return {
+        "multiplier": mult,
+        "status": "excluded" if any(k in cr["exclude"] for k in kinds) else "flagged",
+        "evidence": {
+            "kinds": kinds,
+            "findings": [
+                {
+                    "kind": f["kind"],
+                    "rule": f["rule"],
+                    "reason": f["reason"],
+                    "start_line": f["start_line"],
+                    "end_line": f["end_line"],
+                    "span": [f["start_char"], f["end_char"]],
+                    **({"detail": f["detail"]} if f["detail"] else {}),
+                }
+                for f in findings
+            ],
+        },
+    }
+
+
 def combine(factors: dict[str, dict]) -> float:
     product = 1.0
     for f in factors.values():

@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from trustindex.query.reader import row_positions
-from trustindex.query.trust import verification_factor
+from trustindex.query.trust import content_risk_factor, verification_factor
 from trustindex.schemas.docs_versions import LEGACY_MARKER
 from trustindex.schemas.policy import Policy
 
@@ -51,7 +51,8 @@ def freshness_multipliers(last_substantive: pa.ChunkedArray | pa.Array, policy: 
 
 
 class TrustPrior:
-    """``base[row]`` = attribution × verification × freshness × deprecation of passage ``row``."""
+    """``base[row]`` = attribution × verification × freshness × deprecation (× content risk) of passage ``row``;
+    ``excluded[row]``: a kind of content risk the policy excludes was found in it."""
 
     def __init__(self, data, policy: Policy, today: datetime):
         self.key = (policy.policy_id, today)
@@ -82,8 +83,18 @@ class TrustPrior:
         # The product query.trust.deprecation_factor forms: (deprecation or 1) × (legacy or 1).
         not_legacy = np.where(other, dp["multiplier"], 1.0)
         # With a docs target a legacy page competes as its version: its prior leaves the legacy multiplier out.
-        self.base_docs_targeted = base * not_legacy
-        self.base = base * (not_legacy * np.where(legacy, dp["legacy_docs_multiplier"], 1.0))
+        # Content risk last, as combine() multiplies it after version_match (× 1.0 for the prior).
+        risk = np.ones(len(rows), dtype=np.float64)
+        self.excluded = np.zeros(len(rows), dtype=bool)
+        flagged = list(data.content_risks)
+        if flagged:
+            at = row_positions(pa.array(flagged, pa.string()), chunks.column("chunk_id")).tolist()
+            for chunk_id, r in zip(flagged, at, strict=True):
+                if r >= 0:
+                    f = content_risk_factor(data.content_risks[chunk_id], policy)
+                    risk[r], self.excluded[r] = f["multiplier"], f["status"] == "excluded"
+        self.base_docs_targeted = (base * not_legacy) * risk
+        self.base = (base * (not_legacy * np.where(legacy, dp["legacy_docs_multiplier"], 1.0))) * risk
         self.deprecated = other | legacy
         self.legacy = legacy
 

@@ -40,11 +40,18 @@ class Source:
     publisher_overrides: tuple[PublisherOverride, ...] = ()
     # Clone partially: blobs of this many bytes or more are never downloaded (skipped as too_large).
     blob_limit: int | None = None
+    # Where the source's docs are published (e.g. https://docs.midnight.network): hits then cite the page's URL,
+    # routed as the site's Docusaurus config says; "" cites the hosting URL of the file.
+    site_url: str = ""
 
     @property
     def config_sha256(self) -> str:
         """Changes when the source's configuration changes (the publish gate keys on it)."""
-        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()
+        fields = asdict(self)
+        for optional in ("site_url", "blob_limit"):  # a source without one keeps the digest it had before the field
+            if not fields[optional]:
+                del fields[optional]
+        return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -160,7 +167,10 @@ def load_sources(path: str | Path) -> list[Source]:
     for i, t in enumerate(raw):
         key = f"source[{i}]"
         _no_unknown(
-            file, key, t, {"name", "url", "ref", "publisher", "include", "exclude", "publisher_override", "blob_limit"}
+            file,
+            key,
+            t,
+            {"name", "url", "ref", "publisher", "include", "exclude", "publisher_override", "blob_limit", "site_url"},
         )
         name = _req(file, key, t, "name")
         if not _NAME.match(name):
@@ -169,6 +179,9 @@ def load_sources(path: str | Path) -> list[Source]:
         url = _req(file, key, t, "url")
         if "://" not in url and not url.startswith("git@") and not Path(url).is_absolute():
             url = str((file.parent / url).resolve())
+        site_url = t.get("site_url", "")
+        if not isinstance(site_url, str) or (site_url and not re.match(r"^https?://[^/\s]+", site_url)):
+            raise ConfigError(str(file), f"{key}.site_url", f"expected an http(s) URL, got {site_url!r}")
         overrides = []
         for j, o in enumerate(t.get("publisher_override", [])):
             okey = f"{key}.publisher_override[{j}]"
@@ -184,6 +197,7 @@ def load_sources(path: str | Path) -> list[Source]:
                 exclude=_str_list(file, key, t, "exclude", ()),
                 publisher_overrides=tuple(overrides),
                 blob_limit=_blob_limit(file, key, t),
+                site_url=site_url,
             )
         )
     names = [s.name for s in out]

@@ -16,6 +16,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from trustindex.schemas.content_risk import AGENT_INSTRUCTION, CREDENTIAL_PHISHING, HIDDEN_TEXT, KINDS
 from trustindex.schemas.errors import ConfigError
 
 TIERS = ("foundation", "partner", "third_party", "community", "unknown")
@@ -62,6 +63,15 @@ SPEC: dict[str, Any] = {
             None,
             None,
         ),
+    },
+    # A passage flagged by the content-risk rules (schemas/content_risk_rules.toml) takes its kinds' multipliers;
+    # a kind named in `exclude` keeps its passages out of every answer.
+    "content_risk": {
+        AGENT_INSTRUCTION: (0.3, _NUM, 0.0, 1.0),
+        # the characters are removed from what is served and embedded: what is left is a smaller doubt
+        HIDDEN_TEXT: (0.85, _NUM, 0.0, 1.0),
+        CREDENTIAL_PHISHING: (0.1, _NUM, 0.0, 1.0),
+        "exclude": ([], [str], None, None),
     },
     "confidence": {
         "trust_weight": (1.0, _NUM, 0.0, 10.0),
@@ -182,6 +192,11 @@ class Policy:
         r = values["relevance"]
         if r["cosine_ceiling"] <= r["cosine_floor"]:
             raise ConfigError(source, "relevance.cosine_ceiling", "must exceed relevance.cosine_floor")
+        unknown = [k for k in values["content_risk"]["exclude"] if k not in KINDS]
+        if unknown:
+            raise ConfigError(
+                source, "content_risk.exclude", f"{unknown[0]!r} is not a kind (known: {', '.join(KINDS)})"
+            )
         if values["ingest"]["target_tokens"] > values["ingest"]["max_tokens"]:
             raise ConfigError(source, "ingest.target_tokens", "must not exceed ingest.max_tokens")
         return cls(values, source)

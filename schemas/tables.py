@@ -51,6 +51,8 @@ DOCUMENTS = pa.schema(
         ("last_substantive_commit", pa.string()),
         ("front_matter", pa.string()),  # JSON, as written: evidence only, never authority
         ("url", pa.string()),
+        # the published page (source site_url + the site's Docusaurus routing); "" when it has none
+        ("page_url", pa.string()),
         ("warnings", pa.list_(pa.string())),
     ]
 )
@@ -130,6 +132,23 @@ DEPRECATIONS = pa.schema(
     ]
 )
 
+# What a passage says to its reader that may harm them or the assistant reading it (extractors/content_risk.py):
+# one row per finding; lines in the file, characters in the passage as served (hidden characters removed).
+CONTENT_RISK = pa.schema(
+    [
+        ("doc_id", pa.string()),
+        ("chunk_id", pa.string()),
+        ("kind", pa.string()),  # schemas.content_risk.KINDS
+        ("rule", pa.string()),
+        ("reason", pa.string()),
+        ("start_line", pa.int32()),
+        ("end_line", pa.int32()),
+        ("start_char", pa.int32()),
+        ("end_char", pa.int32()),
+        ("detail", pa.string()),
+    ]
+)
+
 INGEST_REPORT = pa.schema(
     [
         ("source", pa.string()),
@@ -148,6 +167,7 @@ SOURCES = pa.schema(
         ("repo", pa.string()),
         ("ref", pa.string()),
         ("commit", pa.string()),
+        ("commit_date", pa.string()),  # the commit's committer date, ISO 8601 UTC: how current the source is
         ("publisher", pa.string()),
         ("tier", pa.string()),
         ("config_sha256", pa.string()),
@@ -157,7 +177,7 @@ SOURCES = pa.schema(
 )
 
 # Tables whose rows each belong to one document (they carry its doc_id).
-PER_DOCUMENT_TABLES = ("chunks", "attribution", "verifications", "version_targets", "deprecations")
+PER_DOCUMENT_TABLES = ("chunks", "attribution", "verifications", "version_targets", "deprecations", "content_risk")
 # What ingesting a document writes: its documents row and its per-document rows.
 DOCUMENT_TABLES = ("documents", *PER_DOCUMENT_TABLES)
 # One source's tables at one commit: every ingested document's rows and the account of every tree entry.
@@ -170,6 +190,7 @@ TABLES: dict[str, pa.Schema] = {
     "verifications": VERIFICATIONS,
     "version_targets": VERSION_TARGETS,
     "deprecations": DEPRECATIONS,
+    "content_risk": CONTENT_RISK,
     "ingest_report": INGEST_REPORT,
     "sources": SOURCES,
 }

@@ -61,6 +61,8 @@ def test_response_has_every_contract_field(index):
         "score_contract_version",
         "query",
         "snapshot_id",
+        "built_at",
+        "sources",
         "policy_id",
         "targets",
         "strict",
@@ -76,7 +78,14 @@ def test_response_has_every_contract_field(index):
     ):
         assert key in r
     h = r["hits"][0]
-    assert set(h["factors"]) == {"attribution", "verification", "freshness", "deprecation", "version_match"}
+    assert set(h["factors"]) == {
+        "attribution",
+        "verification",
+        "freshness",
+        "deprecation",
+        "version_match",
+        "content_risk",
+    }
     assert h["factors"]["attribution"]["evidence"]["tier"] == "foundation"
     assert h["provenance"]["commit"] and h["provenance"]["start_line"] >= 1
 

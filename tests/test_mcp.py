@@ -32,6 +32,7 @@ from trustindex.warehouse.tables import write_table
 
 ROOT = Path(__file__).resolve().parents[1]
 QUERY = "how do I write a counter contract in Compact"
+TRIM_TOKENS = 700
 TOOLS = {"search", "search_batch", "get_passage", "list_sources", "list_versions"}
 
 
@@ -117,6 +118,10 @@ async def conversation(data: Path) -> dict:
     async with Client(params, read_timeout_seconds=120) as client:
         log["tools"] = {t.name: t for t in (await client.list_tools()).tools}
         log["search"] = await call("search", {"query": QUERY, "k": 3})
+        log["full"] = await call("search", {"query": QUERY, "k": 3, "detail": "full"})
+        log["k10"] = await call("search", {"query": QUERY, "k": 10})
+        log["trimmed"] = await call("search", {"query": QUERY, "k": 10, "max_tokens": TRIM_TOKENS})
+        log["bad_detail"] = await call("search", {"query": QUERY, "detail": "verbose"})
         top = log["search"]["data"]["hits"][0]["chunk_id"]
         log["passage"] = await call("get_passage", {"chunk_id": top, "neighbours": 1})
         log["sources"] = await call("list_sources")
@@ -171,16 +176,58 @@ def test_lists_the_four_tools_with_schemas(talk):
     assert "chunk_id" in talk["tools"]["get_passage"].input_schema["required"]
 
 
-@pytest.mark.parametrize("key", ["search", "targeted"])
+@pytest.mark.parametrize("key", ["search", "targeted", "full", "k10", "trimmed"])
 def test_search_returns_the_contract(talk, key):
     r = talk[key]
     assert not r["error"], r["text"]
-    validate_response(r["data"])
-    assert json.loads(r["text"][0]) == r["data"]  # the text a model reads is the same document
+    validate_response(r["data"])  # the structured content is the full contract, whatever the text
     assert r["data"]["snapshot_id"] == talk["first_id"]
     assert r["data"]["hits"], "the demo corpus answers this query"
     for h in r["data"]["hits"]:
         assert h["provenance"]["path"] and h["provenance"]["commit"]
+
+
+def test_detail_full_reads_as_the_contract(talk):
+    assert json.loads(talk["full"]["text"][0]) == talk["full"]["data"]
+
+
+def test_compact_text_is_the_default(talk):
+    from trustindex.query.compact import token_counter
+
+    r = talk["search"]
+    text, data = r["text"][0], r["data"]
+    head = text.split("\n\n")[0]
+    assert f"match tier: {data['match_tier']}" in head and "answered" in head
+    assert f"snapshot {data['snapshot_id']} built {data['built_at'][:10]}" in head
+    for s in data["sources"]:
+        assert f"{s['source']} @ {s['commit'][:12]} ({s['commit_date'][:10]})" in head
+    for h in data["hits"]:
+        p = h["provenance"]
+        assert f"[{h['rank_position']}] {p['source']}/{p['path']}:{p['start_line']}" in text
+        assert h["text"].strip() in text
+    assert "trust: " in text and '"factors"' not in text and "trimmed" not in text
+    full, compact = talk["full"]["text"][0], talk["k10"]["text"][0]
+    count = token_counter()
+    assert count(text) < count(full) / 2  # the same three hits, less than half the tokens
+    assert count(compact) <= 3000  # k=10 within the default budget
+
+
+def test_max_tokens_trims_whole_hits_and_says_so(talk):
+    from trustindex.query.compact import token_counter
+
+    text, data = talk["trimmed"]["text"][0], talk["trimmed"]["data"]
+    assert token_counter()(text) <= TRIM_TOKENS
+    shown = [h for h in data["hits"] if f"[{h['rank_position']}] " in text]
+    assert 1 <= len(shown) < len(data["hits"]) == 10
+    assert [h["rank_position"] for h in shown] == list(range(1, len(shown) + 1))  # best first, whole
+    for h in shown:
+        assert h["text"].strip() in text
+    assert f"[trimmed: {10 - len(shown)} of 10 hits left out to stay within max_tokens={TRIM_TOKENS}" in text
+    assert len(talk["k10"]["data"]["hits"]) == 10  # the structured content keeps every hit
+
+
+def test_an_unknown_detail_is_a_tool_error(talk):
+    assert talk["bad_detail"]["error"]
 
 
 def test_targeted_search_reports_the_target(talk):

@@ -41,6 +41,12 @@ SORT_KEYS = {
         ("constraint", "ascending"),
     ],
     "deprecations": [("doc_id", "ascending"), ("chunk_id", "ascending"), ("marker", "ascending")],
+    "content_risk": [
+        ("doc_id", "ascending"),
+        ("chunk_id", "ascending"),
+        ("start_char", "ascending"),
+        ("rule", "ascending"),
+    ],
     "ingest_report": [("source", "ascending"), ("path", "ascending")],
 }
 

@@ -129,6 +129,11 @@ def collect(data_dir: Path) -> dict:
                 "(d.chunk_id IS NULL OR d.chunk_id = c.chunk_id) GROUP BY 1, 2 "
                 "ORDER BY 2, 1",
             ),
+            "content_risk": q(
+                "content_risk",
+                "SELECT d.source, d.path, r.start_line, r.kind, r.reason FROM content_risk r JOIN documents d "
+                "USING (doc_id) ORDER BY d.source, d.path, r.start_line, r.rule",
+            ),
             "ingest": q(
                 "ingest_report", "SELECT source, status, count(*) AS n FROM ingest_report GROUP BY 1, 2 ORDER BY 1, 2"
             ),
@@ -466,6 +471,13 @@ def render_html(d: dict) -> str:
         )
     }{fig("plot-deprecation")}</div>
 {wide("plot-ingest", ingest_side)}
+<section id="content-risk"><h2>Content risk: passages flagged for their readers</h2>{
+        _table(
+            d["content_risk"],
+            [("source", "source"), ("path", "path"), ("start_line", "line"), ("kind", "kind"), ("reason", "reason")],
+            "no passage flagged",
+        )
+    }</section>
 <section id="failed"><h2>Failed files{failed_note}</h2>{
         _table(
             d["failed_files"],

@@ -1,0 +1,137 @@
+"""What a passage says to its reader: instructions aimed at AI assistants, hidden text, credential phishing.
+
+Pure: text in, findings out, by the rules of ``schemas/content_risk_rules.toml``.  A finding is evidence, as a
+deprecation marker is: the index keeps the passage, the policy decides what it costs (or excludes it), and the
+answer says why.  ``neutralise`` removes the invisible characters the rules mark, so what is served and what is
+embedded is what a person reading the page sees.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from trustindex.extractors.base import Chunk
+from trustindex.schemas.content_risk import Rule, default_rules
+
+_WORD = re.compile(r"[^\W\d_]{2,}")
+# Where a clause or sentence ends: the reach of a rule's unless/requires checks.
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n\s*\n|\n\s*(?:[-*+]|\d+[.)])\s")
+_CLAUSE_END = re.compile(r"[.!?;:—–](?=\s|$)|\n")
+# A line break inside a paragraph (the next line is prose, not a blank line, list item, heading, quote, table
+# or fence): read as a space, so that a sentence wrapped over two lines matches as one.  Same length: the
+# findings' offsets stay those of the passage.
+_SOFT_BREAK = re.compile(r"\n(?=[ \t]*[^\s#>*+|`\d-])")
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str
+    rule: str
+    reason: str
+    start: int  # character offsets in the passage as given
+    end: int
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class ContentRisk:
+    """A finding placed in its file: the passage (chunk ordinal), the lines, the offsets in the served text."""
+
+    chunk_ordinal: int
+    kind: str
+    rule: str
+    reason: str
+    start_line: int
+    end_line: int
+    start_char: int
+    end_char: int
+    detail: str = ""
+
+
+def _sentence(text: str, start: int, end: int) -> tuple[int, int]:
+    lo = 0
+    for m in _SENTENCE_END.finditer(text, 0, start):
+        lo = m.end()
+    m = _SENTENCE_END.search(text, end)
+    return lo, (m.start() if m else len(text))
+
+
+def _clause_before(text: str, start: int, sentence_start: int) -> str:
+    before = text[sentence_start:start]
+    ends = list(_CLAUSE_END.finditer(before))
+    return before[ends[-1].end() :] if ends else before
+
+
+def _codepoints(chars: str) -> str:
+    counts: dict[str, int] = {}
+    for c in chars:
+        counts[c] = counts.get(c, 0) + 1
+    return ", ".join(
+        f"U+{ord(c):04X} {unicodedata.name(c, 'unnamed').lower()}" + (f" ×{n}" if n > 1 else "")
+        for c, n in counts.items()
+    )
+
+
+def scan_text(text: str, rules: tuple[Rule, ...] | None = None) -> list[Finding]:
+    """Every rule's findings in ``text``, in order of position."""
+    out: list[Finding] = []
+    original, text = text, _SOFT_BREAK.sub(" ", text)
+    for rule in rules if rules is not None else default_rules():
+        for m in rule.pattern.finditer(text):
+            if rule.body_min_words and len(_WORD.findall(m.group("body") or "")) < rule.body_min_words:
+                continue
+            lo, hi = _sentence(text, m.start(), m.end())
+            sentence = text[lo:hi]
+            if rule.requires is not None and not rule.requires.search(sentence):
+                continue
+            if rule.unless_sentence is not None and rule.unless_sentence.search(sentence):
+                continue
+            at = m.start("verb") if "verb" in rule.pattern.groupindex else m.start()
+            if rule.unless_before is not None and rule.unless_before.search(_clause_before(text, at, lo)):
+                continue
+            detail = _codepoints(original[m.start() : m.end()]) if rule.neutralise else ""
+            # the span starts at the verb when the rule names one (its imperative prefix is context, not finding)
+            out.append(Finding(rule.kind, rule.id, rule.reason, at, m.end(), detail))
+    return sorted(out, key=lambda f: (f.start, f.end, f.rule))
+
+
+def _hidden(rules: tuple[Rule, ...]) -> re.Pattern[str] | None:
+    marked = [r.pattern.pattern for r in rules if r.neutralise]
+    return re.compile("|".join(f"(?:{p})" for p in marked)) if marked else None
+
+
+_DEFAULT_HIDDEN: list[re.Pattern[str] | None] = []
+
+
+def neutralise(text: str, rules: tuple[Rule, ...] | None = None) -> str:
+    """``text`` without the characters of the rules marked ``neutralise`` (zero-width, bidi controls, tags)."""
+    if rules is None:
+        if not _DEFAULT_HIDDEN:
+            _DEFAULT_HIDDEN.append(_hidden(default_rules()))
+        hidden = _DEFAULT_HIDDEN[0]
+    else:
+        hidden = _hidden(rules)
+    return hidden.sub("", text) if hidden is not None else text
+
+
+def passage_risks(chunks: list[Chunk], rules: tuple[Rule, ...] | None = None) -> list[ContentRisk]:
+    """The findings of every passage, placed by line and by offset in the passage as served (neutralised)."""
+    out: list[ContentRisk] = []
+    for ch in chunks:
+        for f in scan_text(ch.text, rules):
+            out.append(
+                ContentRisk(
+                    chunk_ordinal=ch.ordinal,
+                    kind=f.kind,
+                    rule=f.rule,
+                    reason=f.reason,
+                    start_line=ch.start_line + ch.text.count("\n", 0, f.start),
+                    end_line=ch.start_line + ch.text.count("\n", 0, max(f.start, f.end - 1)),
+                    start_char=len(neutralise(ch.text[: f.start], rules)),
+                    end_char=len(neutralise(ch.text[: f.end], rules)),
+                    detail=f.detail,
+                )
+            )
+    return out

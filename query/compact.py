@@ -1,0 +1,138 @@
+"""What an assistant reads by default: a compact text of a response, bounded in model tokens.
+
+The full contract (schemas/response.schema.json) explains every factor with its evidence; an assistant needs
+less to answer and cite: per hit its rank, where it is (source/path § heading), the page to cite, the versions it
+targets, one trust line, any content-risk warning and the passage; above them, the match tier, the confidence,
+whether the index abstained, and the snapshot with its build date and its sources' commit dates.  ``max_tokens``
+(counted with the embedding model's own tokenizer) keeps whole hits, best first, and says how many it left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+
+from trustindex.schemas.content_risk import WARNINGS
+from trustindex.schemas.embedding_model import TOKENIZER_FILE, model_path
+from trustindex.schemas.snapshot import ENCODER_DIR
+
+DEFAULT_MAX_TOKENS = 3000
+DETAILS = ("compact", "full")
+
+
+@lru_cache(maxsize=4)
+def token_counter(snapshot_dir: str | None = None) -> Callable[[str], int]:
+    """Counts tokens as the embedding model's WordPiece tokenizer does (the snapshot's copy when it has one)."""
+    from tokenizers import Tokenizer
+
+    here = Path(snapshot_dir) / ENCODER_DIR / TOKENIZER_FILE if snapshot_dir else None
+    tok = Tokenizer.from_file(str(here if here is not None and here.is_file() else model_path() / TOKENIZER_FILE))
+    tok.no_truncation()
+    tok.no_padding()
+    return lambda text: len(tok.encode(text, add_special_tokens=False).ids)
+
+
+def header(r: dict) -> str:
+    conf = (
+        f"answer confidence {r['answer_confidence']:.2f} (calibrated)"
+        if r.get("answer_confidence") is not None
+        else f"best cosine {r['best_cosine']:.2f} (uncalibrated)"
+    )
+    lines = [
+        f"match tier: {r['match_tier']} · {conf} · "
+        + (f"ABSTAINED ({r['abstention_reason']}): the library has no good answer" if r["abstained"] else "answered")
+    ]
+    sources = ", ".join(
+        f"{s['source']} @ {(s.get('commit') or '?')[:12]} ({(s.get('commit_date') or '?')[:10]})"
+        for s in r.get("sources", [])
+    )
+    lines.append(
+        f"snapshot {r['snapshot_id']} built {(r.get('built_at') or '?')[:10]}" + (f" · {sources}" if sources else "")
+    )
+    for t in r.get("targets", []):
+        lines.append(f"target {t['component']}={t['requested']}" + (" (strict)" if r.get("strict") else ""))
+    return "\n".join(lines)
+
+
+def trust_line(h: dict) -> str:
+    f = h["factors"]
+    a, v, fr, dp = f["attribution"], f["verification"], f["freshness"], f["deprecation"]
+    tier = a["evidence"].get("tier") or "unknown"
+    verified = v["status"]
+    best = v["evidence"].get("best")
+    if verified == "verified" and best:
+        verified += f" ({best['method']})"
+    updated = (fr["evidence"].get("last_substantive_change") or "?")[:10]
+    if dp["status"] == "not_deprecated":
+        deprecated = "not deprecated"
+    elif dp["status"] == "deprecated":
+        deprecated = "DEPRECATED: " + dp["evidence"]["markers"][0]["reason"]
+    else:
+        deprecated = "legacy docs version" + (" (targeted)" if dp["status"].endswith("targeted") else "")
+    return f"{tier} · {verified} · updated {updated} · {deprecated} · confidence {h['display_confidence']:.0%}"
+
+
+def versions_line(h: dict) -> str | None:
+    vm = h["factors"]["version_match"]
+    if vm["status"] == "no_target":
+        cons = vm["evidence"].get("constraints") or {}
+        return (
+            ("targets: " + "; ".join(f"{c} {', '.join(map(str, v))}" for c, v in sorted(cons.items())))
+            if cons
+            else None
+        )
+    return "version: " + "; ".join(
+        f"{t['component']} {t['constraint']} {t['status']} for {t['target']}" for t in vm["evidence"].get("targets", [])
+    )
+
+
+def render_hit(h: dict) -> str:
+    p = h["provenance"]
+    where = " > ".join(p["heading_path"][1:] or p["heading_path"]) or (p.get("symbol_path") or "")
+    lines = [f"[{h['rank_position']}] {p['source']}/{p['path']}:{p['start_line']}" + (f" § {where}" if where else "")]
+    if p.get("page_url"):
+        lines.append(p["page_url"])
+    if (vl := versions_line(h)) is not None:
+        lines.append(vl)
+    lines.append("trust: " + trust_line(h))
+    risk = h["factors"].get("content_risk", {})
+    for kind in risk.get("evidence", {}).get("kinds", []):
+        lines.append(WARNINGS.get(kind, f"warning: {kind}"))
+    lines.append(h["text"].strip())
+    return "\n".join(lines)
+
+
+def render_compact(
+    r: dict, max_tokens: int | None = DEFAULT_MAX_TOKENS, count: Callable[[str], int] | None = None
+) -> str:
+    """The compact text; with ``max_tokens``, whole hits (best first) while the text stays within the budget."""
+    head = header(r)
+    blocks = [render_hit(h) for h in r["hits"]]
+    if not blocks:
+        return head + "\n\n(no hits)"
+    if max_tokens is None:
+        return "\n\n".join([head, *blocks])
+    count = count or token_counter()
+    sep = count("\n\n")
+    used = count(head)
+    kept: list[str] = []
+    for i, b in enumerate(blocks):
+        left = len(blocks) - i - 1
+        note_cost = count(_trim_note(left + 1, len(blocks), max_tokens)) + sep if left else 0
+        cost = count(b) + sep
+        if used + cost + note_cost > max_tokens:
+            break
+        kept.append(b)
+        used += cost
+    out = [head, *kept]
+    if len(kept) < len(blocks):
+        out.append(_trim_note(len(blocks) - len(kept), len(blocks), max_tokens))
+    return "\n\n".join(out)
+
+
+def _trim_note(left_out: int, total: int, max_tokens: int) -> str:
+    return (
+        f"[trimmed: {left_out} of {total} hits left out to stay within max_tokens={max_tokens}; ask with a larger "
+        f"max_tokens, a smaller k, or detail='full']"
+    )
