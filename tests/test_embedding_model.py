@@ -12,7 +12,7 @@ import pytest
 from trustindex.schemas.embedding_model import MODEL_ID, Backend, weights_sha256
 from trustindex.schemas.errors import EmbeddingModelError, EmbeddingModelMismatch
 from trustindex.schemas.snapshot import MANIFEST, SNAPSHOTS_DIR, read_manifest, resolve_current
-from trustindex.schemas.tables import chunk_id_of, doc_id_of, sha256_text, table_from_rows
+from trustindex.schemas.tables import SOURCE_TABLES, chunk_id_of, doc_id_of, sha256_text, table_from_rows
 
 
 def test_weights_hash_is_the_safetensors_file_else_the_torch_one(tmp_path):
@@ -60,9 +60,8 @@ def _tables() -> tuple[dict, dict]:
                 }
             )
     rows = {"documents": docs, "chunks": chunks, "attribution": attribution}
-    names = ("documents", "chunks", "attribution", "verifications", "version_targets", "deprecations", "ingest_report")
     source = {"source": "tiny", "repo": "https://example.invalid/tiny.git", "commit": "0" * 40, "status": "ok"}
-    return {name: table_from_rows(name, rows.get(name, [])) for name in names}, source
+    return {name: table_from_rows(name, rows.get(name, [])) for name in SOURCE_TABLES}, source
 
 
 @pytest.fixture(scope="module")
