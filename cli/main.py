@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 import traceback
 from pathlib import Path
 
@@ -34,9 +35,16 @@ def _dask_address(a) -> str | None:
     return a.dask_address if a.task_runner == "dask" else None
 
 
-def _show_progress(a) -> bool:
-    """Progress bars only for a person at a terminal: never with --quiet, --json or a pipe."""
-    return sys.stderr.isatty() and not getattr(a, "quiet", False) and not getattr(a, "json", False)
+def _show_progress(a) -> str | None:
+    """Progress bars for a person at a terminal, plain lines at a bounded rate in a log (cron, CI), none with
+    --quiet; --json keeps bars off (lines on standard error leave the JSON on standard output intact)."""
+    from trustindex.ingest.progress import BARS, LINES
+
+    if getattr(a, "quiet", False):
+        return None
+    if sys.stderr.isatty():
+        return None if getattr(a, "json", False) else BARS
+    return LINES
 
 
 def _print_json(obj) -> None:
@@ -44,6 +52,7 @@ def _print_json(obj) -> None:
 
 
 def cmd_refresh(a) -> int:
+    started = time.monotonic()  # the command's time includes Prefect's start, which the flow's does not
     require("build")
     from trustindex.cli.build import load_build_config, run_refresh
 
@@ -56,6 +65,7 @@ def cmd_refresh(a) -> int:
 
     with data_dir_lock(data, wait_seconds=a.wait, what="refresh"), progress.enabled(_show_progress(a)):
         result = run_refresh(cfg, data, backend=a.backend, force=a.force, dask_address=_dask_address(a))
+    result["command_seconds"] = round(time.monotonic() - started, 3)
     if a.json:
         _print_json(result)
     elif not a.quiet:
@@ -66,6 +76,7 @@ def cmd_refresh(a) -> int:
 
 
 def cmd_backfill(a) -> int:
+    started = time.monotonic()
     require("build")
     data = Path(a.data)
     commits = {}
@@ -100,6 +111,7 @@ def cmd_backfill(a) -> int:
             backend=a.backend,
             force=a.force,
         )
+    result["command_seconds"] = round(time.monotonic() - started, 3)
     if a.json:
         _print_json(result)
     else:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -17,6 +19,7 @@ from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
 from trustindex.crawl.git import SourceError, commit_time, ensure_mirror, mirror_path, open_mirror, resolve_ref
+from trustindex.ingest import progress
 from trustindex.ingest.incremental import Previous
 from trustindex.ingest.keys import context_key, source_key
 from trustindex.ingest.source import ingest_source
@@ -53,26 +56,31 @@ def ingest_source_task(
     fetch: bool = True,
 ) -> dict:
     data = Path(data_dir)
-    # The one fetch of this source in this run (a backfill has made it already: fetch=False).
-    dest = mirror_path(data, source.name)
-    repo = ensure_mirror(source.url, dest, source.blob_limit) if fetch else open_mirror(dest)
-    commit = commit or resolve_ref(repo, source.ref, source.url)
-    ctx = context_key(source, ids, ledger, policy)
-    key = source_key(source, commit, ids, ledger, policy)
-    tables = load_source_tables(data, source.name, key)
-    note = "unchanged: tables reused"
-    if tables is None:
-        previous = None
-        last = last_source_meta(data, source.name)
-        if last and last[1].get("context") == ctx:
-            prev_tables = load_source_tables(data, source.name, last[0])
-            previous = Previous(last[1]["commit"], prev_tables) if prev_tables else None
-        result = ingest_source(
-            source, data, ids, ledger, policy, token_counter(), commit=commit, previous=previous, repo=repo
-        )
-        tables, note = result.tables, result.note
-    commit_date = iso_utc(commit_time(repo, commit))
-    save_source_tables(data, source.name, key, tables, {"commit": commit, "context": ctx, "commit_date": commit_date})
+    with progress.recording() as stages:
+        # The one fetch of this source in this run (a backfill has made it already: fetch=False).
+        with progress.stage("fetch", source=source.name):
+            dest = mirror_path(data, source.name)
+            repo = ensure_mirror(source.url, dest, source.blob_limit) if fetch else open_mirror(dest)
+            commit = commit or resolve_ref(repo, source.ref, source.url)
+        ctx = context_key(source, ids, ledger, policy)
+        key = source_key(source, commit, ids, ledger, policy)
+        # history, tree, signatures and extraction (which has its own record, "extract"), the tables saved
+        with progress.stage("ingest", source=source.name):
+            tables = load_source_tables(data, source.name, key)
+            note = "unchanged: tables reused"
+            if tables is None:
+                previous = None
+                last = last_source_meta(data, source.name)
+                if last and last[1].get("context") == ctx:
+                    prev_tables = load_source_tables(data, source.name, last[0])
+                    previous = Previous(last[1]["commit"], prev_tables) if prev_tables else None
+                result = ingest_source(
+                    source, data, ids, ledger, policy, token_counter(), commit=commit, previous=previous, repo=repo
+                )
+                tables, note = result.tables, result.note
+            commit_date = iso_utc(commit_time(repo, commit))
+            meta = {"commit": commit, "context": ctx, "commit_date": commit_date}
+            save_source_tables(data, source.name, key, tables, meta)
     get_run_logger().info("source %s at %s: %s", source.name, commit[:12], note)
     return {
         "source": source.name,
@@ -81,6 +89,7 @@ def ingest_source_task(
         "key": key,
         "tables": tables,
         "note": note,
+        "stages": stages,
     }
 
 
@@ -128,33 +137,52 @@ def build_and_publish(
         else next((m for m in reversed(list_snapshots(data)) if m.extra.get("build_inputs") == inputs), None)
     )
     stats = {"total": 0, "distinct": 0, "cache_hits": 0, "encoded": 0}
-    if existing is not None:
-        sid, counts, reused = existing.snapshot_id, existing.row_counts, True
-        log.info("inputs unchanged: snapshot %s already holds this build", sid)
-    else:
-        embedder = make_embedder(backend, cache_dir=encoder_cache_dir(data))
-        cache = EmbeddingCache(data / "cache" / "embeddings", embedder.cache_key, embedder.dimensions)
-        build = new_build_dir(data)
-        counts, st = write_snapshot_files(
-            build,
-            per_source,
-            source_rows,
-            embedder,
-            cache,
-            ann_min_rows=policy["dense"]["exact_below"],
-            components=components,
-        )
-        stats = {"total": st.total, "distinct": st.distinct, "cache_hits": st.cache_hits, "encoded": st.encoded}
-        manifest = finish_snapshot(
-            data,
-            build,
-            sources=sorted(source_rows, key=lambda r: r["source"]),
-            embedding_model=embedder.info(),
-            row_counts=counts,
-            build_policy_id=policy.policy_id,
-            extra={"build_inputs": inputs},
-        )
-        sid, reused = manifest.snapshot_id, False
+    with progress.recording() as stages:
+        if existing is not None:
+            sid, counts, reused = existing.snapshot_id, existing.row_counts, True
+            log.info("inputs unchanged: snapshot %s already holds this build", sid)
+        else:
+            with progress.stage("model"):  # loaded, or exported once into the encoder cache
+                embedder = make_embedder(backend, cache_dir=encoder_cache_dir(data))
+            cache = EmbeddingCache(data / "cache" / "embeddings", embedder.cache_key, embedder.dimensions)
+            build = new_build_dir(data)
+            counts, st = write_snapshot_files(
+                build,
+                per_source,
+                source_rows,
+                embedder,
+                cache,
+                ann_min_rows=policy["dense"]["exact_below"],
+                components=components,
+            )
+            stats = {"total": st.total, "distinct": st.distinct, "cache_hits": st.cache_hits, "encoded": st.encoded}
+            with progress.stage("hash") as hashing:  # fsync, content hashes, the manifest
+                hashing.note(megabytes=round(sum(f.stat().st_size for f in build.rglob("*") if f.is_file()) / 1e6, 3))
+                manifest = finish_snapshot(
+                    data,
+                    build,
+                    sources=sorted(source_rows, key=lambda r: r["source"]),
+                    embedding_model=embedder.info(),
+                    row_counts=counts,
+                    build_policy_id=policy.policy_id,
+                    extra={"build_inputs": inputs},
+                )
+            sid, reused = manifest.snapshot_id, False
+        with progress.stage("publish"):  # the safety gate, CURRENT, the catalog
+            gate = _publish(data, sid, policy, publish, force, log)
+    return {
+        "snapshot_id": sid,
+        "published": publish,
+        "reused_snapshot": reused,
+        "row_counts": counts,
+        "embeddings": stats,
+        "forced_past_gate": gate if force else [],
+        "stages": stages,
+    }
+
+
+def _publish(data: Path, sid: str, policy: Policy, publish: bool, force: bool, log) -> list[str]:
+    """Move CURRENT to ``sid`` past the safety gate (or refuse), refresh the catalog; the gate's findings."""
     live = current_id(data)
     gate = []
     if publish and live != sid:
@@ -171,14 +199,7 @@ def build_and_publish(
         refresh_catalog(data, data / SNAPSHOTS_DIR / sid)
     elif publish:
         refresh_catalog(data, data / SNAPSHOTS_DIR / sid)
-    return {
-        "snapshot_id": sid,
-        "published": publish,
-        "reused_snapshot": reused,
-        "row_counts": counts,
-        "embeddings": stats,
-        "forced_past_gate": gate if force else [],
-    }
+    return gate
 
 
 @flow(name="trustindex-refresh")
@@ -199,11 +220,12 @@ def refresh_flow(
     """``fetch=False``: the caller has fetched every source's mirror in this run (a backfill, to resolve its
     commits); each is opened as it is, so a run fetches each source once."""
     log = get_run_logger()
+    started = time.monotonic()
     commits = commits or {}
     futures = {
         s.name: ingest_source_task.submit(s, data_dir, ids, ledger, policy, commits.get(s.name), fetch) for s in sources
     }
-    per_source, rows, failures, keys = {}, [], {}, {}
+    per_source, rows, failures, keys, stages = {}, [], {}, {}, []
     for s in sources:
         out = futures[s.name].result(raise_on_failure=False)
         row = {
@@ -236,6 +258,7 @@ def refresh_flow(
                 row["note"] = "failed; no earlier tables to serve"
         else:
             per_source[s.name], keys[s.name] = out["tables"], out["key"]
+            stages.extend(out["stages"])
             row.update(commit=out["commit"], commit_date=out["commit_date"], note=out["note"])
         rows.append(row)
     if not per_source:
@@ -245,6 +268,8 @@ def refresh_flow(
     result = build_and_publish(data_dir, per_source, rows, policy, backend, publish, force, inputs, rebuild, components)
     result["failures"] = failures
     result["sources"] = rows
+    result["stages"] = stages + result["stages"]  # the sources in their configured order, then the build
+    result["seconds"] = round(time.monotonic() - started, 3)
     write_run_record(Path(data_dir), result)
     publish_run_artifact(Path(data_dir), result)
     return result
@@ -256,6 +281,13 @@ def publish_run_artifact(data_dir: Path, result: dict) -> None:
 
     lines = [f"**snapshot {result['snapshot_id']}** ({'published' if result['published'] else 'built'})", ""]
     lines += [f"- {s['source']}: {s['status']} at {(s['commit'] or '')[:12]} — {s['note']}" for s in result["sources"]]
+    lines += ["", f"**time**: {result['seconds']:.2f} s in the flow", "", "| stage | source | seconds | count | rate |"]
+    lines += ["|---|---|---:|---:|---|"]
+    for r in result["stages"]:
+        count = f"{r['count']:,} {r['unit']}" if r.get("unit") else ""
+        lines.append(
+            f"| {r['stage']} | {r['source'] or ''} | {r['seconds']:.2f} | {count} | {', '.join(progress.rates(r))} |"
+        )
     try:
         from trustindex.warehouse.report_html import report_markdown
 
@@ -292,7 +324,9 @@ def refresh_from_files(
     from trustindex.warehouse.lock import data_dir_lock
 
     cfg = load_build_config(sources_file, identities_file, policy_file, ledger_file)
-    with data_dir_lock(Path(data_dir), wait_seconds=600, what="refresh (deployment)"):
+    # a worker's log, not a terminal: a progress line per stage at a bounded rate instead of silence
+    shown = None if sys.stderr.isatty() else progress.LINES
+    with data_dir_lock(Path(data_dir), wait_seconds=600, what="refresh (deployment)"), progress.enabled(shown):
         return refresh_flow(
             cfg.sources,
             cfg.ids,

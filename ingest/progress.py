@@ -1,49 +1,171 @@
-"""Progress of long stages (crawl, extract, embed, publish, export) with counts and rates.
+"""Progress and timing of long stages (fetch, ingest, extract, tables, embed, index, publish).
 
-Silent unless the command line switches it on (a terminal and no ``--quiet``);
-pipeline code just reports ``stage(...).advance(n)``.  Rendering uses rich,
-which Prefect already depends on.
+Pipeline code reports ``with stage("embed", n, unit="texts") as s: s.advance(k)``.  Every stage is
+timed into the current :func:`recording` (a task collects its own, so the numbers travel back from
+a thread or a Dask worker in the task's result).  What a person sees is chosen by the command line
+with :func:`enabled`: rich progress bars at a terminal, or, in a log (cron, a Prefect worker, CI),
+plain lines on standard error: a start and an end line per stage and at most one line every
+``every`` seconds in between.
 """
 
 from __future__ import annotations
 
+import contextvars
+import os
+import sys
 import threading
+import time
+from collections.abc import Callable
 from contextlib import contextmanager
+from typing import TextIO
+
+BARS, LINES = "bars", "lines"
+# seconds between two progress lines of one stage in a log; the environment may override
+PROGRESS_EVERY_ENV = "TRUSTINDEX_PROGRESS_EVERY"
+DEFAULT_EVERY_S = 10.0
 
 _lock = threading.Lock()
-_progress = None  # a rich.progress.Progress while enabled
+_progress = None  # a rich.progress.Progress while bars are shown
+_lines: _LineReporter | None = None  # while lines are written
+_recording: contextvars.ContextVar[list[dict] | None] = contextvars.ContextVar("trustindex_stages", default=None)
+
+
+def progress_every() -> float:
+    raw = os.environ.get(PROGRESS_EVERY_ENV)
+    try:
+        return float(raw) if raw else DEFAULT_EVERY_S
+    except ValueError:
+        raise ValueError(f"{PROGRESS_EVERY_ENV}={raw!r}: expected a number of seconds") from None
+
+
+class _LineReporter:
+    """Plain progress lines at a bounded rate; ``clock`` is injectable so the bound can be tested."""
+
+    def __init__(self, every: float, stream: TextIO, clock: Callable[[], float] = time.monotonic):
+        self.every, self.stream, self.clock = every, stream, clock
+
+    def write(self, text: str) -> None:
+        with _lock:
+            self.stream.write(f"trustindex: {text}\n")
+            self.stream.flush()
 
 
 class _Stage:
-    def __init__(self, task_id=None):
-        self.task_id = task_id
+    def __init__(self, name: str, source: str | None, total: int | None, unit: str | None):
+        self.name, self.source, self.total, self.unit = name, source, total, unit
+        self.label = f"{name} {source}" if source else name
+        self.done = 0
+        self.extra: dict = {}
+        self.task_id = None
+        self._clock = _lines.clock if _lines is not None else time.monotonic
+        self.started = self._clock()
+        self._last_line = self.started
 
     def advance(self, n: int = 1) -> None:
+        self.done += n
         if self.task_id is not None and _progress is not None:
             _progress.advance(self.task_id, n)
+        if _lines is not None:
+            now = _lines.clock()
+            if now - self._last_line >= _lines.every:
+                self._last_line = now
+                of = f"/{self.total:,}" if self.total is not None else ""
+                rate = _rate(self.done, now - self.started)
+                _lines.write(
+                    f"{self.label}: {self.done:,}{of} {self.unit or ''} ({now - self.started:.1f} s"
+                    + (f", {rate:,.1f}/s" if rate is not None else "")
+                    + ")"
+                )
+
+    def note(self, **extra) -> None:
+        """Figures the record keeps beside the count (an embed stage's cache hits)."""
+        self.extra.update(extra)
+
+    def record(self, seconds: float) -> dict:
+        count = self.done if self.total is None else max(self.done, self.total)
+        out: dict = {"stage": self.name, "source": self.source, "seconds": round(max(seconds, 0.0), 4)}
+        if self.unit is not None:
+            out.update(count=count, unit=self.unit, per_second=_rate(count, seconds))
+        if "megabytes" in self.extra and seconds > 0:  # bytes read and hashed, at publish
+            out["mb_per_second"] = round(self.extra["megabytes"] / seconds, 1)
+        return out | self.extra
+
+
+def _rate(count: int, seconds: float) -> float | None:
+    return round(count / seconds, 1) if count and seconds > 0 else None
 
 
 @contextmanager
-def stage(description: str, total: int | None):
-    """A counted stage; a no-op unless progress is enabled."""
-    if _progress is None:
-        yield _Stage()
-        return
-    with _lock:
-        task_id = _progress.add_task(description, total=total)
-    try:
-        yield _Stage(task_id)
-    finally:
+def stage(name: str, total: int | None = None, unit: str | None = None, source: str | None = None):
+    """A timed stage of ``total`` items of ``unit`` (files, texts, chunks); shown as enabled, recorded if recording."""
+    s = _Stage(name, source, total, unit)
+    if _progress is not None:
         with _lock:
-            _progress.update(task_id, completed=total if total is not None else None)
-            _progress.stop_task(task_id)
+            s.task_id = _progress.add_task(s.label, total=total)
+    if _lines is not None:
+        _lines.write(f"{s.label}: started" + (f" ({total:,} {unit or ''})" if total is not None else ""))
+    try:
+        yield s
+    finally:
+        seconds = s._clock() - s.started
+        rec = s.record(seconds)
+        if s.task_id is not None and _progress is not None:
+            with _lock:
+                _progress.update(s.task_id, completed=total if total is not None else None)
+                _progress.stop_task(s.task_id)
+        if _lines is not None:
+            _lines.write(f"{s.label}: done, {describe(rec)}")
+        stages = _recording.get()
+        if stages is not None:
+            stages.append(rec)
 
 
 @contextmanager
-def enabled(on: bool):
-    """Show progress on standard error for the duration (when ``on``)."""
-    global _progress
-    if not on:
+def recording():
+    """Collect the records of the stages run in this context (this thread) into the yielded list."""
+    stages: list[dict] = []
+    token = _recording.set(stages)
+    try:
+        yield stages
+    finally:
+        _recording.reset(token)
+
+
+def describe(rec: dict) -> str:
+    """One stage record in words: ``2.31 s, 120 texts, 51.9/s, 8 from cache``."""
+    count = [f"{rec['count']:,} {rec['unit']}"] if rec.get("unit") else []
+    return ", ".join([f"{rec['seconds']:.2f} s", *count, *rates(rec)])
+
+
+def rates(rec: dict) -> list[str]:
+    """A stage record's throughput figures in words (none for a stage without a count)."""
+    out = [f"{rec['per_second']:,.1f}/s"] if rec.get("per_second") is not None else []
+    if "cache_hits" in rec:
+        out.append(f"{rec['cache_hits']:,} from cache")
+    if "mb_per_second" in rec:
+        out.append(f"{rec['megabytes']:,.1f} MB at {rec['mb_per_second']:,.1f} MB/s")
+    return out
+
+
+def timing_lines(stages: list[dict]) -> list[str]:
+    """``stage [source]: figures``, one line per recorded stage, in run order."""
+    return [f"{r['stage']}{' ' + r['source'] if r.get('source') else ''}: {describe(r)}" for r in stages]
+
+
+@contextmanager
+def enabled(mode: str | bool | None, every: float | None = None, stream: TextIO | None = None, clock=None):
+    """Show progress on standard error for the duration: ``BARS`` (or True) at a terminal, ``LINES`` in a log."""
+    global _progress, _lines
+    if mode == LINES:
+        _lines = _LineReporter(
+            progress_every() if every is None else every, stream or sys.stderr, clock or time.monotonic
+        )
+        try:
+            yield
+        finally:
+            _lines = None
+        return
+    if mode not in (True, BARS):
         yield
         return
     from rich.console import Console

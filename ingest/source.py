@@ -179,7 +179,7 @@ def _read_tree(
 def _extract_all(ctx: SourceContext, blobs: dict[str, bytes], rows: dict[str, list[Row]], report: list[Row]) -> None:
     """Extract each file read now and add its rows (or its failure) to ``rows`` and ``report``."""
     source, commit = ctx.source, ctx.commit
-    with progress.stage(f"extract {source.name}", len(blobs)) as bar:
+    with progress.stage("extract", len(blobs), unit="files", source=source.name) as bar:
         for path, data in sorted(blobs.items()):
             bar.advance()
             if path in ctx.plan.carry:

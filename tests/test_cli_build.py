@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -33,12 +34,45 @@ def test_refresh_then_backfill_print_what_they_built(demo, tmp_path):
     sid = lines[0].split()[1]
     assert (data / "CURRENT").read_text().strip() == sid
     assert any("chunks; embeddings:" in line and "encoded" in line for line in lines)
+    sources = [s["source"] for s in json.loads((data / "last_run.json").read_text())["sources"]]
+    assert_timed(data, r, sources, build=True)
     today = datetime.now(UTC).strftime("%Y-%m-%d")
     b = cli("backfill", "--sources", str(demo), "--data", str(data), "--as-of", today)
     assert b.returncode == 0, b.stderr[-3000:]
     # the sources as they stand today are what was just built: the same snapshot, not published again
     assert b.stdout.startswith(f"snapshot {sid} built")
     assert "nothing changed: the snapshot already holds this build" in b.stdout
+    assert_timed(data, b, sources, build=False)
+
+
+def assert_timed(data: Path, run: subprocess.CompletedProcess, sources: list[str], build: bool) -> None:
+    """Every stage that ran is in last_run.json with its time (and rate where it counts items), a start and an
+    end line on standard error (a pipe: no terminal), and in the summary that ends standard output."""
+    record = json.loads((data / "last_run.json").read_text())
+    per_source = [(name, src) for src in sources for name in ("fetch", "ingest", "extract")]
+    expected = per_source if build else [(n, s) for n, s in per_source if n != "extract"]  # tables reused
+    expected += [(n, None) for n in ("model", "tables", "embed", "index", "hash")] if build else []
+    expected.append(("publish", None))
+    stages = record["stages"]
+    assert sorted((r["stage"], r["source"] or "") for r in stages) == sorted((n, s or "") for n, s in expected)
+    assert all(r["seconds"] >= 0 for r in stages)
+    assert all(r["seconds"] <= record["seconds"] for r in stages)  # sources run side by side: no sum
+    for r in stages:
+        if r["stage"] in ("extract", "tables", "embed", "index") and r["count"]:
+            assert r["per_second"] > 0, r
+    if build:
+        embed = next(r for r in stages if r["stage"] == "embed")
+        assert embed["unit"] == "texts" and embed["count"] + embed["cache_hits"] == embed["distinct"] > 0
+        assert next(r for r in stages if r["stage"] == "hash")["megabytes"] > 0
+    for r in stages:
+        label = f"{r['stage']} {r['source']}" if r["source"] else r["stage"]
+        assert f"trustindex: {label}: started" in run.stderr and f"trustindex: {label}: done, " in run.stderr
+    out = run.stdout.strip().splitlines()
+    at = next(i for i, line in enumerate(out) if line.startswith("  time: ") and line.endswith(" s in the flow"))
+    assert " s in the command, " in out[at]  # Prefect's start-up is the difference
+    assert [line.strip().split(":")[0] for line in out[at + 1 : at + 1 + len(stages)]] == [
+        f"{r['stage']} {r['source']}" if r["source"] else r["stage"] for r in stages
+    ]
 
 
 def test_command_line_runs_send_no_heartbeat_without_an_api():

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from trustindex.ingest import progress
 from trustindex.query.dense import STORAGE_DTYPE, build_ann_index
 from trustindex.schemas.components import ComponentRegistry
 from trustindex.schemas.policy import Policy
@@ -99,20 +100,24 @@ def write_snapshot_files(
         tables["version_targets"] = canonical_version_targets(tables["version_targets"], components)
         (build_dir / COMPONENTS).write_text(components.to_json() + "\n", encoding="utf-8")
     tables["sources"] = table_from_rows("sources", sorted(source_rows, key=lambda r: r["source"]))
-    for name, t in tables.items():
-        write_table(t, build_dir / TABLE_FILES[name])
-        counts[name] = t.num_rows
+    with progress.stage("tables", sum(t.num_rows for t in tables.values()), unit="rows") as bar:
+        for name, t in tables.items():
+            write_table(t, build_dir / TABLE_FILES[name])
+            counts[name] = t.num_rows
+            bar.advance(t.num_rows)
     chunks = tables["chunks"]
     texts = embedding_input(chunks)
     matrix, stats = embed_texts(texts, chunks.column("content_sha256").to_pylist(), embedder, cache)
     matrix16 = np.ascontiguousarray(matrix, dtype=STORAGE_DTYPE)  # float16 on disk: query/dense.py
-    with open(build_dir / EMBEDDINGS, "wb") as f:
-        np.save(f, matrix16, allow_pickle=False)
     if ann_min_rows is None:
         ann_min_rows = Policy.default()["dense"]["exact_below"]
-    if matrix16.shape[0] and matrix16.shape[0] >= ann_min_rows:
-        build_ann_index(matrix16, build_dir / DENSE_INDEX)
-    build_bm25(texts, build_dir / BM25_DIR)
+    with progress.stage("index", len(texts), unit="chunks") as bar:  # vectors on disk, ANN if large, BM25
+        with open(build_dir / EMBEDDINGS, "wb") as f:
+            np.save(f, matrix16, allow_pickle=False)
+        if matrix16.shape[0] and matrix16.shape[0] >= ann_min_rows:
+            build_ann_index(matrix16, build_dir / DENSE_INDEX)
+            bar.note(ann=True)
+        build_bm25(texts, build_dir / BM25_DIR)
     for rel, src in embedder.snapshot_files().items():
         place_file(src, build_dir / rel)
     counts["embeddings"] = int(matrix.shape[0])

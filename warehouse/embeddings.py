@@ -102,18 +102,20 @@ def embed_texts(
     found = cache.get(list(first))
     stats.cache_hits = len(found)
     missing = [s for s in first if s not in found]
-    if missing:
-        from trustindex.ingest import progress
+    from trustindex.ingest import progress
 
-        new: dict[str, np.ndarray] = {}
-        with progress.stage("embed", len(missing)) as bar:
+    # the count and rate are of texts encoded now; the cache's share is kept beside them
+    with progress.stage("embed", len(missing), unit="texts") as bar:
+        bar.note(cache_hits=stats.cache_hits, distinct=stats.distinct)
+        if missing:
+            new: dict[str, np.ndarray] = {}
             for i in range(0, len(missing), 512):  # batches bound memory and feed the progress bar
                 part = missing[i : i + 512]
                 new.update(zip(part, embedder.encode([first[s] for s in part]), strict=True))
                 bar.advance(len(part))
-        cache.put(new)
-        found.update(new)
-        stats.encoded = len(missing)
+            cache.put(new)
+            found.update(new)
+            stats.encoded = len(missing)
     dims = embedder.dimensions
     mat = np.stack([found[s] for s in shas]).astype(np.float32) if shas else np.zeros((0, dims), np.float32)
     return mat, stats

@@ -29,6 +29,8 @@ def write_run_record(data_dir: Path, result: dict) -> None:
                 "failures",
                 "sources",
                 "forced_past_gate",
+                "seconds",  # the flow's wall time
+                "stages",  # each stage's seconds, count, unit and rate (ingest/progress.py)
             )
         },
     }

@@ -1,0 +1,29 @@
+"""The Prefect run's markdown artifact carries the build's stage timings (the demo refreshed through a real flow)."""
+
+from __future__ import annotations
+
+import json
+
+
+def test_the_run_artifact_tables_every_stage_of_the_last_run(refreshed):
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+    with get_client(sync_client=True) as client:
+        artifacts = client.read_artifacts(
+            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["trustindex-run"]))
+        )
+    assert artifacts, "no trustindex-run artifact on the flow run"
+    body = artifacts[-1].data
+    record = json.loads((refreshed["data"] / "last_run.json").read_text())
+    assert f"**time**: {record['seconds']:.2f} s in the flow" in body
+    lines = body.splitlines()
+    start = lines.index("| stage | source | seconds | count | rate |") + 2  # past the header and its rule
+    rows = lines[start : start + len(record["stages"]) + 1]
+    rows = rows[: next((i for i, line in enumerate(rows) if not line.startswith("| ")), len(rows))]
+    assert len(rows) == len(record["stages"]) > 0
+    for row, r in zip(rows, record["stages"], strict=True):
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert cells[:3] == [r["stage"], r["source"] or "", f"{r['seconds']:.2f}"]
+    embed = next(row for row in rows if row.startswith("| embed |"))
+    assert "/s" in embed and "from cache" in embed
