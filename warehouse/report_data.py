@@ -1,0 +1,140 @@
+"""The numbers of the snapshot report: one DuckDB pass over the live snapshot's Parquet files.
+
+Freshness is measured against the snapshot's ``created_at`` (not the wall clock), so a report of a given
+snapshot never changes: days since the last *substantive* change (DESIGN.md, "Known traps": bulk commits make
+every file look new), falling back to the last modification when none was found.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from trustindex.schemas.snapshot import read_manifest, resolve_current
+from trustindex.warehouse.catalog import connect_snapshot, fetch_dicts, verification_classes
+
+MAX_FAILED_ROWS = 500  # the table stays readable; the count above it is exact
+FRESHNESS_BUCKETS = [
+    (0, 30, "< 30 d"),
+    (30, 90, "30–90 d"),
+    (90, 365, "90–365 d"),
+    (365, 730, "1–2 y"),
+    (730, None, "> 2 y"),
+]
+
+
+def collect(data_dir: Path) -> dict:
+    """Everything the report shows, as plain data (the HTML and markdown are views of it)."""
+    snap = resolve_current(data_dir)
+    m = read_manifest(snap)
+    con = connect_snapshot(snap)
+    try:
+        have = {r["table_name"] for r in fetch_dicts(con, "SELECT table_name FROM information_schema.tables")}
+        q = lambda table, sql, params=(): fetch_dicts(con, sql, params) if table in have else []  # noqa: E731
+        bucket_sql = (
+            " ".join(f"WHEN age < {hi} THEN '{lab}'" for lo, hi, lab in FRESHNESS_BUCKETS if hi)
+            + f" ELSE '{FRESHNESS_BUCKETS[-1][2]}'"
+        )
+        out = {
+            "snapshot_id": m.snapshot_id,
+            "created_at": m.created_at,
+            "parent": m.parent,
+            "embedding_model": m.embedding_model,
+            "row_counts": m.row_counts,
+            "sources": q(
+                "sources",
+                "SELECT source, repo, ref, commit, publisher, tier, status, error FROM sources ORDER BY source",
+            )
+            or [{**s, "source": s.get("source") or s.get("name")} for s in m.sources],
+            "totals": {
+                "documents": q("documents", "SELECT count(*) AS n FROM documents")[0]["n"]
+                if "documents" in have
+                else 0,
+                "chunks": q("chunks", "SELECT count(*) AS n FROM chunks")[0]["n"] if "chunks" in have else 0,
+            },
+            "chunks_by_tier": q(
+                "attribution",
+                "SELECT c.source, coalesce(a.tier, 'unknown') AS tier, count(*) AS n "
+                "FROM chunks c LEFT JOIN attribution a USING (doc_id) GROUP BY 1, 2 "
+                "ORDER BY 1, 2",
+            ),
+            "freshness": q(
+                "documents",
+                f"SELECT source, CASE {bucket_sql} END AS bucket, count(*) AS n "
+                "FROM (SELECT source, date_diff('day', "
+                "coalesce(last_substantive_change, last_modified), ?::TIMESTAMPTZ) AS age "
+                "FROM documents WHERE coalesce(last_substantive_change, last_modified) IS NOT "
+                "NULL) GROUP BY 1, 2 ORDER BY 1, 2",
+                [m.created_at],
+            ),
+            "freshness_median": q(
+                "documents",
+                "SELECT source, CAST(median(date_diff('day', coalesce("
+                "last_substantive_change, last_modified), ?::TIMESTAMPTZ)) AS BIGINT) "
+                "AS days, count(*) AS n FROM documents GROUP BY 1 ORDER BY 1",
+                [m.created_at],
+            ),
+            "versions": q(
+                "version_targets",
+                "SELECT v.component, count(DISTINCT c.chunk_id) AS chunks, count(DISTINCT v.constraint) "
+                "AS constraints, string_agg(DISTINCT v.origin, ', ' ORDER BY v.origin) AS origins FROM "
+                "version_targets v JOIN chunks c ON c.doc_id = v.doc_id AND (v.chunk_id IS NULL OR "
+                "v.chunk_id = c.chunk_id) GROUP BY 1 ORDER BY 2 DESC, 1",
+            ),
+            "verifications": q(
+                "verifications",
+                "SELECT method, stale, count(*) AS n, count(DISTINCT doc_id) AS "
+                "docs FROM verifications GROUP BY 1, 2 ORDER BY 1, 2",
+            ),
+            "verification_classes": [
+                {"source": src, **{k: v for k, v in c.items() if k != "share"}, "share": c["share"]}
+                for src, c in verification_classes(con).items()
+            ],
+            "deprecations": q(
+                "deprecations",
+                "SELECT d.scope, c.source, count(DISTINCT c.chunk_id) AS chunks "
+                "FROM deprecations d JOIN chunks c ON c.doc_id = d.doc_id AND "
+                "(d.chunk_id IS NULL OR d.chunk_id = c.chunk_id) GROUP BY 1, 2 "
+                "ORDER BY 2, 1",
+            ),
+            "content_risk": q(
+                "content_risk",
+                "SELECT d.source, d.path, r.start_line, r.kind, r.reason FROM content_risk r JOIN documents d "
+                "USING (doc_id) ORDER BY d.source, d.path, r.start_line, r.rule",
+            ),
+            "ingest": q(
+                "ingest_report", "SELECT source, status, count(*) AS n FROM ingest_report GROUP BY 1, 2 ORDER BY 1, 2"
+            ),
+            "skipped_by_rule": q(
+                "ingest_report",
+                "SELECT coalesce(nullif(rule, ''), '(none)') AS rule, count(*) "
+                "AS n FROM ingest_report WHERE status = 'skipped' GROUP BY 1 "
+                "ORDER BY 2 DESC, 1",
+            ),
+            "failed_by_stage": q(
+                "ingest_report",
+                "SELECT coalesce(nullif(stage, ''), '(none)') AS stage, count(*) "
+                "AS n FROM ingest_report WHERE status = 'failed' GROUP BY 1 "
+                "ORDER BY 2 DESC, 1",
+            ),
+            "failed_files": q(
+                "ingest_report",
+                "SELECT source, path, stage, reason FROM ingest_report WHERE "
+                f"status = 'failed' ORDER BY source, path LIMIT {MAX_FAILED_ROWS}",
+            ),
+        }
+        out["totals"]["failed"] = sum(r["n"] for r in out["failed_by_stage"])
+        out["totals"]["skipped"] = sum(r["n"] for r in out["skipped_by_rule"])
+        out["totals"]["ingested"] = sum(r["n"] for r in out["ingest"] if r["status"] == "ingested")
+        out["totals"]["deprecated_chunks"] = (
+            q(
+                "deprecations",
+                "SELECT count(DISTINCT c.chunk_id) AS n FROM "
+                "deprecations d JOIN chunks c ON c.doc_id = d.doc_id "
+                "AND (d.chunk_id IS NULL OR d.chunk_id = c.chunk_id)",
+            )[0]["n"]
+            if "deprecations" in have
+            else 0
+        )
+        return out
+    finally:
+        con.close()
