@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from trustindex.schemas.errors import SnapshotError, TrustIndexError
-from trustindex.schemas.snapshot import CURRENT, MANIFEST, SNAPSHOTS_DIR, resolve_current, verify_snapshot
+from trustindex.schemas.snapshot import CURRENT, MANIFEST, SNAPSHOTS_DIR, verify_snapshot
 
 log = logging.getLogger("trustindex.serve")
 
@@ -53,7 +53,10 @@ class DataDirSource:
             return None
 
     def fetch(self, snapshot_id: str) -> Path:
-        return resolve_current(self.data_dir)  # Index.open verifies every checksum
+        path = self.data_dir / SNAPSHOTS_DIR / snapshot_id
+        if not SNAPSHOT_ID.match(snapshot_id) or not path.is_dir():
+            raise SnapshotError(f"{self.data_dir / CURRENT}: names snapshot {snapshot_id!r}, which does not exist")
+        return path  # Index.open verifies every checksum
 
     def cleanup(self, keep: set[str]) -> None:  # the data directory belongs to the build
         return
@@ -66,6 +69,7 @@ class ExportSource:
         import pyarrow.fs as pafs
 
         self.label, self.grace = uri, grace_seconds
+        self._retired: dict[str, float] = {}  # cached snapshot -> when it stopped being served
         self.cache = Path(cache_dir).resolve()
         if uri.startswith("s3://"):
             bucket_prefix = uri[len("s3://") :].strip("/")
@@ -125,11 +129,16 @@ class ExportSource:
         return dest
 
     def cleanup(self, keep: set[str]) -> None:
+        """Remove cached snapshots not in ``keep`` once ``grace`` seconds have passed since they were retired
+        (a search that took the old state may still be reading its memory-mapped files)."""
         root = self.cache / SNAPSHOTS_DIR
-        now = time.time()
+        now = time.monotonic()
         for d in root.iterdir() if root.is_dir() else []:
-            if d.name not in keep and now - d.stat().st_mtime >= self.grace:
+            if d.name in keep:
+                self._retired.pop(d.name, None)
+            elif now - self._retired.setdefault(d.name, now) >= self.grace:
                 shutil.rmtree(d, ignore_errors=True)
+                self._retired.pop(d.name, None)
                 log.info("removed cached snapshot %s", d.name)
 
 
@@ -192,6 +201,7 @@ class SnapshotHolder:
             if cur is not None and cur == self.current:
                 self.warning, self._failed = None, None
                 self._maybe_reload_policy()
+                self._cleanup()
                 return False
             if self._failed and self._failed[0] == cur and time.monotonic() - self._failed[1] < RETRY_SECONDS:
                 return False
@@ -212,11 +222,14 @@ class SnapshotHolder:
             log.info("serving snapshot %s from %s", index.snapshot_id, self.source.label)
             if self.events:
                 self.events.loaded(index.snapshot_id)
-            try:
-                self.source.cleanup({cur})
-            except OSError as e:
-                log.warning("cache cleanup failed: %s", e)
+            self._cleanup()
             return True
+
+    def _cleanup(self) -> None:
+        try:
+            self.source.cleanup({self.current} if self.current else set())
+        except OSError as e:
+            log.warning("cache cleanup failed: %s", e)
 
     def _fail(self, cur: str | None, stage: str, e: BaseException) -> bool:
         self._failed = (cur, time.monotonic())

@@ -197,10 +197,21 @@ def test_pull_from_s3_keeps_serving_through_a_corrupted_export(refreshed, tmp_pa
         fs = pafs.S3FileSystem(endpoint_override=f"{host}:{port}", scheme="http", allow_bucket_creation=True)
         fs.create_dir("exports")
         local = tmp_path / "export"
-        sid = _export_dir(refreshed, local)
+        sid = _export_dir(refreshed, local, corrupt=True)  # first export: a flipped byte in chunks.parquet
         pafs.copy_files(str(local), "exports/ti", destination_filesystem=fs)
         holder = SnapshotHolder(ExportSource("s3://exports/ti", tmp_path / "cache", endpoint=endpoint))
         with Running(holder, ServeConfig(limits=LIMITS)) as running:
+            assert httpx.get(f"{running.url}/readyz").status_code == 503
+            assert httpx.post(f"{running.url}/v1/search", json={"query": "counter"}).status_code == 503
+            metrics = httpx.get(f"{running.url}/metrics").text
+            assert 'trustindex_snapshot_load_failures_total{stage="download"} 1.0' in metrics
+            assert not (tmp_path / "cache" / SNAPSHOTS_DIR / sid).exists()
+            # the export repaired: the good file uploaded again
+            good = resolve_current(refreshed["data"]) / "chunks.parquet"
+            with fs.open_output_stream(f"exports/ti/{SNAPSHOTS_DIR}/{sid}/chunks.parquet") as out:
+                out.write(good.read_bytes())
+            holder._failed = None  # skip the retry pause
+            assert holder.poll() is True
             first = httpx.post(f"{running.url}/v1/search", json={"query": "counter"}, timeout=30).json()
             assert first["snapshot_id"] == sid
             # a corrupted copy of another snapshot id: a flipped byte, CURRENT naming it
@@ -213,7 +224,52 @@ def test_pull_from_s3_keeps_serving_through_a_corrupted_export(refreshed, tmp_pa
             again = httpx.post(f"{running.url}/v1/search", json={"query": "counter"}, timeout=30).json()
             assert again["snapshot_id"] == sid
             metrics = httpx.get(f"{running.url}/metrics").text
-            assert 'trustindex_snapshot_load_failures_total{stage="download"} 1.0' in metrics
+            assert 'trustindex_snapshot_load_failures_total{stage="download"} 2.0' in metrics
             assert bad_id in json.dumps(httpx.get(f"{running.url}/v1/snapshot").json()["warning"])
     finally:
         moto.stop()
+
+
+def test_cached_snapshots_are_removed_after_the_grace_period(tmp_path):
+    cache = tmp_path / "cache"
+    for name in ("a" * 16, "b" * 16):
+        (cache / SNAPSHOTS_DIR / name).mkdir(parents=True)
+    patient = ExportSource(str(tmp_path / "target"), cache, grace_seconds=3600)
+    patient.cleanup({"a" * 16})
+    assert (cache / SNAPSHOTS_DIR / ("b" * 16)).is_dir()  # retired just now: within its grace period
+    ExportSource(str(tmp_path / "target"), cache, grace_seconds=0).cleanup({"a" * 16})
+    assert sorted(p.name for p in (cache / SNAPSHOTS_DIR).iterdir()) == ["a" * 16]
+
+
+def test_the_serve_command_runs_and_refuses_an_open_bind_without_a_token(refreshed, tmp_path, capsys):
+    import os
+    import subprocess
+    import sys
+
+    from trustindex.cli.main import main
+
+    assert main(["serve", "--data", str(refreshed["data"]), "--host", "0.0.0.0"]) == 1
+    assert "needs a bearer token" in capsys.readouterr().err
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "TRUSTINDEX_TOKENS": "t0k"}
+    argv = [sys.executable, "-m", "trustindex.cli.main", "serve", "--data", str(refreshed["data"]), "--port", str(port)]
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline, ready = time.monotonic() + 120, None
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                ready = httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=5)
+                if ready.status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            time.sleep(0.2)
+        assert ready is not None and ready.status_code == 200, proc.stdout.read() if proc.poll() is not None else ""
+        auth = {"Authorization": "Bearer t0k"}
+        r = httpx.post(f"http://127.0.0.1:{port}/v1/search", json={"query": "counter"}, headers=auth, timeout=30)
+        assert r.status_code == 200 and r.json()["snapshot_id"] == ready.json()["snapshot_id"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
