@@ -273,3 +273,79 @@ def test_the_serve_command_runs_and_refuses_an_open_bind_without_a_token(refresh
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def _twin(snapshot: Path, snapshots_dir: Path) -> str:
+    """Another valid snapshot with the same passages: chunks.parquet rewritten with other compression (other
+    bytes, so another id), its manifest updated the way a build writes one."""
+    import pyarrow.parquet as pq
+
+    from trustindex.schemas.snapshot import MANIFEST, file_sha256, read_manifest, snapshot_id_from_files
+
+    work = snapshots_dir / "twin-tmp"
+    shutil.copytree(snapshot, work)
+    pq.write_table(pq.read_table(snapshot / "chunks.parquet"), work / "chunks.parquet", compression="gzip")
+    m = read_manifest(snapshot)
+    m.files["chunks.parquet"] = {
+        **m.files["chunks.parquet"],
+        "size": (work / "chunks.parquet").stat().st_size,
+        "sha256": file_sha256(work / "chunks.parquet"),
+    }
+    m.snapshot_id, m.parent = snapshot_id_from_files(m.files), m.snapshot_id
+    (work / MANIFEST).write_text(m.to_json(), encoding="utf-8")
+    work.rename(snapshots_dir / m.snapshot_id)
+    return m.snapshot_id
+
+
+def test_swap_under_load_switches_once_and_fails_nothing(refreshed, tmp_path):
+    target = tmp_path / "target"
+    first = _export_dir(refreshed, target)
+    holder = SnapshotHolder(ExportSource(str(target), tmp_path / "cache"))
+    stop, seen, failures = threading.Event(), [[] for _ in range(8)], []
+    with Running(holder, ServeConfig(limits=LIMITS)) as running:
+        poller = threading.Thread(target=holder.run, args=(0.1, stop), daemon=True)
+        poller.start()
+        deadline = time.monotonic() + 120
+
+        def client(n: int) -> None:
+            with httpx.Client(base_url=running.url, timeout=30) as c:
+                for j in range(400):  # bounded in count and time; stops a few answers after the swap
+                    if time.monotonic() > deadline or (len(seen[n]) >= 5 and seen[n][-5] != first):
+                        return
+                    r = c.post("/v1/search", json={"query": f"counter {j % 7}", "k": 3})
+                    if r.status_code != 200:
+                        failures.append((r.status_code, r.text))
+                        continue
+                    seen[n].append(r.json()["snapshot_id"])
+
+        clients = [threading.Thread(target=client, args=(n,)) for n in range(8)]
+        for t in clients:
+            t.start()
+        time.sleep(1.0)
+        second = _twin(target / SNAPSHOTS_DIR / first, target / SNAPSHOTS_DIR)
+        (target / "CURRENT.tmp").write_text(second + "\n")
+        (target / "CURRENT.tmp").rename(target / CURRENT)
+        for t in clients:
+            t.join(timeout=150)
+        stop.set()
+        poller.join(timeout=10)
+        metrics = httpx.get(f"{running.url}/metrics").text
+    assert failures == []
+    for ids in seen:
+        assert set(ids) <= {first, second} and ids[0] == first and ids[-1] == second
+        switch = ids.index(second)
+        assert set(ids[switch:]) == {second}  # one switch per client: never back to the old snapshot
+    assert "trustindex_snapshot_swaps_total 2.0" in metrics
+    assert f'trustindex_snapshot_info{{snapshot_id="{second}"}} 1.0' in metrics
+
+
+def test_the_server_imports_neither_torch_nor_prefect():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; import trustindex.query.http_server, trustindex.query.serving, trustindex.cli.main; "
+        "print(sorted(m for m in ('torch', 'prefect', 'sentence_transformers') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "[]"
