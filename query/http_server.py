@@ -130,6 +130,9 @@ def build_app(holder: SnapshotHolder, config: ServeConfig, metrics: ServeMetrics
                         response = _error(503 if holder.served is None else 404, " ".join(str(e).split()))
                     except TrustIndexError as e:
                         response = _error(400, " ".join(str(e).split()))
+                    except Exception as e:  # a bug: one line to the client, the traceback to the log
+                        log.exception("%s failed", path)
+                        response = _error(500, f"internal error: {type(e).__name__}: {' '.join(str(e).split())}")
                     finally:
                         busy["n"] -= search
                 metrics.requests.labels(route=path, status=str(response.status_code)).inc()
