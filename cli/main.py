@@ -255,6 +255,26 @@ def cmd_mcp(a) -> int:
     return 0
 
 
+def cmd_serve(a) -> int:
+    require("serve")
+    from trustindex.query.http_server import ServeConfig, ServeLimits, load_tokens, serve
+    from trustindex.query.serving import DataDirSource, ExportSource, SnapshotHolder
+
+    limits = ServeLimits(
+        max_body_bytes=a.max_body, max_k=a.max_k, max_batch=a.max_batch, max_concurrency=a.max_concurrency
+    )
+    tokens = load_tokens(a.token_file, os.environ.get("TRUSTINDEX_TOKENS"))
+    config = ServeConfig(host=a.host, port=a.port, limits=limits, tokens=tokens, poll_seconds=a.poll)
+    config.check()
+    source = (
+        ExportSource(a.source, Path(a.cache), endpoint=a.endpoint, grace_seconds=a.grace)
+        if a.source
+        else DataDirSource(Path(a.data))
+    )
+    serve(SnapshotHolder(source, a.policy), config)
+    return 0
+
+
 def cmd_export(a) -> int:
     from trustindex.warehouse.export import export_snapshot
 
@@ -277,6 +297,7 @@ COMMANDS = {
     "stats": cmd_stats,
     "calibrate": cmd_calibrate,
     "mcp": cmd_mcp,
+    "serve": cmd_serve,
     "export": cmd_export,
 }
 

@@ -205,6 +205,31 @@ def build_parser() -> argparse.ArgumentParser:
     )
     m.add_argument("--policy", metavar="FILE", help="policy.toml (reloaded when it changes)")
 
+    s = command(
+        "serve",
+        "an HTTP server (the query API, /mcp, /metrics) over a data directory or an export target",
+        [
+            "trustindex serve --data data --port 8080",
+            "trustindex serve --from s3://bucket/prefix --endpoint http://127.0.0.1:9000 --cache /var/cache/ti",
+        ],
+        ["data"],
+    )
+    s.add_argument("--from", dest="source", metavar="URI", help="pull from an export target (directory or s3://...)")
+    s.add_argument(
+        "--endpoint", default=os.environ.get("AWS_ENDPOINT_URL"), help="S3-compatible endpoint for --from s3://"
+    )
+    s.add_argument("--cache", default="serve-cache", metavar="DIR", help="where --from downloads snapshots")
+    s.add_argument("--policy", metavar="FILE", help="policy.toml (reloaded when it changes)")
+    s.add_argument("--host", default="127.0.0.1", help="address to bind (non-loopback needs a token)")
+    s.add_argument("--port", type=int, default=8080, help="port to bind (default 8080)")
+    s.add_argument("--token-file", metavar="FILE", help="bearer tokens, one a line (also $TRUSTINDEX_TOKENS)")
+    s.add_argument("--poll", type=float, default=5.0, metavar="SECONDS", help="how often to look at CURRENT")
+    s.add_argument("--grace", type=float, default=600.0, metavar="SECONDS", help="keep old cached snapshots this long")
+    s.add_argument("--max-k", type=int, default=100, help="the largest k a request may ask for")
+    s.add_argument("--max-batch", type=int, default=64, help="the most requests in one batch")
+    s.add_argument("--max-body", type=int, default=1 << 20, metavar="BYTES", help="the largest request body")
+    s.add_argument("--max-concurrency", type=int, default=64, help="requests at once before 503")
+
     e = command(
         "export",
         "copy a snapshot to a serving tier (path or s3://bucket/prefix)",

@@ -13,19 +13,15 @@ from __future__ import annotations
 
 import math
 import re
-import threading
-from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
 
 import numpy as np
 
 from trustindex.query import response as R
-from trustindex.query.dense import DenseIndex
-from trustindex.query.encoders import open_encoder
 from trustindex.query.fusion import rrf, top_ranking
 from trustindex.query.reader import SnapshotData
 from trustindex.query.relevance import relevance as relevance_of
+from trustindex.query.state import SearchState
 from trustindex.query.trust import (
     attribution_factor,
     content_risk_factor,
@@ -35,20 +31,13 @@ from trustindex.query.trust import (
     reference_day,
     verification_factor,
 )
-from trustindex.query.trust_prior import TrustPrior
-from trustindex.query.versionmatch import Target, docs_names, parse_target_args, resolve_docs_target, version_factor
+from trustindex.query.versionmatch import Target, parse_target_args, resolve_docs_target, version_factor
 from trustindex.schemas.components import LABEL_COMPONENTS
 from trustindex.schemas.errors import QueryError
 from trustindex.schemas.policy import Policy
 from trustindex.schemas.snapshot import resolve_current
 
 MAX_QUERY_CHARS = 10_000
-
-
-class Reranker(Protocol):
-    """What the optional reranking stage needs of its model (sentence-transformers' CrossEncoder)."""
-
-    def predict(self, inputs: Sequence[tuple[str, str]], /) -> Iterable[Any]: ...
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -70,16 +59,32 @@ def clean_query(text: str) -> str:
 
 
 class Index:
+    """Searches one snapshot under one policy.  Everything a search reads lives in ``self.state``
+    (query/state.py), replaced whole by ``reload_policy``; a search takes it once and uses nothing else."""
+
     def __init__(self, data: SnapshotData, policy: Policy):
-        self.data = data
-        self.policy = policy
-        self.snapshot_id = data.manifest.snapshot_id
-        self.encoder = open_encoder(data.dir, data.manifest, data.checksums_verified)
-        self.dense = DenseIndex(data.embeddings, data.dir, policy["dense"]["exact_below"])
-        self._lock = threading.Lock()
-        self._reranker: Reranker | None = None
-        self._trust_prior: TrustPrior | None = None
-        self._docs_names: dict[str, str] | None = None
+        self.state = SearchState.open(data, policy)
+
+    # Read-only views of the current state (callers outside a search: calibration, benchmarks, tests).
+    @property
+    def data(self) -> SnapshotData:
+        return self.state.data
+
+    @property
+    def policy(self) -> Policy:
+        return self.state.policy
+
+    @property
+    def dense(self):
+        return self.state.dense
+
+    @property
+    def encoder(self):
+        return self.state.encoder
+
+    @property
+    def snapshot_id(self) -> str:
+        return self.state.snapshot_id
 
     @classmethod
     def open(
@@ -101,26 +106,25 @@ class Index:
         return index.warm() if warm else index
 
     def reload_policy(self, policy: Policy | str | Path | None) -> None:
-        self.policy = policy if isinstance(policy, Policy) else Policy.load(policy)
-        self._reranker = None  # the new policy may name another reranking model
-        dense = DenseIndex(self.data.embeddings, self.data.dir, self.policy["dense"]["exact_below"])
-        dense.share_warmth(self.dense)
-        self.dense = dense
+        """A new state under ``policy``, swapped in by one assignment (a running search keeps its own)."""
+        self.state = self.state.with_policy(policy if isinstance(policy, Policy) else Policy.load(policy))
 
     def warm(self) -> Index:
         """Prepare for many queries: build the dense int8 prefilter (~1 s at 100k passages) and the trust prior.
 
         Results are the same with or without it; a one-shot query skips it.
         """
-        self.dense.warm()
-        self._prior(reference_day())
+        state = self.state
+        state.dense.warm()
+        state.prior(reference_day())
         return self
 
     # -- search -------------------------------------------------------------------------------
     def search(
         self, query: str, k: int = 10, targets=None, strict: bool = False, also: list[str] | None = None
     ) -> dict:
-        policy = self.policy
+        st = self.state  # the only read of the state: everything below uses st
+        policy = st.policy
         query = clean_query(query)
         phrasings = [clean_query(a) for a in (also or [])]
         if not isinstance(k, int) or k < 1 or k > 1000:
@@ -130,19 +134,19 @@ class Index:
             if isinstance(targets, list) and targets and isinstance(targets[0], Target)
             else parse_target_args(targets)
         )
-        target_report, tlist = self._target_report(tlist)
+        target_report, tlist = _target_report(st, tlist)
         docs_targeted = any(t.component == "docs" for t in tlist)
-        d = self.data
+        d = st.data
         # The user's query is embedded on its own: int8 dynamic quantisation scales activations per batch,
         # so a batch-mate would shift its vector, and with it the match tier.
-        vecs = self.encoder.encode([query])
+        vecs = st.encoder.encode([query])
         if phrasings:
-            vecs = np.concatenate([vecs, self.encoder.encode(phrasings)])
+            vecs = np.concatenate([vecs, st.encoder.encode(phrasings)])
         fz, depth = policy["fusion"], policy["fusion"]["candidate_depth"]
         # Dense candidates from the dense index (exact or ANN: query/dense.py), never a scan of every chunk's
         # cosine in ANN mode; the pool's cosines with the user's query are computed exactly below.
         # The user's own query first: its channels also explain the hits and set the match tier.
-        dense_user, dense_cos = self.dense.top(vecs[0], depth)
+        dense_user, dense_cos = st.dense.top(vecs[0], depth)
         best_cosine = float(dense_cos[0]) if dense_cos.size else 0.0  # = dense.best(): the top-1 of this search
         lex_user, nterms_user = d.lexical.scores(query)
         lex_ran = nterms_user > 0
@@ -151,22 +155,22 @@ class Index:
         if lex_top is not None:
             rankings.append((lex_top, fz["lexical_weight"]))
         for j, text in enumerate(phrasings, 1):
-            rows, _cos = self.dense.top(vecs[j], depth)
+            rows, _cos = st.dense.top(vecs[j], depth)
             bm, nterms = d.lexical.scores(text)
             rankings.append((rows, fz["dense_weight"]))
             if nterms:
                 rankings.append((top_ranking(bm, depth, positive_only=True), fz["lexical_weight"]))
-        tier, ceiling = self._match_tier(best_cosine)
+        tier, ceiling = _match_tier(policy, best_cosine)
         fused = rrf(rankings, fz["rrf_k"])
         dense_rank = {int(i): r for r, i in enumerate(dense_user.tolist(), 1)}
         lex_rank = {int(i): r for r, i in enumerate(lex_top.tolist(), 1)} if lex_top is not None else {}
         pool = np.array(sorted(fused), dtype=np.int64)
-        pool_cos = self.dense.cosines(vecs[0], pool)
+        pool_cos = st.dense.cosines(vecs[0], pool)
         # the user's query's cosine, by row, for the hits
         cos_user = dict(zip(pool.tolist(), pool_cos.tolist(), strict=True))
         rel = relevance_of(pool_cos, lex_user[pool], policy, lex_ran) if pool.size else np.zeros(0)
         today = reference_day()
-        prior = self._prior(today, policy)
+        prior = st.prior(today)
         # Version match is the only query-dependent trust factor: per candidate, and only when targets are given.
         vfs: dict[int, dict] = {}
         keep = np.ones(pool.size, dtype=bool)
@@ -192,10 +196,10 @@ class Index:
             )
             if k_
         ]
-        channels = self._channels(lex_ran, int(pool.size))
-        order_key = self._rerank(query, cands, channels)
+        channels = _channels(st, lex_ran, int(pool.size))
+        order_key = _rerank(st, query, cands, channels)
         cands.sort(key=lambda c: (-order_key(c), -c["ranking"], d.chunk_ids[c["i"]]))
-        hits = self._collapse(cands)
+        hits = _collapse(d, cands)
         pool_best = max((c["confidence"] for c in cands), default=0.0)
         abstained, reason = False, None
         if not pool.size:
@@ -207,14 +211,14 @@ class Index:
         if reason in ("no_candidates", "version_unavailable"):
             hits = []
         for h in hits[:k]:
-            h["factors"] = self._factors(h["i"], today, vfs.get(h["i"]), tlist, strict, policy, docs_targeted)
+            h["factors"] = _factors(st, h["i"], today, vfs.get(h["i"]), tlist, strict, docs_targeted)
         out_hits = [
             R.hit(d, h, rank, ceiling, pool_best, dense_rank, lex_rank, cos_user, lex_user)
             for rank, h in enumerate(hits[:k], 1)
         ]
         return R.response(
             query=query,
-            snapshot_id=self.snapshot_id,
+            snapshot_id=st.snapshot_id,
             built_at=d.manifest.created_at,
             sources=R.dated_sources(d),
             policy=policy,
@@ -229,130 +233,115 @@ class Index:
             also=phrasings,
         )
 
-    # -- pieces ---------------------------------------------------------------------------------
-    def _prior(self, today, policy: Policy | None = None) -> TrustPrior:
-        """The query-independent trust of every passage, for this policy and day (built once, then shared).
+    def _factors(self, i: int, today, vf: dict | None, targets, strict: bool, docs_targeted=False) -> dict:
+        """The explained factors of passage ``i`` under the current state (tests compare them with the prior)."""
+        return _factors(self.state, i, today, vf, targets, strict, docs_targeted)
 
-        A search passes the policy it started with, so a concurrent ``reload_policy`` never mixes two policies
-        in one response."""
-        policy = policy or self.policy
-        prior = self._trust_prior
-        if prior is None or prior.key != (policy.policy_id, today):
-            with self._lock:
-                prior = self._trust_prior
-                if prior is None or prior.key != (policy.policy_id, today):
-                    prior = TrustPrior(self.data, policy, today)
-                    if policy is self.policy:
-                        self._trust_prior = prior
-        return prior
 
-    def _factors(
-        self, i: int, today, vf: dict | None, targets, strict: bool, policy: Policy | None = None, docs_targeted=False
-    ) -> dict:
-        """The explained factors of one hit (their multipliers are the ones the prior multiplied)."""
-        d, policy = self.data, policy or self.policy
-        doc_id = d.chunk_doc[i]
-        if vf is None:
-            vf, _excluded = version_factor(d.version_rows(i), targets, policy, strict)
-        return {
-            "attribution": attribution_factor(d.attribution.get(doc_id), policy),
-            "verification": verification_factor(
-                d.verifications.get(doc_id, []), policy, home_tier_of(d.attribution.get(doc_id))
-            ),
-            "freshness": freshness_factor(d.docs[doc_id], policy, today),
-            "deprecation": deprecation_factor(d.deprecation_rows(i), policy, docs_targeted),
-            "version_match": vf,
-            "content_risk": content_risk_factor(d.content_risk_rows(i), policy),
-        }
+# -- pieces of a search: functions of the one state the search took ------------------------------------
+def _factors(st: SearchState, i: int, today, vf: dict | None, targets, strict: bool, docs_targeted=False) -> dict:
+    """The explained factors of one hit (their multipliers are the ones the prior multiplied)."""
+    d, policy = st.data, st.policy
+    doc_id = d.chunk_doc[i]
+    if vf is None:
+        vf, _excluded = version_factor(d.version_rows(i), targets, policy, strict)
+    return {
+        "attribution": attribution_factor(d.attribution.get(doc_id), policy),
+        "verification": verification_factor(
+            d.verifications.get(doc_id, []), policy, home_tier_of(d.attribution.get(doc_id))
+        ),
+        "freshness": freshness_factor(d.docs[doc_id], policy, today),
+        "deprecation": deprecation_factor(d.deprecation_rows(i), policy, docs_targeted),
+        "version_match": vf,
+        "content_risk": content_risk_factor(d.content_risk_rows(i), policy),
+    }
 
-    def _match_tier(self, best_cosine: float) -> tuple[str, float]:
-        m = self.policy["match"]
-        if best_cosine >= m["high_threshold"]:
-            return "high", m["high_ceiling"]
-        if best_cosine >= m["mid_threshold"]:
-            return "mid", m["mid_ceiling"]
-        return "low", m["low_ceiling"]
 
-    def _target_report(self, targets: list[Target]) -> tuple[list[dict], list[Target]]:
-        """The response's ``targets`` (with how each name was resolved) and the targets to match with."""
-        out, resolved = [], []
-        for t in targets:
-            # a component named by an alias (a display name, a package of a family) is its canonical id
-            asked, named = t.component, self.data.registry.resolve(t.component)
-            if t.component not in LABEL_COMPONENTS and named.component != t.component:
-                t = Target(named.component, t.requested, t.constraint)
-            seen = sorted(self.data.components.get(t.component, set()))
-            if t.component not in self.data.components:
-                known = ", ".join(sorted(self.data.components)) or "none"
-                raise QueryError(
-                    f"target {t.component}={t.requested}: this snapshot has no content for component "
-                    f"{t.component!r} (known: {known})"
-                )
-            if t.component == "docs":
-                if self._docs_names is None:
-                    d = self.data
-                    rows = [r for rs in (*d.doc_versions.values(), *d.chunk_versions.values()) for r in rs]
-                    self._docs_names = docs_names([r for r in rows if r["component"] == "docs"])
-                t, how = resolve_docs_target(t, self._docs_names)
-            else:
-                how = {"resolved": t.requested, "resolution": "as written"}
-            resolved.append(t)
-            renamed = {"component_requested": asked, "component_resolution": named.how} if asked != t.component else {}
-            out.append(
-                {
-                    "component": t.component,
-                    "requested": t.requested,
-                    **renamed,
-                    "known_component": True,
-                    "constraints_seen": seen[:50],
-                    **how,
-                }
+def _match_tier(policy: Policy, best_cosine: float) -> tuple[str, float]:
+    m = policy["match"]
+    if best_cosine >= m["high_threshold"]:
+        return "high", m["high_ceiling"]
+    if best_cosine >= m["mid_threshold"]:
+        return "mid", m["mid_ceiling"]
+    return "low", m["low_ceiling"]
+
+
+def _target_report(st: SearchState, targets: list[Target]) -> tuple[list[dict], list[Target]]:
+    """The response's ``targets`` (with how each name was resolved) and the targets to match with."""
+    data = st.data
+    out, resolved = [], []
+    for t in targets:
+        # a component named by an alias (a display name, a package of a family) is its canonical id
+        asked, named = t.component, data.registry.resolve(t.component)
+        if t.component not in LABEL_COMPONENTS and named.component != t.component:
+            t = Target(named.component, t.requested, t.constraint)
+        seen = sorted(data.components.get(t.component, set()))
+        if t.component not in data.components:
+            known = ", ".join(sorted(data.components)) or "none"
+            raise QueryError(
+                f"target {t.component}={t.requested}: this snapshot has no content for component "
+                f"{t.component!r} (known: {known})"
             )
-        return out, resolved
+        if t.component == "docs":
+            t, how = resolve_docs_target(t, st.docs_names())
+        else:
+            how = {"resolved": t.requested, "resolution": "as written"}
+        resolved.append(t)
+        renamed = {"component_requested": asked, "component_resolution": named.how} if asked != t.component else {}
+        out.append(
+            {
+                "component": t.component,
+                "requested": t.requested,
+                **renamed,
+                "known_component": True,
+                "constraints_seen": seen[:50],
+                **how,
+            }
+        )
+    return out, resolved
 
-    def _channels(self, lex_ran: bool, pool: int) -> dict:
-        rr = self.policy["rerank"]
-        rerank = {"ran": False, "reason": "no reranking model configured (policy rerank.model_path)"}
-        if rr["model_path"]:
-            rerank = (
-                {"ran": True, "reason": None, "model": rr["model_path"]}
-                if Path(rr["model_path"]).is_dir()
-                else {"ran": False, "reason": f"reranking model not found at {rr['model_path']}"}
-            )
-        return {
-            "dense": {"ran": self.data.n > 0, "reason": None if self.data.n else "empty snapshot"},
-            "lexical": {"ran": lex_ran, "reason": None if lex_ran else "no query term is in the vocabulary"},
-            "rerank": rerank,
-            "pool_size": pool,
-        }
 
-    def _rerank(self, query: str, cands: list[dict], channels: dict):
-        """Order key: confidence, or a cross-encoder's probability × trust when one is configured."""
-        if not channels["rerank"]["ran"] or not cands:
-            return lambda c: c["confidence"]
-        with self._lock:
-            if self._reranker is None:
-                from sentence_transformers import CrossEncoder  # only when the policy names a model
+def _channels(st: SearchState, lex_ran: bool, pool: int) -> dict:
+    rr = st.policy["rerank"]
+    rerank = {"ran": False, "reason": "no reranking model configured (policy rerank.model_path)"}
+    if rr["model_path"]:
+        rerank = (
+            {"ran": True, "reason": None, "model": rr["model_path"]}
+            if Path(rr["model_path"]).is_dir()
+            else {"ran": False, "reason": f"reranking model not found at {rr['model_path']}"}
+        )
+    n = st.data.n
+    return {
+        "dense": {"ran": n > 0, "reason": None if n else "empty snapshot"},
+        "lexical": {"ran": lex_ran, "reason": None if lex_ran else "no query term is in the vocabulary"},
+        "rerank": rerank,
+        "pool_size": pool,
+    }
 
-                self._reranker = CrossEncoder(self.policy["rerank"]["model_path"], device="cpu")
-            reranker = self._reranker
-        top = sorted(cands, key=lambda c: -c["confidence"])[: self.policy["rerank"]["depth"]]
-        scores = reranker.predict([(query, t) for t in self.data.texts([c["i"] for c in top])])
-        for c, s in zip(top, scores, strict=True):
-            c["rerank"] = 1.0 / (1.0 + math.exp(-float(s)))
-        return lambda c: c.get("rerank", -1.0) * c["trust"] if "rerank" in c else -1.0 + c["confidence"]
 
-    def _collapse(self, cands: list[dict]) -> list[dict]:
-        """Identical passages become one hit (the first in order) with the others in also_in."""
-        texts = self.data.texts([c["i"] for c in cands])
-        first: dict[str, dict] = {}
-        hits = []
-        for c, key in zip(cands, texts, strict=True):
-            c["text"] = key
-            if key in first:
-                first[key]["also"].append(c["i"])
-                continue
-            c["also"] = []
-            first[key] = c
-            hits.append(c)
-        return hits
+def _rerank(st: SearchState, query: str, cands: list[dict], channels: dict):
+    """Order key: confidence, or a cross-encoder's probability × trust when one is configured."""
+    if not channels["rerank"]["ran"] or not cands:
+        return lambda c: c["confidence"]
+    reranker = st.reranker()
+    top = sorted(cands, key=lambda c: -c["confidence"])[: st.policy["rerank"]["depth"]]
+    scores = reranker.predict([(query, t) for t in st.data.texts([c["i"] for c in top])])
+    for c, s in zip(top, scores, strict=True):
+        c["rerank"] = 1.0 / (1.0 + math.exp(-float(s)))
+    return lambda c: c.get("rerank", -1.0) * c["trust"] if "rerank" in c else -1.0 + c["confidence"]
+
+
+def _collapse(d: SnapshotData, cands: list[dict]) -> list[dict]:
+    """Identical passages become one hit (the first in order) with the others in also_in."""
+    texts = d.texts([c["i"] for c in cands])
+    first: dict[str, dict] = {}
+    hits = []
+    for c, key in zip(cands, texts, strict=True):
+        c["text"] = key
+        if key in first:
+            first[key]["also"].append(c["i"])
+            continue
+        c["also"] = []
+        first[key] = c
+        hits.append(c)
+    return hits

@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 from trustindex.query.index import MAX_QUERY_CHARS, Index
+from trustindex.query.state import SearchState
 from trustindex.schemas.errors import QueryError, SnapshotError
 from trustindex.schemas.response import validate_response
 from trustindex.schemas.snapshot import resolve_current
@@ -82,8 +83,7 @@ class MemoEncoder:
 def baseline(index):
     """Single-threaded answers through a handle that shares the loaded snapshot and memoises the encoder."""
     memo = copy.copy(index)  # same SnapshotData and Policy objects: nothing reloaded
-    memo.encoder = MemoEncoder(index.encoder)
-    memo._lock = threading.Lock()
+    memo.state = SearchState(index.data, index.policy, index.dense, MemoEncoder(index.encoder))
     expected = [as_json(memo.search(q, **kw)) for q, kw in QUERIES]
     for text in expected:
         validate_response(json.loads(text))

@@ -1,0 +1,304 @@
+"""``trustindex serve``: the query contract over HTTP, and the MCP tools over streamable HTTP at ``/mcp``.
+
+Starlette and uvicorn (both come with the MCP SDK: the ``serve`` extra).  Every route reads the served snapshot
+once (``SnapshotHolder.get``) and a search runs on the one state it took (query/state.py), so a swap or a policy
+reload never mixes two snapshots or two policies in a response.  Searches run on worker threads; more than
+``max_concurrency`` requests at once are refused with 503 rather than queued without bound.
+
+Bad requests answer 4xx with ``{"error": "<the CLI's one-line message>"}``.  No route reads a file a request
+names: a passage is looked up by chunk id in the loaded snapshot.  Bearer tokens (``--token-file`` or
+``TRUSTINDEX_TOKENS``, comma-separated) are required on every route but ``/healthz`` and ``/readyz`` when any
+is configured, and must be configured to bind to a non-loopback address.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from trustindex.query.batch import BatchDefaults, answer_one
+from trustindex.query.http_metrics import CONTENT_TYPE, ServeMetrics
+from trustindex.query.mcp_server import MAX_NEIGHBOURS, build_server, list_sources, list_versions
+from trustindex.query.serving import SnapshotHolder
+from trustindex.schemas.errors import SnapshotError, TrustIndexError
+
+log = logging.getLogger("trustindex.serve")
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+OPEN_ROUTES = ("/healthz", "/readyz")
+
+
+@dataclass(frozen=True)
+class ServeLimits:
+    max_body_bytes: int = 1 << 20
+    max_k: int = 100
+    max_batch: int = 64
+    max_concurrency: int = 64
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    host: str = "127.0.0.1"
+    port: int = 8080
+    limits: ServeLimits = field(default_factory=ServeLimits)
+    tokens: frozenset[str] = frozenset()
+    poll_seconds: float = 5.0
+
+    def check(self) -> None:
+        if self.host not in LOOPBACK and not self.tokens:
+            raise TrustIndexError(
+                f"binding to {self.host} needs a bearer token: give --token-file FILE or set TRUSTINDEX_TOKENS"
+            )
+
+
+def load_tokens(token_file: str | None, env_value: str | None) -> frozenset[str]:
+    tokens: set[str] = set()
+    if token_file:
+        path = Path(token_file)
+        try:
+            tokens |= {line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()}
+        except OSError as e:
+            raise TrustIndexError(f"{path}: cannot read the token file ({e.strerror})") from None
+        if not tokens:
+            raise TrustIndexError(f"{path}: the token file holds no token")
+    tokens |= {t.strip() for t in (env_value or "").split(",") if t.strip()}
+    return frozenset(tokens)
+
+
+class HttpError(Exception):
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+async def _json_body(request: Request, limits: ServeLimits):
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > limits.max_body_bytes:
+        raise HttpError(413, f"request body is {declared} bytes; the limit is {limits.max_body_bytes}")
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limits.max_body_bytes:
+            raise HttpError(413, f"request body is over the limit of {limits.max_body_bytes} bytes")
+    try:
+        return json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        where = f" at column {e.colno}" if isinstance(e, json.JSONDecodeError) else ""
+        raise HttpError(400, f"malformed JSON ({getattr(e, 'msg', 'not UTF-8')}{where})") from None
+
+
+def _check_k(req: dict, limits: ServeLimits) -> None:
+    k = req.get("k", 10) if isinstance(req, dict) else 10
+    if isinstance(k, int) and not isinstance(k, bool) and not 1 <= k <= limits.max_k:
+        raise HttpError(400, f"k must be an integer from 1 to {limits.max_k}, got {k!r}")
+
+
+def build_app(holder: SnapshotHolder, config: ServeConfig, metrics: ServeMetrics | None = None) -> Starlette:
+    metrics = metrics or ServeMetrics()
+    limits = config.limits
+    busy = {"n": 0}
+
+    def route(path: str, methods: list[str], search: bool = False):
+        def wrap(fn: Callable[[Request], Awaitable[Response]]) -> Route:
+            async def endpoint(request: Request) -> Response:
+                start = time.perf_counter()
+                response: Response
+                if search and busy["n"] >= limits.max_concurrency:
+                    response = _error(503, f"server busy: {limits.max_concurrency} requests already running")
+                else:
+                    busy["n"] += search
+                    try:
+                        response = await fn(request)
+                    except HttpError as e:
+                        response = _error(e.status, str(e))
+                    except SnapshotError as e:
+                        response = _error(503 if holder.served is None else 404, " ".join(str(e).split()))
+                    except TrustIndexError as e:
+                        response = _error(400, " ".join(str(e).split()))
+                    except Exception as e:  # a bug: one line to the client, the traceback to the log
+                        log.exception("%s failed", path)
+                        response = _error(500, f"internal error: {type(e).__name__}: {' '.join(str(e).split())}")
+                    finally:
+                        busy["n"] -= search
+                metrics.requests.labels(route=path, status=str(response.status_code)).inc()
+                metrics.latency.labels(route=path).observe(time.perf_counter() - start)
+                return response
+
+            return Route(path, endpoint, methods=methods)
+
+        return wrap
+
+    def served():
+        index, passages, _warning = holder.get()
+        return index, passages
+
+    def one_search(index, req) -> JSONResponse:
+        if not isinstance(req, dict):
+            raise HttpError(400, 'expected an object with "query"')
+        _check_k(req, limits)
+        result, failed = answer_one(index, req, 1, BatchDefaults())
+        if failed:
+            status = 500 if result["error"].startswith("internal error") else 400
+            return _error(status, result["error"])
+        metrics.searched(result)
+        return JSONResponse(result)
+
+    async def search(request: Request) -> Response:
+        req = await _json_body(request, limits)
+        index, _ = served()
+        return await run_in_threadpool(one_search, index, req)
+
+    async def search_batch(request: Request) -> Response:
+        body = await _json_body(request, limits)
+        reqs = body.get("requests") if isinstance(body, dict) else body
+        if not isinstance(reqs, list):
+            raise HttpError(400, 'expected {"requests": [...]} or a list of requests')
+        if len(reqs) > limits.max_batch:
+            raise HttpError(400, f"batch of {len(reqs)} requests; the limit is {limits.max_batch}")
+        for req in reqs:
+            _check_k(req, limits)
+        index, _ = served()
+
+        def run() -> list[dict]:
+            out = []
+            for n, req in enumerate(reqs, 1):
+                result, failed = answer_one(index, req, n, BatchDefaults())
+                if not failed:
+                    metrics.searched(result)
+                out.append(result)
+            return out
+
+        return JSONResponse({"responses": await run_in_threadpool(run)})
+
+    async def passage(request: Request) -> Response:
+        raw = request.query_params.get("neighbours", "1")
+        if not raw.isdigit() or int(raw) > MAX_NEIGHBOURS:
+            raise HttpError(400, f"neighbours must be an integer from 0 to {MAX_NEIGHBOURS}, got {raw!r}")
+        _, passages = served()
+        return JSONResponse(
+            json.loads(json.dumps(passages.passage(request.path_params["chunk_id"], int(raw)), default=str))
+        )
+
+    async def sources(_request: Request) -> Response:
+        index, _ = served()
+        return JSONResponse(json.loads(json.dumps(list_sources(index.data), default=str)))
+
+    async def versions(_request: Request) -> Response:
+        index, _ = served()
+        return JSONResponse(list_versions(index.data))
+
+    async def snapshot(_request: Request) -> Response:
+        index, _ = served()
+        m = index.data.manifest
+        info = list_sources(index.data)
+        return JSONResponse(
+            json.loads(
+                json.dumps(
+                    {
+                        "snapshot_id": m.snapshot_id,
+                        "created_at": m.created_at,
+                        "policy_id": index.policy.policy_id,
+                        "source": holder.source.label,
+                        "sources": [
+                            {"source": s["source"], "commit": s["commit"], "commit_date": s["commit_date"]}
+                            for s in info["sources"]
+                        ],
+                        "warning": holder.warning,
+                    },
+                    default=str,
+                )
+            )
+        )
+
+    async def healthz(_request: Request) -> Response:
+        return JSONResponse({"status": "ok"})
+
+    async def readyz(_request: Request) -> Response:
+        if holder.served is None:
+            return _error(503, holder.warning or "no snapshot loaded yet")
+        return JSONResponse({"status": "ready", "snapshot_id": holder.served.index.snapshot_id})
+
+    async def metrics_route(_request: Request) -> Response:
+        return Response(metrics.render(), media_type=CONTENT_TYPE)
+
+    async def openapi(_request: Request) -> Response:
+        from trustindex.query.openapi import openapi_document
+
+        return JSONResponse(openapi_document(limits))
+
+    routes = [
+        route("/v1/search", ["POST"], search=True)(search),
+        route("/v1/search:batch", ["POST"], search=True)(search_batch),
+        route("/v1/passages/{chunk_id}", ["GET"])(passage),
+        route("/v1/sources", ["GET"])(sources),
+        route("/v1/versions", ["GET"])(versions),
+        route("/v1/snapshot", ["GET"])(snapshot),
+        route("/healthz", ["GET"])(healthz),
+        route("/readyz", ["GET"])(readyz),
+        route("/metrics", ["GET"])(metrics_route),
+        route("/openapi.json", ["GET"])(openapi),
+    ]
+    mcp = build_server(Path("."), live=holder)  # type: ignore[arg-type]  # SnapshotHolder.get has LiveIndex's shape
+    mcp_app = mcp.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, host=config.host)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app):
+        async with mcp.session_manager.run():
+            yield
+
+    app = Starlette(routes=[*routes, *mcp_app.routes], lifespan=lifespan)
+    app.state.metrics = metrics
+    return _with_auth(app, config.tokens) if config.tokens else app
+
+
+def _with_auth(app, tokens: frozenset[str]):
+    """A pure ASGI wrapper: every HTTP request but the health checks carries ``Authorization: Bearer <token>``."""
+    encoded = [t.encode() for t in tokens]
+
+    async def guarded(scope, receive, send):
+        if scope["type"] == "http" and scope["path"] not in OPEN_ROUTES:
+            header = dict(scope.get("headers") or []).get(b"authorization", b"")
+            scheme, _, given = header.partition(b" ")
+            if scheme.lower() != b"bearer" or not any(hmac.compare_digest(given.strip(), t) for t in encoded):
+                response = _error(401, "missing or wrong bearer token (Authorization: Bearer TOKEN)")
+                response.headers["WWW-Authenticate"] = "Bearer"
+                await response(scope, receive, send)
+                return
+        await app(scope, receive, send)
+
+    guarded.state = app.state  # type: ignore[attr-defined]
+    return guarded
+
+
+def serve(holder: SnapshotHolder, config: ServeConfig) -> None:
+    """Load the first snapshot, start polling the source, and serve until interrupted."""
+    import threading
+
+    import uvicorn
+
+    config.check()
+    logging.basicConfig(level=logging.INFO, format="trustindex serve: %(message)s")
+    metrics = ServeMetrics()
+    holder.events = metrics
+    holder.poll()
+    stop = threading.Event()
+    threading.Thread(target=holder.run, args=(config.poll_seconds, stop), daemon=True, name="snapshot-poll").start()
+    try:
+        uvicorn.run(build_app(holder, config, metrics), host=config.host, port=config.port, log_level="warning")
+    finally:
+        stop.set()

@@ -1,0 +1,136 @@
+"""The OpenAPI 3.1 description of ``trustindex serve`` (served at ``/openapi.json``).
+
+The search response's schema is the contract's JSON Schema itself (schemas/response.schema.json, 2020-12, which
+OpenAPI 3.1 takes as is), so the description cannot drift from what a search returns.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trustindex.schemas.response import response_schema
+
+_ERROR = {
+    "type": "object",
+    "required": ["error"],
+    "properties": {"error": {"type": "string", "description": "the one-line message of the CLI"}},
+}
+
+
+def _json(schema: dict, description: str = "OK") -> dict:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def openapi_document(limits: Any) -> dict:
+    search_response = {"$ref": "#/components/schemas/SearchResponse"}
+    error = {"$ref": "#/components/schemas/Error"}
+    request = {
+        "type": "object",
+        "required": ["query"],
+        "additionalProperties": False,
+        "properties": {
+            "query": {"type": "string", "minLength": 1, "maxLength": 10_000},
+            "k": {"type": "integer", "minimum": 1, "maximum": limits.max_k, "default": 10},
+            "targets": {
+                "oneOf": [
+                    {"type": "object", "additionalProperties": {"type": "string"}},
+                    {"type": "array", "items": {"type": "string", "pattern": "="}},
+                ],
+                "description": "{component: version or range}, or COMPONENT=VERSION strings",
+            },
+            "strict": {"type": "boolean", "default": False},
+            "also": {"type": "array", "items": {"type": "string"}, "description": "other phrasings of the query"},
+        },
+    }
+    errors = {
+        "400": _json(error, "bad request"),
+        "413": _json(error, "body too large"),
+        "503": _json(error, "no snapshot loaded, or server busy"),
+    }
+    plain = {"type": "object"}
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "trustindex", "version": "1"},
+        "paths": {
+            "/v1/search": {
+                "post": {
+                    "operationId": "search",
+                    "requestBody": {"required": True, "content": {"application/json": {"schema": request}}},
+                    "responses": {"200": _json(search_response), **errors},
+                }
+            },
+            "/v1/search:batch": {
+                "post": {
+                    "operationId": "searchBatch",
+                    "requestBody": {
+                        "required": True,
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "required": ["requests"],
+                                    "properties": {
+                                        "requests": {"type": "array", "maxItems": limits.max_batch, "items": request}
+                                    },
+                                }
+                            }
+                        },
+                    },
+                    "responses": {
+                        "200": _json(
+                            {
+                                "type": "object",
+                                "properties": {
+                                    "responses": {
+                                        "type": "array",
+                                        "items": {
+                                            "oneOf": [search_response, {"$ref": "#/components/schemas/LineError"}]
+                                        },
+                                    }
+                                },
+                            }
+                        ),
+                        **errors,
+                    },
+                }
+            },
+            "/v1/passages/{chunk_id}": {
+                "get": {
+                    "operationId": "getPassage",
+                    "parameters": [
+                        {"name": "chunk_id", "in": "path", "required": True, "schema": {"type": "string"}},
+                        {
+                            "name": "neighbours",
+                            "in": "query",
+                            "schema": {"type": "integer", "minimum": 0, "default": 1},
+                        },
+                    ],
+                    "responses": {"200": _json(plain), "404": _json(error, "no such chunk"), **errors},
+                }
+            },
+            **{
+                f"/v1/{name}": {"get": {"operationId": name, "responses": {"200": _json(plain), "503": errors["503"]}}}
+                for name in ("sources", "versions", "snapshot")
+            },
+            "/healthz": {"get": {"operationId": "healthz", "responses": {"200": _json(plain)}}},
+            "/readyz": {"get": {"operationId": "readyz", "responses": {"200": _json(plain), "503": errors["503"]}}},
+            "/metrics": {
+                "get": {
+                    "operationId": "metrics",
+                    "responses": {"200": {"description": "Prometheus text format", "content": {"text/plain": {}}}},
+                }
+            },
+        },
+        "components": {
+            "schemas": {
+                "SearchResponse": response_schema(),
+                "Error": _ERROR,
+                "LineError": {
+                    "type": "object",
+                    "required": ["line", "error"],
+                    "properties": {"line": {"type": "integer"}, "error": {"type": "string"}},
+                },
+            },
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+    }

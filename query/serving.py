@@ -1,0 +1,268 @@
+"""What ``trustindex serve`` serves: the live snapshot of a data directory or of an export target, swapped
+whole (``SnapshotHolder``).
+
+A background poller asks the source for its ``CURRENT``; a new one is fetched (an export target's snapshot is
+downloaded into a local cache directory), verified file by file against its manifest's sha256, opened and warmed
+off the request path, and only then swapped in by one assignment.  A snapshot that fails anywhere on that way
+is never served: the old one keeps answering, the log and ``/metrics`` say why, and the same ``CURRENT`` is not
+tried again for ``RETRY_SECONDS``.  Cached snapshots other than the served one are removed after a grace period.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import shutil
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from trustindex.schemas.errors import SnapshotError, TrustIndexError
+from trustindex.schemas.snapshot import CURRENT, MANIFEST, SNAPSHOTS_DIR, verify_snapshot
+
+log = logging.getLogger("trustindex.serve")
+
+RETRY_SECONDS = 60.0
+SNAPSHOT_ID = re.compile(r"^[0-9a-f]{16}$")  # schemas.snapshot.snapshot_id_from_files: sha256 hex [:16]
+
+
+class SnapshotSource(Protocol):
+    label: str
+
+    def current(self) -> str | None: ...  # CURRENT's content, None when there is none
+
+    def fetch(self, snapshot_id: str) -> Path: ...  # a verified local directory of that snapshot
+
+    def cleanup(self, keep: set[str]) -> None: ...
+
+
+class DataDirSource:
+    """A local data directory (``--data``): its snapshots are read in place."""
+
+    def __init__(self, data_dir: Path):
+        self.data_dir = Path(data_dir)
+        self.label = str(self.data_dir)
+
+    def current(self) -> str | None:
+        try:
+            return (self.data_dir / CURRENT).read_text(encoding="utf-8").strip()
+        except FileNotFoundError:
+            return None
+
+    def fetch(self, snapshot_id: str) -> Path:
+        path = self.data_dir / SNAPSHOTS_DIR / snapshot_id
+        if not SNAPSHOT_ID.match(snapshot_id) or not path.is_dir():
+            raise SnapshotError(f"{self.data_dir / CURRENT}: names snapshot {snapshot_id!r}, which does not exist")
+        return path  # Index.open verifies every checksum
+
+    def cleanup(self, keep: set[str]) -> None:  # the data directory belongs to the build
+        return
+
+
+class ExportSource:
+    """An export target (``--from s3://bucket/prefix`` or ``--from /path``), copied into ``cache_dir``."""
+
+    def __init__(self, uri: str, cache_dir: Path, endpoint: str | None = None, grace_seconds: float = 600.0):
+        import pyarrow.fs as pafs
+
+        self.label, self.grace = uri, grace_seconds
+        self._retired: dict[str, float] = {}  # cached snapshot -> when it stopped being served
+        self.cache = Path(cache_dir).resolve()
+        if uri.startswith("s3://"):
+            bucket_prefix = uri[len("s3://") :].strip("/")
+            kwargs: dict[str, Any] = {}
+            if endpoint:
+                scheme, _, host = endpoint.partition("://")
+                kwargs = (
+                    {"endpoint_override": host.strip("/"), "scheme": scheme}
+                    if host
+                    else {"endpoint_override": endpoint}
+                )
+            self.fs, self.base = pafs.S3FileSystem(**kwargs), bucket_prefix
+        else:
+            self.fs, self.base = pafs.LocalFileSystem(), Path(uri).expanduser().resolve().as_posix()
+
+    def _path(self, *parts: str) -> str:
+        return "/".join([self.base.rstrip("/"), *parts])
+
+    def current(self) -> str | None:
+        try:
+            with self.fs.open_input_stream(self._path(CURRENT)) as f:
+                return f.read().decode("utf-8").strip()
+        except FileNotFoundError:
+            return None
+
+    def fetch(self, snapshot_id: str) -> Path:
+        import pyarrow.fs as pafs
+
+        if not SNAPSHOT_ID.match(snapshot_id):
+            raise SnapshotError(f"{self.label}/{CURRENT}: names {snapshot_id!r}, not a snapshot id")
+        dest = self.cache / SNAPSHOTS_DIR / snapshot_id
+        if dest.is_dir():
+            return dest  # verified before it was renamed into place; Index.open verifies again
+        remote = self._path(SNAPSHOTS_DIR, snapshot_id)
+        part = self.cache / "partial" / f"{snapshot_id}-{threading.get_ident()}"
+        shutil.rmtree(part, ignore_errors=True)
+        try:
+            infos = self.fs.get_file_info(pafs.FileSelector(remote, recursive=True, allow_not_found=True))
+            files = [i for i in infos if i.type == pafs.FileType.File]
+            if not any(i.path.endswith("/" + MANIFEST) for i in files):
+                raise SnapshotError(f"{self.label}: snapshot {snapshot_id} has no {MANIFEST}")
+            for info in files:
+                rel = info.path[len(remote.rstrip("/")) + 1 :]
+                target = (part / rel).resolve()
+                if part.resolve() not in target.parents:  # a key like ../x must not write outside the cache
+                    raise SnapshotError(f"{self.label}: snapshot {snapshot_id} holds a file outside it: {rel!r}")
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with self.fs.open_input_stream(info.path) as src, open(target, "wb") as out:
+                    shutil.copyfileobj(src, out, 1 << 20)
+            manifest = verify_snapshot(part, checksums=True)
+            if manifest.snapshot_id != snapshot_id:
+                raise SnapshotError(f"{self.label}: snapshot {snapshot_id}'s manifest says {manifest.snapshot_id}")
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            part.rename(dest)
+        finally:
+            shutil.rmtree(part, ignore_errors=True)
+        return dest
+
+    def cleanup(self, keep: set[str]) -> None:
+        """Remove cached snapshots not in ``keep`` once ``grace`` seconds have passed since they were retired
+        (a search that took the old state may still be reading its memory-mapped files)."""
+        root = self.cache / SNAPSHOTS_DIR
+        now = time.monotonic()
+        for d in root.iterdir() if root.is_dir() else []:
+            if d.name in keep:
+                self._retired.pop(d.name, None)
+            elif now - self._retired.setdefault(d.name, now) >= self.grace:
+                shutil.rmtree(d, ignore_errors=True)
+                self._retired.pop(d.name, None)
+                log.info("removed cached snapshot %s", d.name)
+
+
+class LoadEvents(Protocol):
+    def loaded(self, snapshot_id: str) -> None: ...
+
+    def failed(self, stage: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class Served:
+    index: Any  # query.index.Index
+    passages: Any  # query.mcp_server.PassageMap
+    loaded_at: float
+
+
+def _one_line(e: BaseException) -> str:
+    msg = " ".join(str(e).split())
+    return msg if isinstance(e, TrustIndexError) else f"{type(e).__name__}: {msg}"
+
+
+class SnapshotHolder:
+    """The served snapshot (``self.served``, replaced by one assignment) and the poll that replaces it.
+
+    ``get()`` has the shape of ``query.mcp_server.LiveIndex.get`` so the MCP tools run on it unchanged."""
+
+    def __init__(
+        self,
+        source: SnapshotSource,
+        policy: str | Path | None = None,
+        events: LoadEvents | None = None,
+        opener: Callable[[Path, Any], Any] | None = None,
+    ):
+        from trustindex.query.index import Index
+
+        self.source = source
+        self.policy_path = Path(policy) if policy else None
+        self.events = events
+        self._open = opener or (lambda snap, pol: Index.open(snap, policy=pol, verify=True, warm=True))
+        self.served: Served | None = None
+        self.current: str | None = None
+        self.warning: str | None = None
+        self._failed: tuple[str | None, float] | None = None
+        self._policy_mtime: float | None = None
+        self._poll_lock = threading.Lock()  # one poll at a time; searches never take it
+
+    def get(self):
+        served, warning = self.served, self.warning
+        if served is None:
+            raise SnapshotError(warning or f"{self.source.label}: no snapshot loaded yet")
+        return served.index, served.passages, warning
+
+    def poll(self) -> bool:
+        """Look at the source once; True when a new snapshot was swapped in."""
+        with self._poll_lock:
+            try:
+                cur = self.source.current()
+            except Exception as e:  # an unreachable target: keep serving
+                return self._fail(None, "current", e)
+            if cur is not None and cur == self.current:
+                self.warning, self._failed = None, None
+                self._maybe_reload_policy()
+                self._cleanup()
+                return False
+            if self._failed and self._failed[0] == cur and time.monotonic() - self._failed[1] < RETRY_SECONDS:
+                return False
+            if cur is None:
+                return self._fail(cur, "current", SnapshotError(f"{self.source.label}: no {CURRENT}"))
+            try:
+                path = self.source.fetch(cur)
+            except Exception as e:
+                return self._fail(cur, "download", e)
+            try:
+                index = self._open(path, self._policy())
+                from trustindex.query.mcp_server import PassageMap
+
+                served = Served(index, PassageMap(index.data), time.time())
+            except Exception as e:
+                return self._fail(cur, "verify", e)
+            self.served, self.current, self.warning, self._failed = served, cur, None, None
+            log.info("serving snapshot %s from %s", index.snapshot_id, self.source.label)
+            if self.events:
+                self.events.loaded(index.snapshot_id)
+            self._cleanup()
+            return True
+
+    def _cleanup(self) -> None:
+        try:
+            self.source.cleanup({self.current} if self.current else set())
+        except OSError as e:
+            log.warning("cache cleanup failed: %s", e)
+
+    def _fail(self, cur: str | None, stage: str, e: BaseException) -> bool:
+        self._failed = (cur, time.monotonic())
+        msg = _one_line(e)
+        now = self.served.index.snapshot_id if self.served else None
+        self.warning = f"{CURRENT} names {cur!r}, which failed to {stage} ({msg})" + (
+            f"; still serving snapshot {now}" if now else ""
+        )
+        log.warning("%s", self.warning)
+        if self.events:
+            self.events.failed(stage)
+        return False
+
+    def _policy(self):
+        from trustindex.schemas.policy import Policy
+
+        if self.policy_path is None:
+            return Policy.default()
+        self._policy_mtime = self.policy_path.stat().st_mtime if self.policy_path.is_file() else None
+        return Policy.load(self.policy_path)
+
+    def _maybe_reload_policy(self) -> None:
+        """An edit of policy.toml changes scores without a restart (the Index swaps its state atomically)."""
+        if self.served is None or self.policy_path is None or not self.policy_path.is_file():
+            return
+        mtime = self.policy_path.stat().st_mtime
+        if mtime != self._policy_mtime:
+            self._policy_mtime = mtime
+            try:
+                self.served.index.reload_policy(self.policy_path)
+            except TrustIndexError as e:
+                log.warning("policy %s not reloaded: %s", self.policy_path, e)
+
+    def run(self, interval: float, stop: threading.Event) -> None:
+        while not stop.wait(interval):
+            self.poll()

@@ -1,0 +1,89 @@
+"""Everything one search reads, as one object: ``SearchState``.
+
+A search takes the state once (``state = index.state``) and reads the snapshot, the policy, the dense index,
+the encoder and the trust prior only through it; a policy reload or a snapshot swap builds a new state and
+replaces the old one with a single assignment.  A search already running finishes on the state it started
+with, so a response never carries one policy's id with another's thresholds, and a reload never resets the
+reranker under a running search.
+
+The configuration is fixed at construction; what is derived lazily from it (the trust prior of a day, the
+reranking model, the docs version names) is memoised per state under the state's own lock.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any, Protocol
+
+from trustindex.query.dense import DenseIndex
+from trustindex.query.encoders import open_encoder
+from trustindex.query.reader import SnapshotData
+from trustindex.query.trust_prior import TrustPrior
+from trustindex.query.versionmatch import docs_names
+from trustindex.schemas.policy import Policy
+
+
+class Reranker(Protocol):
+    """What the optional reranking stage needs of its model (sentence-transformers' CrossEncoder)."""
+
+    def predict(self, inputs: Sequence[tuple[str, str]], /) -> Iterable[Any]: ...
+
+
+class SearchState:
+    """One snapshot with one policy: its data, dense index, encoder and the priors derived from them."""
+
+    __slots__ = ("data", "policy", "dense", "encoder", "_lock", "_prior", "_reranker", "_docs_names")
+
+    def __init__(self, data: SnapshotData, policy: Policy, dense: DenseIndex, encoder: Any):
+        self.data = data
+        self.policy = policy
+        self.dense = dense
+        self.encoder = encoder
+        self._lock = threading.Lock()
+        self._prior: TrustPrior | None = None
+        self._reranker: Reranker | None = None
+        self._docs_names: dict[str, str] | None = None
+
+    @classmethod
+    def open(cls, data: SnapshotData, policy: Policy) -> SearchState:
+        encoder = open_encoder(data.dir, data.manifest, data.checksums_verified)
+        return cls(data, policy, DenseIndex(data.embeddings, data.dir, policy["dense"]["exact_below"]), encoder)
+
+    def with_policy(self, policy: Policy) -> SearchState:
+        """The same snapshot under another policy: a new dense index (its mode depends on the policy) that
+        shares the old one's warm prefilter, the same encoder, nothing else derived."""
+        dense = DenseIndex(self.data.embeddings, self.data.dir, policy["dense"]["exact_below"])
+        dense.share_warmth(self.dense)
+        return SearchState(self.data, policy, dense, self.encoder)
+
+    @property
+    def snapshot_id(self) -> str:
+        return self.data.manifest.snapshot_id
+
+    def prior(self, today: datetime) -> TrustPrior:
+        """The query-independent trust of every passage for this state's policy on ``today`` (built once a day)."""
+        prior = self._prior
+        if prior is None or prior.key != (self.policy.policy_id, today):
+            with self._lock:
+                prior = self._prior
+                if prior is None or prior.key != (self.policy.policy_id, today):
+                    prior = self._prior = TrustPrior(self.data, self.policy, today)
+        return prior
+
+    def reranker(self) -> Reranker:
+        with self._lock:
+            if self._reranker is None:
+                from sentence_transformers import CrossEncoder  # only when the policy names a model
+
+                self._reranker = CrossEncoder(self.policy["rerank"]["model_path"], device="cpu")
+            return self._reranker
+
+    def docs_names(self) -> dict[str, str]:
+        names = self._docs_names
+        if names is None:
+            d = self.data
+            rows = [r for rs in (*d.doc_versions.values(), *d.chunk_versions.values()) for r in rs]
+            names = self._docs_names = docs_names([r for r in rows if r["component"] == "docs"])
+        return names

@@ -1,0 +1,351 @@
+"""``trustindex serve`` over real HTTP on loopback: uvicorn in a thread, httpx and the MCP SDK's streamable HTTP
+client as clients; snapshots pulled from a directory export target and from a moto S3 server, a corrupted
+export never served."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import threading
+import time
+from pathlib import Path
+
+import anyio
+import httpx
+import jsonschema
+import pytest
+
+from trustindex.query.http_metrics import ServeMetrics
+from trustindex.query.http_server import ServeConfig, ServeLimits, build_app
+from trustindex.query.serving import DataDirSource, ExportSource, SnapshotHolder
+from trustindex.schemas.errors import TrustIndexError
+from trustindex.schemas.response import response_schema
+from trustindex.schemas.snapshot import CURRENT, SNAPSHOTS_DIR, resolve_current
+
+LIMITS = ServeLimits(max_body_bytes=4096, max_k=20, max_batch=3, max_concurrency=8)
+
+
+class Running:
+    def __init__(self, holder: SnapshotHolder, config: ServeConfig):
+        import uvicorn
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        self.metrics = ServeMetrics()
+        holder.events = self.metrics
+        holder.poll()
+        app = build_app(holder, config, self.metrics)
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.url = f"http://127.0.0.1:{port}"
+
+    def __enter__(self) -> Running:
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:
+            assert time.monotonic() < deadline, "server did not start"
+            time.sleep(0.05)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def server(refreshed):
+    with Running(SnapshotHolder(DataDirSource(refreshed["data"])), ServeConfig(limits=LIMITS)) as running:
+        yield running
+
+
+def test_search_and_reads_answer_the_contract(server, refreshed):
+    with httpx.Client(base_url=server.url, timeout=30) as c:
+        r = c.post("/v1/search", json={"query": "How do I install the Compact compiler?", "k": 3})
+        assert r.status_code == 200, r.text
+        body = r.json()
+        jsonschema.validate(body, response_schema())
+        assert body["snapshot_id"] == resolve_current(refreshed["data"]).name and body["hits"]
+        chunk = body["hits"][0]["chunk_id"]
+        p = c.get(f"/v1/passages/{chunk}", params={"neighbours": 1}).json()
+        assert [x["chunk_id"] for x in p["passages"] if x["role"] == "target"] == [chunk]
+        assert c.get("/v1/sources").json()["sources"]
+        assert c.get("/v1/versions").json()["components"]
+        snap = c.get("/v1/snapshot").json()
+        assert snap["snapshot_id"] == body["snapshot_id"] and snap["policy_id"] == body["policy_id"]
+        assert c.get("/healthz").status_code == 200 and c.get("/readyz").json()["snapshot_id"] == body["snapshot_id"]
+        batch = c.post("/v1/search:batch", json={"requests": [{"query": "counter"}, {"query": ""}]}).json()
+        assert batch["responses"][0]["snapshot_id"] == body["snapshot_id"] and batch["responses"][1]["line"] == 2
+        metrics = c.get("/metrics").text
+        assert 'trustindex_http_requests_total{route="/v1/search",status="200"}' in metrics
+        assert 'trustindex_http_request_seconds_bucket{le="0.005",route="/v1/search"}' in metrics
+        assert f'trustindex_snapshot_info{{snapshot_id="{body["snapshot_id"]}"}} 1.0' in metrics
+        assert "trustindex_snapshot_swaps_total 1.0" in metrics
+
+
+def test_openapi_describes_the_response_json_schema(server):
+    doc = httpx.get(f"{server.url}/openapi.json").json()
+    assert doc["openapi"].startswith("3.1")
+    assert doc["components"]["schemas"]["SearchResponse"] == response_schema()
+    ok = doc["paths"]["/v1/search"]["post"]["responses"]["200"]["content"]["application/json"]["schema"]
+    assert ok == {"$ref": "#/components/schemas/SearchResponse"}
+    assert {"/v1/search", "/v1/search:batch", "/v1/passages/{chunk_id}", "/metrics"} <= set(doc["paths"])
+
+
+@pytest.mark.parametrize(
+    "method, path, payload, status, words",
+    [
+        ("post", "/v1/search", b"{not json", 400, "malformed JSON"),
+        ("post", "/v1/search", {"query": ""}, 400, "query is empty"),
+        ("post", "/v1/search", {"query": "x" * 10_001}, 413, "limit"),
+        ("post", "/v1/search", {"query": "counter", "k": 0}, 400, "k must be"),
+        ("post", "/v1/search", {"query": "counter", "k": 21}, 400, "from 1 to 20"),
+        ("post", "/v1/search", {"query": "counter", "targets": {"no-such": "1.0"}}, 400, "known:"),
+        ("post", "/v1/search", {"query": "counter", "targets": ["nonsense"]}, 400, "COMPONENT=VERSION"),
+        ("post", "/v1/search", {"query": "counter", "bogus": 1}, 400, "unknown key"),
+        ("post", "/v1/search", ["counter"], 400, '"query"'),
+        ("post", "/v1/search:batch", {"requests": [{"query": "a"}] * 4}, 400, "limit is 3"),
+        ("get", "/v1/passages/no-such-chunk", None, 404, "not in snapshot"),
+        ("get", "/v1/passages/..%2F..%2Fetc%2Fpasswd", None, 404, None),  # no route: nothing is read
+        ("get", "/v1/passages/x?neighbours=999", None, 400, "neighbours"),
+    ],
+)
+def test_bad_requests_get_4xx_with_one_line(server, method, path, payload, status, words):
+    kwargs = {"content": payload} if isinstance(payload, bytes) else {"json": payload} if payload is not None else {}
+    r = httpx.request(method.upper(), f"{server.url}{path}", timeout=30, **kwargs)
+    assert r.status_code == status, r.text
+    if words is None:
+        return
+    assert words in r.json()["error"] and "\n" not in r.json()["error"]
+
+
+def test_mcp_tools_over_streamable_http(server):
+    from mcp import Client
+
+    async def talk():
+        async with Client(f"{server.url}/mcp") as client:
+            tools = {t.name for t in (await client.list_tools()).tools}
+            found = await client.call_tool("search", {"query": "How do I install the Compact compiler?", "k": 2})
+            bad = await client.call_tool("search", {"query": ""})
+            return tools, found, bad
+
+    tools, found, bad = anyio.run(talk)
+    assert {"search", "search_batch", "get_passage", "list_sources", "list_versions"} <= tools
+    assert not found.is_error and found.structured_content["hits"]
+    assert bad.is_error and "empty" in bad.content[0].text
+
+
+def test_bearer_token_required_when_configured_and_off_loopback(refreshed):
+    with pytest.raises(TrustIndexError, match="bearer token"):
+        ServeConfig(host="0.0.0.0").check()
+    config = ServeConfig(limits=LIMITS, tokens=frozenset({"s3cret"}))
+    with Running(SnapshotHolder(DataDirSource(refreshed["data"])), config) as running:
+        assert httpx.get(f"{running.url}/v1/sources").status_code == 401
+        assert httpx.get(f"{running.url}/v1/sources", headers={"Authorization": "Bearer wrong"}).status_code == 401
+        assert httpx.get(f"{running.url}/v1/sources", headers={"Authorization": "Bearer s3cret"}).status_code == 200
+        assert httpx.get(f"{running.url}/healthz").status_code == 200
+
+
+def _export_dir(refreshed, target: Path, corrupt: bool = False) -> str:
+    """An export target's layout (<target>/snapshots/<id>, <target>/CURRENT) copied from the built data."""
+    live = resolve_current(refreshed["data"])
+    dest = target / SNAPSHOTS_DIR / live.name
+    shutil.copytree(live, dest)
+    if corrupt:
+        victim = dest / "chunks.parquet"
+        data = bytearray(victim.read_bytes())
+        data[len(data) // 2] ^= 0x01
+        victim.write_bytes(bytes(data))
+    (target / CURRENT).write_text(live.name + "\n")
+    return live.name
+
+
+def test_pull_from_a_directory_target_verifies_before_serving(refreshed, tmp_path):
+    target, cache = tmp_path / "target", tmp_path / "cache"
+    sid = _export_dir(refreshed, target, corrupt=True)
+    metrics = ServeMetrics()
+    holder = SnapshotHolder(ExportSource(str(target), cache), events=metrics)
+    assert holder.poll() is False and holder.served is None
+    assert "sha256" in (holder.warning or "") and not (cache / SNAPSHOTS_DIR / sid).exists()
+    assert 'trustindex_snapshot_load_failures_total{stage="download"} 1.0' in metrics.render().decode()
+    shutil.rmtree(target)
+    _export_dir(refreshed, target)
+    holder._failed = None  # the retry pause is a minute; a new export is tried at once in the next test
+    assert holder.poll() is True and holder.served.index.snapshot_id == sid
+    assert (cache / SNAPSHOTS_DIR / sid / "manifest.json").is_file()
+    assert "trustindex_snapshot_swaps_total 1.0" in metrics.render().decode()
+
+
+def test_pull_from_s3_keeps_serving_through_a_corrupted_export(refreshed, tmp_path, monkeypatch):
+    pafs = pytest.importorskip("pyarrow.fs")
+    from moto.server import ThreadedMotoServer
+
+    for k, v in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_EC2_METADATA_DISABLED": "true",
+    }.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    moto.start()
+    try:
+        host, port = moto.get_host_and_port()
+        endpoint = f"http://{host}:{port}"
+        fs = pafs.S3FileSystem(endpoint_override=f"{host}:{port}", scheme="http", allow_bucket_creation=True)
+        fs.create_dir("exports")
+        local = tmp_path / "export"
+        sid = _export_dir(refreshed, local, corrupt=True)  # first export: a flipped byte in chunks.parquet
+        pafs.copy_files(str(local), "exports/ti", destination_filesystem=fs)
+        holder = SnapshotHolder(ExportSource("s3://exports/ti", tmp_path / "cache", endpoint=endpoint))
+        with Running(holder, ServeConfig(limits=LIMITS)) as running:
+            assert httpx.get(f"{running.url}/readyz").status_code == 503
+            assert httpx.post(f"{running.url}/v1/search", json={"query": "counter"}).status_code == 503
+            metrics = httpx.get(f"{running.url}/metrics").text
+            assert 'trustindex_snapshot_load_failures_total{stage="download"} 1.0' in metrics
+            assert not (tmp_path / "cache" / SNAPSHOTS_DIR / sid).exists()
+            # the export repaired: the good file uploaded again
+            good = resolve_current(refreshed["data"]) / "chunks.parquet"
+            with fs.open_output_stream(f"exports/ti/{SNAPSHOTS_DIR}/{sid}/chunks.parquet") as out:
+                out.write(good.read_bytes())
+            holder._failed = None  # skip the retry pause
+            assert holder.poll() is True
+            first = httpx.post(f"{running.url}/v1/search", json={"query": "counter"}, timeout=30).json()
+            assert first["snapshot_id"] == sid
+            # a corrupted copy of another snapshot id: a flipped byte, CURRENT naming it
+            bad_id = "f" * 16
+            with fs.open_output_stream(f"exports/ti/{SNAPSHOTS_DIR}/{bad_id}/manifest.json") as out:
+                out.write((local / SNAPSHOTS_DIR / sid / "manifest.json").read_bytes())
+            with fs.open_output_stream(f"exports/ti/{CURRENT}") as out:
+                out.write(bad_id.encode())
+            assert holder.poll() is False
+            again = httpx.post(f"{running.url}/v1/search", json={"query": "counter"}, timeout=30).json()
+            assert again["snapshot_id"] == sid
+            metrics = httpx.get(f"{running.url}/metrics").text
+            assert 'trustindex_snapshot_load_failures_total{stage="download"} 2.0' in metrics
+            assert bad_id in json.dumps(httpx.get(f"{running.url}/v1/snapshot").json()["warning"])
+    finally:
+        moto.stop()
+
+
+def test_cached_snapshots_are_removed_after_the_grace_period(tmp_path):
+    cache = tmp_path / "cache"
+    for name in ("a" * 16, "b" * 16):
+        (cache / SNAPSHOTS_DIR / name).mkdir(parents=True)
+    patient = ExportSource(str(tmp_path / "target"), cache, grace_seconds=3600)
+    patient.cleanup({"a" * 16})
+    assert (cache / SNAPSHOTS_DIR / ("b" * 16)).is_dir()  # retired just now: within its grace period
+    ExportSource(str(tmp_path / "target"), cache, grace_seconds=0).cleanup({"a" * 16})
+    assert sorted(p.name for p in (cache / SNAPSHOTS_DIR).iterdir()) == ["a" * 16]
+
+
+def test_the_serve_command_runs_and_refuses_an_open_bind_without_a_token(refreshed, tmp_path, capsys):
+    import os
+    import subprocess
+    import sys
+
+    from trustindex.cli.main import main
+
+    assert main(["serve", "--data", str(refreshed["data"]), "--host", "0.0.0.0"]) == 1
+    assert "needs a bearer token" in capsys.readouterr().err
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "TRUSTINDEX_TOKENS": "t0k"}
+    argv = [sys.executable, "-m", "trustindex.cli.main", "serve", "--data", str(refreshed["data"]), "--port", str(port)]
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline, ready = time.monotonic() + 120, None
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                ready = httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=5)
+                if ready.status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            time.sleep(0.2)
+        assert ready is not None and ready.status_code == 200, proc.stdout.read() if proc.poll() is not None else ""
+        auth = {"Authorization": "Bearer t0k"}
+        r = httpx.post(f"http://127.0.0.1:{port}/v1/search", json={"query": "counter"}, headers=auth, timeout=30)
+        assert r.status_code == 200 and r.json()["snapshot_id"] == ready.json()["snapshot_id"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def _twin(snapshot: Path, snapshots_dir: Path) -> str:
+    """Another valid snapshot with the same passages: chunks.parquet rewritten with other compression (other
+    bytes, so another id), its manifest updated the way a build writes one."""
+    import pyarrow.parquet as pq
+
+    from trustindex.schemas.snapshot import MANIFEST, file_sha256, read_manifest, snapshot_id_from_files
+
+    work = snapshots_dir / "twin-tmp"
+    shutil.copytree(snapshot, work)
+    pq.write_table(pq.read_table(snapshot / "chunks.parquet"), work / "chunks.parquet", compression="gzip")
+    m = read_manifest(snapshot)
+    m.files["chunks.parquet"] = {
+        **m.files["chunks.parquet"],
+        "size": (work / "chunks.parquet").stat().st_size,
+        "sha256": file_sha256(work / "chunks.parquet"),
+    }
+    m.snapshot_id, m.parent = snapshot_id_from_files(m.files), m.snapshot_id
+    (work / MANIFEST).write_text(m.to_json(), encoding="utf-8")
+    work.rename(snapshots_dir / m.snapshot_id)
+    return m.snapshot_id
+
+
+def test_swap_under_load_switches_once_and_fails_nothing(refreshed, tmp_path):
+    target = tmp_path / "target"
+    first = _export_dir(refreshed, target)
+    holder = SnapshotHolder(ExportSource(str(target), tmp_path / "cache"))
+    stop, seen, failures = threading.Event(), [[] for _ in range(8)], []
+    with Running(holder, ServeConfig(limits=LIMITS)) as running:
+        poller = threading.Thread(target=holder.run, args=(0.1, stop), daemon=True)
+        poller.start()
+        deadline = time.monotonic() + 120
+
+        def client(n: int) -> None:
+            with httpx.Client(base_url=running.url, timeout=30) as c:
+                for j in range(400):  # bounded in count and time; stops a few answers after the swap
+                    if time.monotonic() > deadline or (len(seen[n]) >= 5 and seen[n][-5] != first):
+                        return
+                    r = c.post("/v1/search", json={"query": f"counter {j % 7}", "k": 3})
+                    if r.status_code != 200:
+                        failures.append((r.status_code, r.text))
+                        continue
+                    seen[n].append(r.json()["snapshot_id"])
+
+        clients = [threading.Thread(target=client, args=(n,)) for n in range(8)]
+        for t in clients:
+            t.start()
+        time.sleep(1.0)
+        second = _twin(target / SNAPSHOTS_DIR / first, target / SNAPSHOTS_DIR)
+        (target / "CURRENT.tmp").write_text(second + "\n")
+        (target / "CURRENT.tmp").rename(target / CURRENT)
+        for t in clients:
+            t.join(timeout=150)
+        stop.set()
+        poller.join(timeout=10)
+        metrics = httpx.get(f"{running.url}/metrics").text
+    assert failures == []
+    for ids in seen:
+        assert set(ids) <= {first, second} and ids[0] == first and ids[-1] == second
+        switch = ids.index(second)
+        assert set(ids[switch:]) == {second}  # one switch per client: never back to the old snapshot
+    assert "trustindex_snapshot_swaps_total 2.0" in metrics
+    assert f'trustindex_snapshot_info{{snapshot_id="{second}"}} 1.0' in metrics
+
+
+def test_the_server_imports_neither_torch_nor_prefect():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; import trustindex.query.http_server, trustindex.query.serving, trustindex.cli.main; "
+        "print(sorted(m for m in ('torch', 'prefect', 'sentence_transformers') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "[]"
