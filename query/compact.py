@@ -61,8 +61,8 @@ def trust_line(h: dict) -> str:
     tier = a["evidence"].get("tier") or "unknown"
     verified = v["status"]
     best = v["evidence"].get("best")
-    if verified == "verified" and best:
-        verified += f" ({best['method']})"
+    if verified == "verified" and best:  # e.g. "verified (authenticated merge)": the class says who can forge it
+        verified += f" ({' '.join(x for x in (best.get('evidence_class'), best['method']) if x)})"
     updated = (fr["evidence"].get("last_substantive_change") or "?")[:10]
     if dp["status"] == "not_deprecated":
         deprecated = "not deprecated"
