@@ -25,10 +25,11 @@ from pathlib import Path
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from trustindex.query.batch import BatchDefaults, answer_one
+from trustindex.query.compact import DEFAULT_MAX_TOKENS, render_compact, token_counter
 from trustindex.query.http_metrics import CONTENT_TYPE, ServeMetrics
 from trustindex.query.mcp_server import MAX_NEIGHBOURS, build_server, list_sources, list_versions
 from trustindex.query.serving import SnapshotHolder
@@ -108,6 +109,15 @@ def _check_k(req: dict, limits: ServeLimits) -> None:
         raise HttpError(400, f"k must be an integer from 1 to {limits.max_k}, got {k!r}")
 
 
+def _rendering(fmt: object, max_tokens: object) -> tuple[str, int | None]:
+    """``format``: "json" (the response contract) or "compact" (text for assistants, ``max_tokens`` bounded)."""
+    if fmt not in ("json", "compact"):
+        raise HttpError(400, f'format must be "json" or "compact", got {fmt!r}')
+    if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1):
+        raise HttpError(400, f"max_tokens must be a positive integer, got {max_tokens!r}")
+    return str(fmt), max_tokens if max_tokens is not None else DEFAULT_MAX_TOKENS
+
+
 def build_app(holder: SnapshotHolder, config: ServeConfig, metrics: ServeMetrics | None = None) -> Starlette:
     metrics = metrics or ServeMetrics()
     limits = config.limits
@@ -147,15 +157,19 @@ def build_app(holder: SnapshotHolder, config: ServeConfig, metrics: ServeMetrics
         index, passages, _warning = holder.get()
         return index, passages
 
-    def one_search(index, req) -> JSONResponse:
+    def one_search(index, req) -> Response:
         if not isinstance(req, dict):
             raise HttpError(400, 'expected an object with "query"')
         _check_k(req, limits)
+        req = dict(req)
+        rendering, max_tokens = _rendering(req.pop("format", "json"), req.pop("max_tokens", None))
         result, failed = answer_one(index, req, 1, BatchDefaults())
         if failed:
             status = 500 if result["error"].startswith("internal error") else 400
             return _error(status, result["error"])
         metrics.searched(result)
+        if rendering == "compact":  # what an assistant reads: bounded text, the same hits (issue 18)
+            return PlainTextResponse(render_compact(result, max_tokens, token_counter(str(index.data.dir))))
         return JSONResponse(result)
 
     async def search(request: Request) -> Response:

@@ -42,6 +42,18 @@ def openapi_document(limits: Any) -> dict:
             "also": {"type": "array", "items": {"type": "string"}, "description": "other phrasings of the query"},
         },
     }
+    search_request = {
+        **request,
+        "properties": {
+            **request["properties"],
+            "format": {
+                "enum": ["json", "compact"],
+                "default": "json",
+                "description": "json: the response contract; compact: text for an assistant (text/plain)",
+            },
+            "max_tokens": {"type": "integer", "minimum": 1, "description": "compact only: whole hits within it"},
+        },
+    }
     errors = {
         "400": _json(error, "bad request"),
         "413": _json(error, "body too large"),
@@ -55,8 +67,17 @@ def openapi_document(limits: Any) -> dict:
             "/v1/search": {
                 "post": {
                     "operationId": "search",
-                    "requestBody": {"required": True, "content": {"application/json": {"schema": request}}},
-                    "responses": {"200": _json(search_response), **errors},
+                    "requestBody": {"required": True, "content": {"application/json": {"schema": search_request}}},
+                    "responses": {
+                        "200": {
+                            "description": "ok",
+                            "content": {
+                                "application/json": {"schema": search_response},
+                                "text/plain": {"schema": {"type": "string"}},
+                            },
+                        },
+                        **errors,
+                    },
                 }
             },
             "/v1/search:batch": {

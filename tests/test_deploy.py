@@ -248,6 +248,31 @@ def test_compose_matches_the_deployments():
     assert f"prefect-version: {project['prefect-version']}" in (ROOT / "deploy" / "prefect.yaml").read_text()
 
 
+def test_serving_replica_pulls_what_the_worker_exports():
+    """The serve service reads the volume export-live writes, and its image pins every base and [serve] requirement
+    from the lock (a dependency added to pyproject.toml and forgotten in the image would fail here, not in prod)."""
+    import tomllib
+
+    import yaml
+
+    compose = yaml.safe_load((ROOT / "deploy" / "compose.yaml").read_text())
+    serve, worker = compose["services"]["serve"], compose["services"]["worker"]
+    dockerfile = (ROOT / "deploy" / serve["build"]["dockerfile"].removeprefix("deploy/")).read_text()
+    volume = next(v for v in worker["volumes"] if v.endswith(":/app/serving"))
+    assert f"{volume.split(':')[0]}:/app/serving:ro" in serve["volumes"]
+    assert '"--from", "/app/serving"' in dockerfile and "--token-file" in dockerfile  # 0.0.0.0 needs tokens
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    wanted = [*project["dependencies"], *project["optional-dependencies"]["serve"]]
+    pinned = re.search(r"grep -E -i '\^\(([^)]*)\)==", dockerfile).group(1).split("|")
+    lock = (ROOT / "requirements.lock").read_text().lower()
+    for req in wanted:
+        name = re.match(r"[A-Za-z0-9_.-]+", req).group(0).lower()
+        assert name in pinned, f"{name} is a serving requirement the image does not take from the lock"
+        assert f"\n{name}==" in lock, f"{name} is not pinned in requirements.lock"
+    for stage in ("schemas", "query", "cli"):
+        assert f"COPY {stage} ./{stage}" in dockerfile
+
+
 def test_export_live_without_a_target_is_one_clear_line(tmp_path, monkeypatch):
     import importlib.util
 

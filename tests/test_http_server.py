@@ -84,11 +84,25 @@ def test_search_and_reads_answer_the_contract(server, refreshed):
         assert "trustindex_snapshot_swaps_total 1.0" in metrics
 
 
+def test_compact_format_is_bounded_text_with_the_same_hits(server):
+    with httpx.Client(base_url=server.url, timeout=30) as c:
+        q = {"query": "How do I install the Compact compiler?", "k": 3}
+        full = c.post("/v1/search", json=q).json()
+        r = c.post("/v1/search", json={**q, "format": "compact"})
+        assert r.status_code == 200 and r.headers["content-type"].startswith("text/plain")
+        assert full["hits"] and all(h["provenance"]["path"] in r.text for h in full["hits"])
+        tight = c.post("/v1/search", json={**q, "format": "compact", "max_tokens": 60}).text
+        assert "[trimmed:" in tight and len(tight) < len(r.text)
+        bad = c.post("/v1/search", json={**q, "format": "yaml"})
+        assert bad.status_code == 400 and "format must be" in bad.json()["error"]
+
+
 def test_openapi_describes_the_response_json_schema(server):
     doc = httpx.get(f"{server.url}/openapi.json").json()
     assert doc["openapi"].startswith("3.1")
     assert doc["components"]["schemas"]["SearchResponse"] == response_schema()
     ok = doc["paths"]["/v1/search"]["post"]["responses"]["200"]["content"]["application/json"]["schema"]
+    assert doc["paths"]["/v1/search"]["post"]["responses"]["200"]["content"]["text/plain"]
     assert ok == {"$ref": "#/components/schemas/SearchResponse"}
     assert {"/v1/search", "/v1/search:batch", "/v1/passages/{chunk_id}", "/metrics"} <= set(doc["paths"])
 
