@@ -33,7 +33,7 @@ from bench.common import (  # noqa: E402
     save,
 )
 
-STEPS = ["extract", "embedding", "lexical", "query", "refresh", "signatures", "quality"]
+STEPS = ["extract", "embedding", "lexical", "query", "serve", "refresh", "signatures", "quality"]
 
 
 def step_args(step: str, quick: bool) -> list[str]:
@@ -56,6 +56,8 @@ def step_args(step: str, quick: bool) -> list[str]:
         return [str(b / "bench_lexical.py")] + (["--files", "200", "--rounds", "2", "--queries", "50"] if quick else [])
     if step == "query":
         return [str(b / "bench_query.py")] + (["--sizes", "2000", "--reps", "1", "--cold-runs", "1"] if quick else [])
+    if step == "serve":
+        return [str(b / "bench_serve.py")] + (["--sizes", "2000", "--duration", "2"] if quick else [])
     if step == "refresh":
         return [str(b / "bench_refresh.py")] + (["--files", "200", "--body-chars", "300"] if quick else [])
     if step == "signatures":

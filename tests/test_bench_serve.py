@@ -1,0 +1,60 @@
+"""bench/bench_serve.py's client loop against a small real uvicorn server on loopback (no timing asserted)."""
+
+from __future__ import annotations
+
+import itertools
+import socket
+import threading
+import time
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from bench.bench_serve import LoadBounds, http_load, latency_summary
+
+
+def test_latency_summary_counts_errors_in_throughput_not_in_percentiles():
+    s = latency_summary([0.010, 0.020, 0.030, 0.040], errors=2, wall_s=2.0)
+    assert (s["requests"], s["ok"], s["errors"], s["qps"]) == (6, 4, 2, 3.0)
+    assert s["p50_ms"] == 25.0 and s["p50_ms"] <= s["p95_ms"] <= s["p99_ms"] <= 40.0
+    assert latency_summary([], errors=3, wall_s=1.0)["p99_ms"] is None
+
+
+def test_http_load_stops_at_the_request_bound_and_counts_refusals():
+    import uvicorn
+
+    seen = itertools.count(1)
+    queries: list[str] = []
+
+    async def search(request: Request):
+        body = await request.json()
+        n = next(seen)
+        queries.append(body["query"])
+        if n % 5 == 0:  # every 5th request (warm-up requests included) is refused
+            return JSONResponse({"error": "busy"}, status_code=503)
+        return JSONResponse({"hits": [], "k": body["k"]})
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(
+        uvicorn.Config(Starlette(routes=[Route("/v1/search", search, methods=["POST"])]), port=port, log_level="error")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 20
+        while not server.started:
+            assert time.monotonic() < deadline, "server did not start"
+            time.sleep(0.02)
+        r = http_load(f"http://127.0.0.1:{port}", ["a", "b", "c"], clients=3, bounds=LoadBounds(20.0, 60))
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+    total = len(queries)  # 3 untimed warm-up requests, then the 60 timed ones
+    assert total == 63 and r["requests"] == 60 and r["clients"] == 3
+    assert r["errors"] == r["failures"]["HTTP 503"] == 12  # requests 5, 10, ..., 60 of 4..63
+    assert r["ok"] == 60 - r["errors"] and r["p50_ms"] <= r["p99_ms"]
+    assert {"a", "b", "c"} == set(queries)
