@@ -17,6 +17,7 @@ from pathlib import Path
 
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
+from prefect.runtime import flow_run
 
 from trustindex.crawl.git import SourceError, commit_time, ensure_mirror, mirror_path, open_mirror, resolve_ref
 from trustindex.ingest import progress
@@ -270,6 +271,7 @@ def refresh_flow(
     result["sources"] = rows
     result["stages"] = stages + result["stages"]  # the sources in their configured order, then the build
     result["seconds"] = round(time.monotonic() - started, 3)
+    result["flow_run_id"] = str(flow_run.id) if flow_run.id else None
     write_run_record(Path(data_dir), result)
     publish_run_artifact(Path(data_dir), result)
     return result
