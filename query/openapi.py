@@ -24,28 +24,24 @@ def _json(schema: dict, description: str = "OK") -> dict:
 def openapi_document(limits: Any) -> dict:
     search_response = {"$ref": "#/components/schemas/SearchResponse"}
     error = {"$ref": "#/components/schemas/Error"}
-    request = {
-        "type": "object",
-        "required": ["query"],
-        "additionalProperties": False,
-        "properties": {
-            "query": {"type": "string", "minLength": 1, "maxLength": 10_000},
-            "k": {"type": "integer", "minimum": 1, "maximum": limits.max_k, "default": 10},
-            "targets": {
-                "oneOf": [
-                    {"type": "object", "additionalProperties": {"type": "string"}},
-                    {"type": "array", "items": {"type": "string", "pattern": "="}},
-                ],
-                "description": "{component: version or range}, or COMPONENT=VERSION strings",
-            },
-            "strict": {"type": "boolean", "default": False},
-            "also": {"type": "array", "items": {"type": "string"}, "description": "other phrasings of the query"},
+    properties: dict[str, Any] = {
+        "query": {"type": "string", "minLength": 1, "maxLength": 10_000},
+        "k": {"type": "integer", "minimum": 1, "maximum": limits.max_k, "default": 10},
+        "targets": {
+            "oneOf": [
+                {"type": "object", "additionalProperties": {"type": "string"}},
+                {"type": "array", "items": {"type": "string", "pattern": "="}},
+            ],
+            "description": "{component: version or range}, or COMPONENT=VERSION strings",
         },
+        "strict": {"type": "boolean", "default": False},
+        "also": {"type": "array", "items": {"type": "string"}, "description": "other phrasings of the query"},
     }
+    request = {"type": "object", "required": ["query"], "additionalProperties": False, "properties": properties}
     search_request = {
         **request,
         "properties": {
-            **request["properties"],
+            **properties,
             "format": {
                 "enum": ["json", "compact"],
                 "default": "json",
