@@ -35,6 +35,7 @@ from mcp.types import CallToolResult, ContentBlock, TextContent, ToolAnnotations
 from trustindex.query.batch import BatchDefaults
 from trustindex.query.batch import search_batch as search_batch_requests
 from trustindex.query.compact import DEFAULT_MAX_TOKENS, DETAILS, render_compact, token_counter
+from trustindex.query.policy_file import PolicyFile
 from trustindex.query.trust import evidence_class_of
 from trustindex.schemas.errors import SnapshotError, TrustIndexError
 from trustindex.schemas.snapshot import CURRENT, resolve_current
@@ -69,7 +70,7 @@ class LiveIndex:
         self.warning: str | None = None
         # (CURRENT content, None when the file is missing, and time) of the last failed load
         self._failed: tuple[str | None, float] | None = None
-        self._policy_mtime: float | None = None
+        self._policy_file = PolicyFile(self.policy_path)
 
     def _read_current(self) -> str | None:
         try:
@@ -117,24 +118,10 @@ class LiveIndex:
         log.info("serving snapshot %s", index.snapshot_id)
 
     def _policy(self):
-        from trustindex.schemas.policy import Policy
-
-        if self.policy_path is None:
-            return Policy.default()
-        self._policy_mtime = self.policy_path.stat().st_mtime if self.policy_path.is_file() else None
-        return Policy.load(self.policy_path)
+        return self._policy_file.load()
 
     def _maybe_reload_policy(self) -> None:
-        """policy.toml is read at query time (DESIGN.md): an edit changes scores without a restart."""
-        if self.index is None or self.policy_path is None or not self.policy_path.is_file():
-            return
-        mtime = self.policy_path.stat().st_mtime
-        if mtime != self._policy_mtime:
-            self._policy_mtime = mtime
-            try:
-                self.index.reload_policy(self.policy_path)
-            except TrustIndexError as e:
-                log.warning("policy %s not reloaded: %s", self.policy_path, e)
+        self._policy_file.reload_into(self.index)
 
 
 class PassageMap:

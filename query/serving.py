@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from trustindex.query.policy_file import PolicyFile
 from trustindex.schemas.errors import SnapshotError, TrustIndexError
 from trustindex.schemas.snapshot import CURRENT, MANIFEST, SNAPSHOTS_DIR, verify_snapshot
 
@@ -182,7 +183,7 @@ class SnapshotHolder:
         self.current: str | None = None
         self.warning: str | None = None
         self._failed: tuple[str | None, float] | None = None
-        self._policy_mtime: float | None = None
+        self._policy_file = PolicyFile(self.policy_path)
         self._poll_lock = threading.Lock()  # one poll at a time; searches never take it
 
     def get(self):
@@ -244,24 +245,10 @@ class SnapshotHolder:
         return False
 
     def _policy(self):
-        from trustindex.schemas.policy import Policy
-
-        if self.policy_path is None:
-            return Policy.default()
-        self._policy_mtime = self.policy_path.stat().st_mtime if self.policy_path.is_file() else None
-        return Policy.load(self.policy_path)
+        return self._policy_file.load()
 
     def _maybe_reload_policy(self) -> None:
-        """An edit of policy.toml changes scores without a restart (the Index swaps its state atomically)."""
-        if self.served is None or self.policy_path is None or not self.policy_path.is_file():
-            return
-        mtime = self.policy_path.stat().st_mtime
-        if mtime != self._policy_mtime:
-            self._policy_mtime = mtime
-            try:
-                self.served.index.reload_policy(self.policy_path)
-            except TrustIndexError as e:
-                log.warning("policy %s not reloaded: %s", self.policy_path, e)
+        self._policy_file.reload_into(self.served.index if self.served is not None else None)
 
     def run(self, interval: float, stop: threading.Event) -> None:
         while not stop.wait(interval):
