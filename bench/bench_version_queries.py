@@ -149,7 +149,8 @@ def main() -> None:
     index = Index.open(data_dir=args.work / "data", policy=Policy.default()).warm()
     queries = load(VERSION_QUERIES)
     modes = version_modes(index, queries)
-    judged = [q for f in sorted(EVAL.glob("*.jsonl")) for q in load(f)]
+    # Off-topic queries (bench/eval/off_topic.jsonl) judge no page: nothing to demote or rank there.
+    judged = [q for f in sorted(EVAL.glob("*.jsonl")) for q in load(f) if q.get("relevant")]
     pairs = legacy_pairs(index)
     demo = {"default": demotion(index, judged, pairs)}
     index.reload_policy(Policy.from_dict({"deprecation": {"legacy_docs_multiplier": 1.0}}))
