@@ -22,10 +22,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import orjson
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import JSONResponse as StarletteJSON
+from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 from trustindex.query.batch import BatchDefaults, RequestLimits, answer_one
@@ -77,6 +79,14 @@ def load_tokens(token_file: str | None, env_value: str | None) -> frozenset[str]
     return frozenset(tokens)
 
 
+class JSONResponse(StarletteJSON):
+    """orjson instead of json.dumps: the same JSON values, ~0.06 ms instead of ~0.5 ms for a 10-hit search
+    response, time the event loop and the other searches' threads get back."""
+
+    def render(self, content) -> bytes:
+        return orjson.dumps(content, option=orjson.OPT_NON_STR_KEYS)
+
+
 class HttpError(Exception):
     def __init__(self, status: int, message: str):
         super().__init__(message)
@@ -114,6 +124,7 @@ def _rendering(fmt: object, max_tokens: object) -> tuple[str, int | None]:
 
 def build_app(holder: SnapshotHolder, config: ServeConfig, metrics: ServeMetrics | None = None) -> Starlette:
     metrics = metrics or ServeMetrics()
+    metrics.watch_query_vectors(lambda: (lambda served: served.index.state if served else None)(holder.served))
     limits = config.limits
     busy = {"n": 0}
 

@@ -84,6 +84,24 @@ def test_search_and_reads_answer_the_contract(server, refreshed):
         assert "trustindex_snapshot_swaps_total 1.0" in metrics
 
 
+def test_v1_search_answers_what_the_python_api_answers(server, index):
+    """The served index (warmed, keeping query vectors) and a plain ``Index.open`` give the same JSON, asked twice
+    (the second time from the server's query-vector cache), targets, strict, ``also`` and duplicates included."""
+    from tests.test_serving_load import QUERIES
+
+    with httpx.Client(base_url=server.url, timeout=60) as c:
+        for _ in range(2):
+            for q, kw in QUERIES:
+                if kw.get("k", 10) > LIMITS.max_k:
+                    continue
+                r = c.post("/v1/search", json={"query": q, **kw})
+                assert r.status_code == 200, r.text
+                assert r.json() == json.loads(json.dumps(index.search(q, **kw))), q
+        lookups = [line for line in c.get("/metrics").text.splitlines() if "query_vector_lookups_total{" in line]
+    hits = next(float(line.rsplit(" ", 1)[1]) for line in lookups if 'result="hit"' in line)
+    assert hits >= len(QUERIES)  # the second round, at least, came from the cache
+
+
 def test_compact_format_is_bounded_text_with_the_same_hits(server):
     with httpx.Client(base_url=server.url, timeout=30) as c:
         q = {"query": "How do I install the Compact compiler?", "k": 3}
