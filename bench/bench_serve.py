@@ -1,9 +1,17 @@
 """Serving load: ``trustindex serve`` over HTTP on loopback at 1, 4 and 16 clients, against in-process search.
 
-    PYTHONPATH=. .venv/bin/python bench/bench_serve.py [--sizes 20000 [100000]] [--duration 15] [--max-requests 5000]
+    PYTHONPATH=. .venv/bin/python bench/bench_serve.py [--data DIR] [--sizes 20000 [100000]] [--duration 15]
+        [--max-requests 5000]
 
-Snapshot: synthetic (bench/synthetic.py) of 20,000 passages by default, with the real ONNX
-int8 query encoder, so every request embeds its query with the real model.
+Snapshot: ``--data DIR``, a built data directory (the real-docs one: ~20k passages of the
+Midnight docs), or else synthetic ones (bench/synthetic.py) of ``--sizes`` passages (20,000 by
+default), with the real ONNX int8 query encoder.
+
+Queries, two sets: "repeated", the 30 questions of bench/bench_query.py in turn (a server keeps
+the last 1,024 query vectors, query/state.py ``QueryVectors``, so after the first round these
+skip the encoder; the hits are read from the server's /metrics and reported), and "distinct",
+every request a query text not asked before (a question or judged query of bench/eval with two
+added words), so every request runs the encoder.
 
 Server: ``python -m trustindex.cli.main serve --data DIR --port P`` in its own process (the
 clients never share its GIL), ready once ``/readyz`` answers (it has opened, verified and
@@ -14,10 +22,11 @@ keep-alive ``httpx.Client``, posting ``{"query": q, "k": 10}`` to ``/v1/search``
 Errors are non-200 answers and transport failures; latency percentiles are over the
 successful requests.
 
-Reference, same run: the same questions through the Python API (``Index.open(...).warm()``,
-then ``Index.search(q, k=10)``) in a fresh process at 1 client, bounded the same way;
-overhead = HTTP p50 at 1 client / in-process p50.  On a 2-core machine the clients take CPU
-from the server, so the 16-client figures include the load generator's own cost.
+Reference, same run: the same queries through the Python API (``Index.open(...,
+query_cache=1024).warm()``, as the server opens it, then ``Index.search(q, k=10)``) in a fresh
+process at 1 client, bounded the same way; overhead = HTTP p50 at 1 client / in-process p50.
+On a 2-core machine the clients take CPU from the server, so the 16-client figures include the
+load generator's own cost.
 """
 
 from __future__ import annotations
@@ -39,6 +48,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import WORK, bench_env, figure, print_figures, save, setup_env  # noqa: E402
 
 LEVELS = (1, 4, 16)
+QUERY_SETS = ("repeated", "distinct")
+EXTRA_WORDS = (
+    "example", "error", "version", "setup", "testnet", "wallet", "contract", "node", "docker", "typescript",
+    "ledger", "proof", "token", "deploy", "config", "api", "update", "local", "key", "state",
+)  # fmt: skip
 GOAL_QPS = 200.0
 GOAL_P99_MS = 50.0
 GOAL_OVERHEAD = 1.3
@@ -127,30 +141,50 @@ def http_load(url: str, queries: list[str], clients: int, bounds: LoadBounds) ->
     return out
 
 
-# -- the in-process reference (its own process) ----------------------------------------------------
-def inprocess_worker(data: str, bounds: LoadBounds) -> dict:
+def query_set(name: str, n: int) -> list[str]:
+    """ "repeated": the 30 questions; "distinct": ``n`` query texts, none the same (so none skips the encoder)."""
     from bench.bench_query import QUESTIONS
-    from trustindex.query.index import Index
 
-    index = Index.open(data_dir=data).warm()
-    index.search(QUESTIONS[0], k=10)
+    if name == "repeated":
+        return list(QUESTIONS)
+    eval_dir = Path(__file__).resolve().parent / "eval"
+    base = list(QUESTIONS) + [
+        json.loads(line)["query"] for f in sorted(eval_dir.glob("*.jsonl")) for line in f.read_text().splitlines()
+    ]
+    pairs = [(a, b) for a in EXTRA_WORDS for b in EXTRA_WORDS if a != b]
+    out = [f"{q} {a} {b}" for a, b in pairs for q in base][:n]
+    if len(set(out)) != n:
+        raise ValueError(f"only {len(set(out))} distinct queries for {n} requests; lower --max-requests")
+    return out
+
+
+# -- the in-process reference (its own process) ----------------------------------------------------
+def inprocess_worker(data: str, bounds: LoadBounds, queries_name: str) -> dict:
+    from trustindex.query.index import Index
+    from trustindex.query.serving import QUERY_CACHE
+
+    queries = query_set(queries_name, bounds.max_requests + 1)
+    index = Index.open(data_dir=data, query_cache=QUERY_CACHE).warm()
+    index.search(queries[-1], k=10)
     times: list[float] = []
     end = time.perf_counter() + bounds.duration_s
     t_all = time.perf_counter()
     while len(times) < bounds.max_requests and time.perf_counter() < end:
-        q = QUESTIONS[len(times) % len(QUESTIONS)]
+        q = queries[len(times) % len(queries)]
         t0 = time.perf_counter()
         index.search(q, k=10)
         times.append(time.perf_counter() - t0)
     return latency_summary(times, 0, time.perf_counter() - t_all)
 
 
-def measure_inprocess(data: Path, bounds: LoadBounds) -> dict:
+def measure_inprocess(data: Path, bounds: LoadBounds, queries_name: str) -> dict:
     cmd = [
         sys.executable,
         str(Path(__file__).resolve()),
         "--inprocess-worker",
         str(data),
+        "--queries",
+        queries_name,
         "--duration",
         str(bounds.duration_s),
         "--max-requests",
@@ -231,8 +265,20 @@ class ServerProcess:
         self.log.close()
 
 
-def level_figures(k: int, c: int, r: dict, ref: dict) -> list[dict]:
-    at = f"@ {k}k, {c} client{'s' if c > 1 else ''}"
+def vector_lookups(url: str) -> dict[str, int]:
+    """The server's query-vector cache lookups so far, by result (its /metrics)."""
+    import httpx
+
+    out = {"hit": 0, "miss": 0}
+    for line in httpx.get(f"{url}/metrics", timeout=30).text.splitlines():
+        if line.startswith("trustindex_query_vector_lookups_total{"):
+            result = line.split('result="', 1)[1].split('"', 1)[0]
+            out[result] = out.get(result, 0) + int(float(line.rsplit(" ", 1)[1]))
+    return out
+
+
+def level_figures(at_what: str, qset: str, c: int, r: dict, ref: dict) -> list[dict]:
+    at = f"{'' if qset == 'repeated' else ', distinct queries'} @ {at_what}, {c} client{'s' if c > 1 else ''}"
     qps_goal = dict(goal=f"≥ {GOAL_QPS:.0f}", met=r["qps"] >= GOAL_QPS) if c == 16 else {}
     p99_goal = dict(goal=f"≤ {GOAL_P99_MS:.0f} ms", met=(r["p99_ms"] or 1e9) <= GOAL_P99_MS) if c == 16 else {}
     qps_ref = dict(reference="in-process, 1 client", reference_value=ref["qps"], ratio=r["qps"] / ref["qps"])
@@ -245,83 +291,124 @@ def level_figures(k: int, c: int, r: dict, ref: dict) -> list[dict]:
             goal=f"overhead ≤ {GOAL_OVERHEAD}×",
             met=r["p50_ms"] / ref["p50_ms"] <= GOAL_OVERHEAD,
         )
+    hits = r["vector_lookups"]
     return [
-        figure(f"HTTP queries/s {at}", r["qps"], "q/s", **(qps_ref if c == 1 else {}), **qps_goal),
-        figure(f"HTTP p50 {at}", r["p50_ms"] or float("nan"), "ms", **p50_ref),
-        figure(f"HTTP p95 {at}", r["p95_ms"] or float("nan"), "ms"),
-        figure(f"HTTP p99 {at}", r["p99_ms"] or float("nan"), "ms", **p99_goal),
-        figure(f"HTTP errors {at}", r["errors"], "requests", goal="0", met=r["errors"] == 0),
+        figure(f"HTTP queries/s{at}", r["qps"], "q/s", **qps_ref, **qps_goal),
+        figure(f"HTTP p50{at}", r["p50_ms"] or float("nan"), "ms", **p50_ref),
+        figure(f"HTTP p95{at}", r["p95_ms"] or float("nan"), "ms"),
+        figure(f"HTTP p99{at}", r["p99_ms"] or float("nan"), "ms", **p99_goal),
+        figure(f"HTTP errors{at}", r["errors"], "requests", goal="0", met=r["errors"] == 0),
+        figure(
+            f"HTTP query-vector cache hits{at}",
+            hits["hit"],
+            "requests",
+            reference="lookups",
+            reference_value=hits["hit"] + hits["miss"],
+        ),
     ]
 
 
-def run(sizes: list[int], levels: list[int], bounds: LoadBounds) -> dict:
-    from bench import synthetic
-    from bench.bench_query import QUESTIONS
+def snapshots(data_dir: str | None, sizes: list[int]):
+    """(label, data directory, build info) of each snapshot to load: ``data_dir`` or the synthetic sizes."""
+    if data_dir:
+        from trustindex.schemas.snapshot import read_manifest, resolve_current
 
+        live = resolve_current(Path(data_dir))
+        n = int(read_manifest(live).row_counts["chunks"])
+        yield f"real docs {n / 1000:.1f}k", Path(data_dir), {"snapshot_id": live.name, "n": n}
+        return
+    from bench import synthetic
+
+    for n in sizes:
+        data, info = synthetic.build(n, ann=False)
+        yield f"{n // 1000}k", data, info
+
+
+def run(data_dir: str | None, sizes: list[int], levels: list[int], bounds: LoadBounds) -> dict:
     figures, results, builds = [], {}, {}
     load_before = round(os.getloadavg()[0], 2)
-    for n in sizes:
-        k = n // 1000
-        data, info = synthetic.build(n, ann=False)
-        builds[str(n)] = info
-        ref = measure_inprocess(data, bounds)
-        print(f"  {n} in-process, 1 client: {ref}", flush=True)
-        per_level = {}
-        with ServerProcess(data, WORK / f"serve-{n}.log") as server:
-            print(f"  {n} server ready in {server.ready_s:.1f} s", flush=True)
-            for c in levels:
-                r = http_load(server.url, QUESTIONS, c, bounds)
-                r["load_average_1m"] = round(os.getloadavg()[0], 2)
-                per_level[str(c)] = r
-                print(f"  {n} HTTP, {c} clients: {r}", flush=True)
+    for label, data, info in snapshots(data_dir, sizes):
+        builds[label] = info
+        refs = {q: measure_inprocess(data, bounds, q) for q in QUERY_SETS}
+        for q, ref in refs.items():
+            print(f"  {label} in-process, {q} queries, 1 client: {ref}", flush=True)
+        per_level: dict[str, dict] = {q: {} for q in QUERY_SETS}
+        with ServerProcess(data, WORK / f"serve-{label.replace(' ', '-')}.log") as server:
+            print(f"  {label} server ready in {server.ready_s:.1f} s", flush=True)
+            per = bounds.max_requests + max(levels)  # a level's timed requests and its clients' warm-up ones
+            for q in QUERY_SETS:
+                queries = query_set(q, per * len(levels))
+                for j, c in enumerate(levels):  # distinct: each level its own queries, none asked before
+                    before = vector_lookups(server.url)
+                    r = http_load(
+                        server.url, queries if q == "repeated" else queries[j * per : (j + 1) * per], c, bounds
+                    )
+                    after = vector_lookups(server.url)
+                    r["vector_lookups"] = {k: after[k] - before.get(k, 0) for k in after}
+                    r["load_average_1m"] = round(os.getloadavg()[0], 2)
+                    per_level[q][str(c)] = r
+                    print(f"  {label} HTTP, {q} queries, {c} clients: {r}", flush=True)
             rss = server.peak_rss_mib()
-        results[str(n)] = {
-            "inprocess": ref,
+        results[label] = {
+            "inprocess": refs,
             "http": per_level,
             "server_ready_s": round(server.ready_s, 2),
             "server_peak_rss_mib": rss,
         }
-        figures.append(figure(f"in-process search queries/s @ {k}k, 1 client", ref["qps"], "q/s"))
-        figures.append(figure(f"in-process search p50 @ {k}k, 1 client", ref["p50_ms"], "ms"))
-        figures.append(figure(f"in-process search p99 @ {k}k, 1 client", ref["p99_ms"], "ms"))
-        for c in levels:
-            figures += level_figures(k, c, per_level[str(c)], ref)
+        for q, ref in refs.items():
+            of = "" if q == "repeated" else ", distinct queries"
+            figures.append(figure(f"in-process search queries/s{of} @ {label}, 1 client", ref["qps"], "q/s"))
+            figures.append(figure(f"in-process search p50{of} @ {label}, 1 client", ref["p50_ms"], "ms"))
+            figures.append(figure(f"in-process search p99{of} @ {label}, 1 client", ref["p99_ms"], "ms"))
+            for c in levels:
+                figures += level_figures(label, q, c, per_level[q][str(c)], ref)
         if rss is not None:
-            figures.append(figure(f"server peak RSS @ {k}k", rss, "MiB"))
+            figures.append(figure(f"server peak RSS @ {label}", rss, "MiB"))
+    what = (
+        "a data directory given by --data ("
+        + ", ".join(f"{k}: snapshot {b['snapshot_id']}" for k, b in builds.items())
+        + ")"
+        if data_dir
+        else f"synthetic snapshots (bench/synthetic.py) of {', '.join(str(s) for s in sizes)} passages"
+    )
     return {
         "figures": figures,
         "results": results,
         "builds": builds,
         "load_average_1m_before": load_before,
-        "method": f"bench/bench_serve.py: synthetic snapshots (bench/synthetic.py) of "
-        f"{', '.join(str(s) for s in sizes)} passages with the real ONNX int8 query encoder; `trustindex serve "
-        f"--data` in its own process on loopback, clients = threads in the bench process, one keep-alive httpx "
-        f"client each, POST /v1/search k 10 over the {len(QUESTIONS)} questions of bench_query.py in turn; "
+        "method": f"bench/bench_serve.py: {what} with the real ONNX int8 query encoder; `trustindex serve "
+        f"--data` in its own process on loopback (it keeps the last 1,024 query vectors), clients = threads in "
+        f"the bench process, one keep-alive httpx client each, POST /v1/search k 10; two query sets: repeated "
+        f"(the 30 questions of bench_query.py in turn: after the first round the server's query-vector cache "
+        f"answers, the hits are counted from its /metrics) and distinct (every request a text not asked before: "
+        f"a question or judged query of bench/eval with two added words, so every request runs the encoder); "
         f"levels {', '.join(map(str, levels))} clients, each {bounds.duration_s:g} s or "
         f"{bounds.max_requests} requests, whichever first; q/s counts every answer, percentiles the successful "
-        f"ones. Reference: Index.open().warm() then Index.search(k=10), the same questions at 1 client in a "
-        f"fresh process, bounded the same way, before the server starts; overhead = HTTP p50 / in-process p50 at "
-        f"1 client. Clients and server share the machine's cores, so the multi-client figures include the load "
-        f"generator's cost; the 1-minute load average is recorded per level.",
+        f"ones. Reference: Index.open(query_cache=1024).warm() then Index.search(k=10), the same query set at 1 "
+        f"client in a fresh process, bounded the same way, before the server starts; overhead = HTTP p50 / "
+        f"in-process p50 at 1 client. Clients and server share the machine's cores, so the multi-client figures "
+        f"include the load generator's cost; the 1-minute load average is recorded per level.",
     }
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", metavar="DIR", help="a built data directory to serve (else synthetic --sizes)")
     ap.add_argument("--sizes", type=int, nargs="+", default=[20_000], help="snapshot sizes (100000 is opt-in)")
     ap.add_argument("--levels", type=int, nargs="+", default=list(LEVELS), help="concurrent clients per level")
     ap.add_argument("--duration", type=float, default=LoadBounds.duration_s, help="seconds per level")
     ap.add_argument("--max-requests", type=int, default=LoadBounds.max_requests, help="requests per level at most")
     ap.add_argument("--inprocess-worker", metavar="DATA_DIR", help=argparse.SUPPRESS)
+    ap.add_argument("--queries", choices=QUERY_SETS, default="repeated", help=argparse.SUPPRESS)
     ap.add_argument("--no-save", action="store_true")
     a = ap.parse_args(argv)
     setup_env()
     bounds = LoadBounds(a.duration, a.max_requests)
     if a.inprocess_worker:
-        print(json.dumps(inprocess_worker(a.inprocess_worker, bounds)))
+        print(json.dumps(inprocess_worker(a.inprocess_worker, bounds, a.queries)))
         return 0
     print(f"  load average (1 min) at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores", flush=True)
-    r = run(sorted(a.sizes), sorted(a.levels), bounds)
+    r = run(a.data, sorted(a.sizes), sorted(a.levels), bounds)
     print_figures("serve", r["figures"])
     print(f"  load average (1 min) at end: {os.getloadavg()[0]:.2f}", flush=True)
     if not a.no_save:

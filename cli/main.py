@@ -271,7 +271,8 @@ def cmd_serve(a) -> int:
         if a.source
         else DataDirSource(Path(a.data))
     )
-    serve(SnapshotHolder(source, a.policy), config)
+    cache = {} if a.query_cache is None else {"query_cache": a.query_cache}  # default: serving.QUERY_CACHE
+    serve(SnapshotHolder(source, a.policy, **cache), config)
     return 0
 
 

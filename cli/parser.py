@@ -225,6 +225,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--token-file", metavar="FILE", help="bearer tokens, one a line (also $TRUSTINDEX_TOKENS)")
     s.add_argument("--poll", type=float, default=5.0, metavar="SECONDS", help="how often to look at CURRENT")
     s.add_argument("--grace", type=float, default=600.0, metavar="SECONDS", help="keep old cached snapshots this long")
+    s.add_argument(
+        "--query-cache",
+        type=int,
+        metavar="N",
+        help="keep the vectors of the N most recent distinct queries (0: embed every query; default 1024)",
+    )
     s.add_argument("--max-k", type=int, default=100, help="the largest k a request may ask for")
     s.add_argument("--max-batch", type=int, default=64, help="the most requests in one batch")
     s.add_argument("--max-body", type=int, default=1 << 20, metavar="BYTES", help="the largest request body")

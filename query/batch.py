@@ -29,6 +29,25 @@ class BatchDefaults:
     strict: bool = False
 
 
+@dataclass(frozen=True)
+class RequestLimits:
+    """What one request may ask of a long-running server, the same over every transport: ``serve``'s
+    ``/v1/search`` and ``/v1/search:batch``, and the MCP tools over stdio and over ``/mcp``.  The query's length
+    is bounded for every caller by ``Index.search`` (``query.index.MAX_QUERY_CHARS``)."""
+
+    max_k: int = 100
+    max_batch: int = 64
+
+    def check_k(self, k: object) -> int:
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= self.max_k:
+            raise QueryError(f"k must be an integer from 1 to {self.max_k}, got {k!r}")
+        return k
+
+    def check_batch(self, n: int) -> None:
+        if n > self.max_batch:
+            raise QueryError(f"batch of {n} requests; the limit is {self.max_batch}")
+
+
 def _one_line(e: BaseException) -> str:
     msg = " ".join(str(e).split())
     return msg if isinstance(e, TrustIndexError) else f"internal error: {type(e).__name__}: {msg}"
@@ -50,12 +69,17 @@ def _request(raw) -> dict:
     return raw
 
 
-def answer_one(index, raw, line: int, defaults: BatchDefaults = BatchDefaults()) -> tuple[dict, bool]:
-    """The response to one request (a JSON line or a dict), or its error object; and whether it failed."""
+def answer_one(
+    index, raw, line: int, defaults: BatchDefaults = BatchDefaults(), limits: RequestLimits | None = None
+) -> tuple[dict, bool]:
+    """The response to one request (a JSON line or a dict), or its error object; and whether it failed.
+    ``limits``: a server's (none for the command line and the Python API, which only ``Index.search`` bounds)."""
     try:
         req = _request(raw)
         k = req.get("k", defaults.k)
-        if isinstance(k, bool) or not isinstance(k, int):
+        if limits is not None:
+            limits.check_k(k)
+        elif isinstance(k, bool) or not isinstance(k, int):
             raise QueryError(f"k must be an integer, got {k!r}")
         r = index.search(
             req["query"],
@@ -69,10 +93,12 @@ def answer_one(index, raw, line: int, defaults: BatchDefaults = BatchDefaults())
         return {"line": line, "error": _one_line(e)}, True
 
 
-def search_batch(index, requests: Iterable, defaults: BatchDefaults = BatchDefaults()) -> Iterator[dict]:
+def search_batch(
+    index, requests: Iterable, defaults: BatchDefaults = BatchDefaults(), limits: RequestLimits | None = None
+) -> Iterator[dict]:
     """Answer each request in order (dicts or JSON strings; ``line`` counts from 1)."""
     for n, raw in enumerate(requests, 1):
-        yield answer_one(index, raw, n, defaults)[0]
+        yield answer_one(index, raw, n, defaults, limits)[0]
 
 
 def batch_lines(index, text: str, defaults: BatchDefaults = BatchDefaults()) -> Iterator[tuple[dict, bool]]:

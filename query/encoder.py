@@ -75,6 +75,11 @@ def session_options(threads: int) -> ort.SessionOptions:
     # One graph, one request at a time: parallel execution only adds scheduling overhead.
     opts.inter_op_num_threads = 1
     opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    # Idle intra-op threads sleep instead of spinning: on a shared or busy machine (a server answering several
+    # searches at once) spinning threads take the cores the other searches need.  Measured in `trustindex serve`
+    # on the 2-core machine at load ~10, 20k passages, every query embedded: p50 81 -> 29 ms at 1 client, server CPU per
+    # request 24 -> 19 ms at 16 clients (docs/benchmarks.md, serve).
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     opts.log_severity_level = 3
     return opts

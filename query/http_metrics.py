@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -29,6 +33,26 @@ class ServeMetrics:
         self.failures = Counter(
             "trustindex_snapshot_load_failures", "snapshots not served, by the stage that failed", ["stage"], registry=r
         )
+
+    def watch_query_vectors(self, served_state: Callable[[], Any]) -> None:
+        """Report the served state's query-vector lookups (query/state.py ``QueryVectors``), hits and misses, as
+        counters labelled with the snapshot (a swap starts new series: the vectors belong to its encoder)."""
+
+        class Lookups:
+            def collect(self):
+                family = CounterMetricFamily(
+                    "trustindex_query_vector_lookups",
+                    "query vectors looked up in the served snapshot's cache, by result",
+                    labels=["snapshot_id", "result"],
+                )
+                state = served_state()
+                if state is not None:
+                    qv = state.query_vectors
+                    family.add_metric([state.snapshot_id, "hit"], qv.hits)
+                    family.add_metric([state.snapshot_id, "miss"], qv.misses)
+                yield family
+
+        self.registry.register(Lookups())
 
     # query.serving.LoadEvents
     def loaded(self, snapshot_id: str) -> None:

@@ -22,13 +22,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import orjson
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import JSONResponse as StarletteJSON
+from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-from trustindex.query.batch import BatchDefaults, answer_one
+from trustindex.query.batch import BatchDefaults, RequestLimits, answer_one
 from trustindex.query.compact import DEFAULT_MAX_TOKENS, render_compact, token_counter
 from trustindex.query.http_metrics import CONTENT_TYPE, ServeMetrics
 from trustindex.query.mcp_server import MAX_NEIGHBOURS, build_server, list_sources, list_versions
@@ -41,10 +43,10 @@ OPEN_ROUTES = ("/healthz", "/readyz")
 
 
 @dataclass(frozen=True)
-class ServeLimits:
+class ServeLimits(RequestLimits):
+    """A request's limits (``k``, batch length: shared with the MCP tools) and the server's own."""
+
     max_body_bytes: int = 1 << 20
-    max_k: int = 100
-    max_batch: int = 64
     max_concurrency: int = 64
 
 
@@ -77,6 +79,14 @@ def load_tokens(token_file: str | None, env_value: str | None) -> frozenset[str]
     return frozenset(tokens)
 
 
+class JSONResponse(StarletteJSON):
+    """orjson instead of json.dumps: the same JSON values, ~0.06 ms instead of ~0.5 ms for a 10-hit search
+    response, time the event loop and the other searches' threads get back."""
+
+    def render(self, content) -> bytes:
+        return orjson.dumps(content, option=orjson.OPT_NON_STR_KEYS)
+
+
 class HttpError(Exception):
     def __init__(self, status: int, message: str):
         super().__init__(message)
@@ -103,12 +113,6 @@ async def _json_body(request: Request, limits: ServeLimits):
         raise HttpError(400, f"malformed JSON ({getattr(e, 'msg', 'not UTF-8')}{where})") from None
 
 
-def _check_k(req: dict, limits: ServeLimits) -> None:
-    k = req.get("k", 10) if isinstance(req, dict) else 10
-    if isinstance(k, int) and not isinstance(k, bool) and not 1 <= k <= limits.max_k:
-        raise HttpError(400, f"k must be an integer from 1 to {limits.max_k}, got {k!r}")
-
-
 def _rendering(fmt: object, max_tokens: object) -> tuple[str, int | None]:
     """``format``: "json" (the response contract) or "compact" (text for assistants, ``max_tokens`` bounded)."""
     if fmt not in ("json", "compact"):
@@ -120,6 +124,7 @@ def _rendering(fmt: object, max_tokens: object) -> tuple[str, int | None]:
 
 def build_app(holder: SnapshotHolder, config: ServeConfig, metrics: ServeMetrics | None = None) -> Starlette:
     metrics = metrics or ServeMetrics()
+    metrics.watch_query_vectors(lambda: (lambda served: served.index.state if served else None)(holder.served))
     limits = config.limits
     busy = {"n": 0}
 
@@ -160,10 +165,9 @@ def build_app(holder: SnapshotHolder, config: ServeConfig, metrics: ServeMetrics
     def one_search(index, req) -> Response:
         if not isinstance(req, dict):
             raise HttpError(400, 'expected an object with "query"')
-        _check_k(req, limits)
         req = dict(req)
         rendering, max_tokens = _rendering(req.pop("format", "json"), req.pop("max_tokens", None))
-        result, failed = answer_one(index, req, 1, BatchDefaults())
+        result, failed = answer_one(index, req, 1, BatchDefaults(), limits)
         if failed:
             status = 500 if result["error"].startswith("internal error") else 400
             return _error(status, result["error"])
@@ -182,16 +186,13 @@ def build_app(holder: SnapshotHolder, config: ServeConfig, metrics: ServeMetrics
         reqs = body.get("requests") if isinstance(body, dict) else body
         if not isinstance(reqs, list):
             raise HttpError(400, 'expected {"requests": [...]} or a list of requests')
-        if len(reqs) > limits.max_batch:
-            raise HttpError(400, f"batch of {len(reqs)} requests; the limit is {limits.max_batch}")
-        for req in reqs:
-            _check_k(req, limits)
+        limits.check_batch(len(reqs))
         index, _ = served()
 
         def run() -> list[dict]:
             out = []
             for n, req in enumerate(reqs, 1):
-                result, failed = answer_one(index, req, n, BatchDefaults())
+                result, failed = answer_one(index, req, n, BatchDefaults(), limits)
                 if not failed:
                     metrics.searched(result)
                 out.append(result)
@@ -267,7 +268,8 @@ def build_app(holder: SnapshotHolder, config: ServeConfig, metrics: ServeMetrics
         route("/metrics", ["GET"])(metrics_route),
         route("/openapi.json", ["GET"])(openapi),
     ]
-    mcp = build_server(Path("."), live=holder)  # type: ignore[arg-type]  # SnapshotHolder.get has LiveIndex's shape
+    # SnapshotHolder.get has LiveIndex's shape; the tools check k and batch length against the same limits
+    mcp = build_server(Path("."), live=holder, limits=limits)  # type: ignore[arg-type]
     mcp_app = mcp.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, host=config.host)
 
     @contextlib.asynccontextmanager
@@ -275,9 +277,42 @@ def build_app(holder: SnapshotHolder, config: ServeConfig, metrics: ServeMetrics
         async with mcp.session_manager.run():
             yield
 
-    app = Starlette(routes=[*routes, *mcp_app.routes], lifespan=lifespan)
+    mcp_routes = [
+        Route(r.path, _BoundedBody(r.app, limits.max_body_bytes), methods=r.methods) if isinstance(r, Route) else r
+        for r in mcp_app.routes
+    ]
+    app = Starlette(routes=[*routes, *mcp_routes], lifespan=lifespan)
     app.state.metrics = metrics
     return _with_auth(app, config.tokens) if config.tokens else app
+
+
+class _BoundedBody:
+    """The body limit of ``/v1/search`` for an ASGI app that reads its own body (the MCP transport): the body is
+    read here first, up to ``max_bytes``, and replayed to the app.  (A class: Starlette's Route would take a
+    function for a request handler.)"""
+
+    def __init__(self, app, max_bytes: int):
+        self.app, self.max_bytes = app, max_bytes
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        messages, size = [], 0
+        while True:
+            message = await receive()
+            messages.append(message)
+            size += len(message.get("body", b""))
+            if size > self.max_bytes:
+                response = _error(413, f"request body is over the limit of {self.max_bytes} bytes")
+                return await response(scope, receive, send)
+            if message["type"] != "http.request" or not message.get("more_body"):
+                break
+        replay = iter(messages)
+
+        async def again():
+            return next(replay, None) or await receive()
+
+        await self.app(scope, again, send)
 
 
 def _with_auth(app, tokens: frozenset[str]):

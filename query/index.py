@@ -62,8 +62,8 @@ class Index:
     """Searches one snapshot under one policy.  Everything a search reads lives in ``self.state``
     (query/state.py), replaced whole by ``reload_policy``; a search takes it once and uses nothing else."""
 
-    def __init__(self, data: SnapshotData, policy: Policy):
-        self.state = SearchState.open(data, policy)
+    def __init__(self, data: SnapshotData, policy: Policy, query_cache: int = 0):
+        self.state = SearchState.open(data, policy, query_cache)
 
     # Read-only views of the current state (callers outside a search: calibration, benchmarks, tests).
     @property
@@ -95,14 +95,16 @@ class Index:
         policy: Policy | str | Path | None = None,
         verify: bool = True,
         warm: bool = False,
+        query_cache: int = 0,
     ) -> Index:
-        """Open a snapshot directory, or the live snapshot of a data directory (``warm``: see ``warm()``)."""
+        """Open a snapshot directory, or the live snapshot of a data directory (``warm``: see ``warm()``;
+        ``query_cache``: how many query vectors a long-running process keeps, query/state.py ``QueryVectors``)."""
         if path is None:
             path = resolve_current(data_dir or "data")
         elif (Path(path) / "CURRENT").is_file():
             path = resolve_current(path)
         pol = policy if isinstance(policy, Policy) else Policy.load(policy)
-        index = cls(SnapshotData(Path(path), verify=verify), pol)
+        index = cls(SnapshotData(Path(path), verify=verify), pol, query_cache)
         return index.warm() if warm else index
 
     def reload_policy(self, policy: Policy | str | Path | None) -> None:
@@ -117,6 +119,7 @@ class Index:
         state = self.state
         state.dense.warm()
         state.prior(reference_day())
+        state.data.warm()
         return self
 
     # -- search -------------------------------------------------------------------------------
@@ -139,7 +142,7 @@ class Index:
         d = st.data
         # The user's query is embedded on its own: int8 dynamic quantisation scales activations per batch,
         # so a batch-mate would shift its vector, and with it the match tier.
-        vecs = st.encoder.encode([query])
+        vecs = st.query_vectors.encode(query)
         if phrasings:
             vecs = np.concatenate([vecs, st.encoder.encode(phrasings)])
         fz, depth = policy["fusion"], policy["fusion"]["candidate_depth"]
@@ -210,7 +213,8 @@ class Index:
             abstained, reason = True, "evidence_floor"
         if reason in ("no_candidates", "version_unavailable"):
             hits = []
-        for h in hits[:k]:
+        for h, text in zip(hits[:k], d.texts([h["i"] for h in hits[:k]]), strict=True):
+            h["text"] = text
             h["factors"] = _factors(st, h["i"], today, vfs.get(h["i"]), tlist, strict, docs_targeted)
         out_hits = [
             R.hit(d, h, rank, ceiling, pool_best, dense_rank, lex_rank, cos_user, lex_user)
@@ -333,15 +337,15 @@ def _rerank(st: SearchState, query: str, cands: list[dict], channels: dict):
 
 def _collapse(d: SnapshotData, cands: list[dict]) -> list[dict]:
     """Identical passages become one hit (the first in order) with the others in also_in."""
-    texts = d.texts([c["i"] for c in cands])
-    first: dict[str, dict] = {}
+    groups = d.text_groups()
+    first: dict[int, dict] = {}
     hits = []
-    for c, key in zip(cands, texts, strict=True):
-        c["text"] = key
-        if key in first:
-            first[key]["also"].append(c["i"])
+    for c in cands:
+        g = groups[c["i"]]
+        if g in first:
+            first[g]["also"].append(c["i"])
             continue
         c["also"] = []
-        first[key] = c
+        first[g] = c
         hits.append(c)
     return hits

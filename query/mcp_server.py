@@ -32,7 +32,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, ContentBlock, TextContent, ToolAnnotations
 
-from trustindex.query.batch import BatchDefaults
+from trustindex.query.batch import BatchDefaults, RequestLimits
 from trustindex.query.batch import search_batch as search_batch_requests
 from trustindex.query.compact import DEFAULT_MAX_TOKENS, DETAILS, render_compact, token_counter
 from trustindex.query.policy_file import PolicyFile
@@ -283,9 +283,16 @@ def _one_line(e: BaseException) -> str:
     return msg if isinstance(e, TrustIndexError) else f"internal error: {type(e).__name__}: {msg}"
 
 
-def build_server(data_dir: Path, policy: str | Path | None = None, live: LiveIndex | None = None) -> MCPServer:
-    """The MCPServer with its five tools (separate from ``serve`` so tests can drive it in-process)."""
+def build_server(
+    data_dir: Path,
+    policy: str | Path | None = None,
+    live: LiveIndex | None = None,
+    limits: RequestLimits | None = None,
+) -> MCPServer:
+    """The MCPServer with its five tools (separate from ``serve`` so tests can drive it in-process).  ``limits``:
+    the same as ``trustindex serve``'s ``/v1/search`` when the tools run over its ``/mcp``."""
     live = live or LiveIndex(data_dir, policy)
+    limits = limits or RequestLimits()
     server = MCPServer(
         name="trustindex",
         version="1",
@@ -343,7 +350,10 @@ def build_server(data_dir: Path, policy: str | Path | None = None, live: LiveInd
                 return json.dumps(r, ensure_ascii=False, default=str)
             return render_compact(r, max_tokens, token_counter(str(ix.data.dir)))
 
-        return answer(lambda ix, _: ix.search(query, k=k, targets=targets or None, strict=strict), text_of)
+        def run(ix, _) -> dict:
+            return ix.search(query, k=limits.check_k(k), targets=targets or None, strict=strict)
+
+        return answer(run, text_of)
 
     @server.tool(annotations=ro)
     def search_batch(requests: list[dict], k: int = 5, strict: bool = False) -> CallToolResult:
@@ -351,9 +361,13 @@ def build_server(data_dir: Path, policy: str | Path | None = None, live: LiveInd
         "strict"}; a bad request answers {"line": N, "error": "..."} in its place and the others go on."""
         if not isinstance(requests, list):
             raise ToolError("requests must be a list of request objects")
-        return answer(
-            lambda ix, _: {"responses": list(search_batch_requests(ix, requests, BatchDefaults(k=k, strict=strict)))}
-        )
+
+        def run(ix, _) -> dict:
+            limits.check_batch(len(requests))
+            defaults = BatchDefaults(k=k, strict=strict)
+            return {"responses": list(search_batch_requests(ix, requests, defaults, limits))}
+
+        return answer(run)
 
     @server.tool(annotations=ro)
     def get_passage(chunk_id: str, neighbours: int = 1) -> CallToolResult:

@@ -95,9 +95,13 @@ class Columns:
         return self.table.column(name).take(pa.array(np.asarray(rows, dtype=np.int64))).to_pylist()
 
 
+PROVENANCE_COLUMNS = ("start_line", "end_line", "heading_path", "symbol_path")  # query/response.py provenance
+
+
 class SnapshotData:
     def __init__(self, directory: Path, verify: bool = True):
         self.dir = Path(directory)
+        self._text_groups: list[int] | None = None
         self.manifest: Manifest = verify_snapshot(self.dir, checksums=verify)
         self.checksums_verified = bool(verify)
         # ParquetFile.read, not read_table: it avoids importing pyarrow.dataset (~0.5 s of a cold start)
@@ -158,6 +162,24 @@ class SnapshotData:
 
     def texts(self, rows) -> list[str]:
         return self.chunks.take("text", rows)
+
+    def text_groups(self) -> list[int]:
+        """Per row, the first row with the same text (identical passages share it): a search collapses them
+        by this number instead of comparing texts."""
+        groups = self._text_groups
+        if groups is None:
+            first: dict[str, int] = {}
+            texts = self.chunks.table.column("text").to_pylist()
+            groups = self._text_groups = [first.setdefault(t, i) for i, t in enumerate(texts)]
+        return groups
+
+    def warm(self) -> None:
+        """What every search reads, prepared once for a long-lived process: the text groups and, as Python
+        lists, the columns each hit's provenance reads (a scalar read from Arrow costs ~15 µs)."""
+        self.text_groups()
+        for name in PROVENANCE_COLUMNS:
+            if name in self.chunks.table.column_names:
+                self.chunks[name]
 
     def version_rows(self, i: int) -> dict[str, list[dict]]:
         """Chunk-scoped constraints override document-scoped ones per component."""

@@ -60,6 +60,12 @@ def hit(d, c: dict, rank: int, ceiling: float, pool_best: float, dense_rank: dic
 
 
 def _clean(obj):
+    """Floats rounded (non-finite ones None) all through ``obj``; the exact types first (the common case)."""
+    t = type(obj)
+    if t is dict:
+        return {k: _clean(v) for k, v in obj.items()}
+    if t is str or t is int or t is bool or obj is None:
+        return obj
     if isinstance(obj, float):
         return _round(obj) if math.isfinite(obj) else None
     if isinstance(obj, dict):

@@ -27,6 +27,7 @@ from trustindex.schemas.snapshot import CURRENT, MANIFEST, SNAPSHOTS_DIR, verify
 log = logging.getLogger("trustindex.serve")
 
 RETRY_SECONDS = 60.0
+QUERY_CACHE = 1024  # query vectors a server keeps (query/state.py QueryVectors): ~1.5 MiB at 384 dimensions
 SNAPSHOT_ID = re.compile(r"^[0-9a-f]{16}$")  # schemas.snapshot.snapshot_id_from_files: sha256 hex [:16]
 
 
@@ -172,13 +173,16 @@ class SnapshotHolder:
         policy: str | Path | None = None,
         events: LoadEvents | None = None,
         opener: Callable[[Path, Any], Any] | None = None,
+        query_cache: int = QUERY_CACHE,
     ):
         from trustindex.query.index import Index
 
         self.source = source
         self.policy_path = Path(policy) if policy else None
         self.events = events
-        self._open = opener or (lambda snap, pol: Index.open(snap, policy=pol, verify=True, warm=True))
+        self._open = opener or (
+            lambda snap, pol: Index.open(snap, policy=pol, verify=True, warm=True, query_cache=query_cache)
+        )
         self.served: Served | None = None
         self.current: str | None = None
         self.warning: str | None = None

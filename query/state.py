@@ -7,15 +7,20 @@ with, so a response never carries one policy's id with another's thresholds, and
 reranker under a running search.
 
 The configuration is fixed at construction; what is derived lazily from it (the trust prior of a day, the
-reranking model, the docs version names) is memoised per state under the state's own lock.
+reranking model, the docs version names) is memoised per state under the state's own lock.  The user's query
+vectors (``QueryVectors``, off unless a long-running server asks for it) belong to the snapshot's encoder, so a
+policy reload keeps them.
 """
 
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any, Protocol
+
+import numpy as np
 
 from trustindex.query.dense import DenseIndex
 from trustindex.query.encoders import open_encoder
@@ -31,32 +36,75 @@ class Reranker(Protocol):
     def predict(self, inputs: Sequence[tuple[str, str]], /) -> Iterable[Any]: ...
 
 
+class QueryVectors:
+    """The user's query vector by its cleaned text, the ``size`` most recently used kept (0: none kept).
+
+    The user's query is embedded on its own (a batch of one: query/index.py), so its vector depends on its text
+    and the encoder alone, and a kept vector is the one a new encoding would give.  ``hits`` and ``misses``
+    count the lookups (a server's /metrics reports them)."""
+
+    def __init__(self, encoder: Any, size: int = 0):
+        self.encoder, self.size = encoder, size
+        self.hits = self.misses = 0
+        self._kept: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def encode(self, text: str) -> np.ndarray:
+        """The (1, dimensions) vector of ``text``; read-only when it is kept."""
+        if self.size <= 0:
+            return self.encoder.encode([text])
+        with self._lock:
+            vec = self._kept.get(text)
+            if vec is not None:
+                self._kept.move_to_end(text)
+                self.hits += 1
+                return vec
+            self.misses += 1
+        vec = np.asarray(self.encoder.encode([text]), dtype=np.float32)
+        vec.flags.writeable = False
+        with self._lock:
+            self._kept[text] = vec
+            while len(self._kept) > self.size:
+                self._kept.popitem(last=False)
+        return vec
+
+
 class SearchState:
     """One snapshot with one policy: its data, dense index, encoder and the priors derived from them."""
 
-    __slots__ = ("data", "policy", "dense", "encoder", "_lock", "_prior", "_reranker", "_docs_names")
+    __slots__ = ("data", "policy", "dense", "encoder", "query_vectors", "_lock", "_prior", "_reranker", "_docs_names")
 
-    def __init__(self, data: SnapshotData, policy: Policy, dense: DenseIndex, encoder: Any):
+    def __init__(
+        self,
+        data: SnapshotData,
+        policy: Policy,
+        dense: DenseIndex,
+        encoder: Any,
+        query_vectors: QueryVectors | None = None,
+    ):
         self.data = data
         self.policy = policy
         self.dense = dense
         self.encoder = encoder
+        self.query_vectors = query_vectors or QueryVectors(encoder)
         self._lock = threading.Lock()
         self._prior: TrustPrior | None = None
         self._reranker: Reranker | None = None
         self._docs_names: dict[str, str] | None = None
 
     @classmethod
-    def open(cls, data: SnapshotData, policy: Policy) -> SearchState:
+    def open(cls, data: SnapshotData, policy: Policy, query_cache: int = 0) -> SearchState:
+        """``query_cache``: how many query vectors to keep (``QueryVectors``)."""
         encoder = open_encoder(data.dir, data.manifest, data.checksums_verified)
-        return cls(data, policy, DenseIndex(data.embeddings, data.dir, policy["dense"]["exact_below"]), encoder)
+        dense = DenseIndex(data.embeddings, data.dir, policy["dense"]["exact_below"])
+        return cls(data, policy, dense, encoder, QueryVectors(encoder, query_cache))
 
     def with_policy(self, policy: Policy) -> SearchState:
         """The same snapshot under another policy: a new dense index (its mode depends on the policy) that
-        shares the old one's warm prefilter, the same encoder, nothing else derived."""
+        shares the old one's warm prefilter, the same encoder and query vectors, nothing else derived."""
         dense = DenseIndex(self.data.embeddings, self.data.dir, policy["dense"]["exact_below"])
         dense.share_warmth(self.dense)
-        return SearchState(self.data, policy, dense, self.encoder)
+        return SearchState(self.data, policy, dense, self.encoder, self.query_vectors)
 
     @property
     def snapshot_id(self) -> str:

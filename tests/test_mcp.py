@@ -152,7 +152,11 @@ ERRORS = {  # case: (tool, arguments, words the one-line message must contain)
         "no content for component 'no-such-component'",
     ),
     "bad version": ("search", {"query": QUERY, "targets": {"compact-language": "not a version"}}, "not a version"),
-    "k out of range": ("search", {"query": QUERY, "k": 0}, "k must be an integer from 1 to 1000"),
+    # the limits of `trustindex serve` (query.batch.RequestLimits), the same over stdio
+    "k out of range": ("search", {"query": QUERY, "k": 0}, "k must be an integer from 1 to 100, got 0"),
+    "k over the limit": ("search", {"query": QUERY, "k": 101}, "k must be an integer from 1 to 100, got 101"),
+    "query over the limit": ("search", {"query": "x" * 10_001}, "the limit is 10000"),
+    "batch over the limit": ("search_batch", {"requests": [{"query": QUERY}] * 65}, "the limit is 64"),
     "unknown chunk": ("get_passage", {"chunk_id": "0" * 24}, "is not in snapshot"),
     "neighbours out of range": (
         "get_passage",

@@ -1,0 +1,210 @@
+"""A swap under load, end to end: ``trustindex export`` publishes to a target (a directory, or S3 on a moto
+server on loopback), ``trustindex serve --from TARGET`` runs as its own process and pulls it; while 8 clients
+query, a new snapshot is exported and the server swaps to it; then a corrupted export (one flipped byte, with
+the target's CURRENT naming it) is never served.
+
+Per client: no failed request, every response names one snapshot id, the ids switch once and never back.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from trustindex.cli.main import main as cli
+from trustindex.schemas.snapshot import CURRENT, MANIFEST, SNAPSHOTS_DIR, resolve_current
+
+S3_ENV = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_EC2_METADATA_DISABLED": "true",
+}
+CLIENTS = 8
+AFTER_SWITCH = 5  # answers a client still asks for once it has seen the new snapshot
+
+
+@pytest.fixture(scope="module")
+def s3():
+    """A real S3 endpoint on loopback (moto's server); yields its URL."""
+    from moto.server import ThreadedMotoServer
+
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in S3_ENV.items():
+            mp.setenv(k, v)
+        mp.delenv("AWS_ENDPOINT_URL", raising=False)
+        server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+        server.start()
+        host, port = server.get_host_and_port()
+        try:
+            yield f"http://{host}:{port}"
+        finally:
+            server.stop()
+
+
+def twin(data: Path, of: str, compression: str) -> str:
+    """Another valid snapshot of the same passages in ``data``: chunks.parquet rewritten with other compression
+    (other bytes, so another id), its manifest updated the way a build writes one."""
+    import pyarrow.parquet as pq
+
+    from trustindex.schemas.snapshot import file_sha256, read_manifest, snapshot_id_from_files
+
+    src, work = data / SNAPSHOTS_DIR / of, data / SNAPSHOTS_DIR / f"twin-{compression}"
+    shutil.copytree(src, work)
+    pq.write_table(pq.read_table(src / "chunks.parquet"), work / "chunks.parquet", compression=compression)
+    m = read_manifest(src)
+    m.files["chunks.parquet"] = {
+        **m.files["chunks.parquet"],
+        "size": (work / "chunks.parquet").stat().st_size,
+        "sha256": file_sha256(work / "chunks.parquet"),
+    }
+    m.snapshot_id, m.parent = snapshot_id_from_files(m.files), m.snapshot_id
+    (work / MANIFEST).write_text(m.to_json(), encoding="utf-8")
+    work.rename(data / SNAPSHOTS_DIR / m.snapshot_id)
+    return m.snapshot_id
+
+
+def target_fs(to: str, endpoint: str | None):
+    """The target as a pyarrow filesystem and its base path (to place a corrupted copy the way a broken
+    uploader would: ``trustindex export`` itself refuses to publish one)."""
+    import pyarrow.fs as pafs
+
+    if to.startswith("s3://"):
+        host = endpoint.partition("://")[2]
+        return pafs.S3FileSystem(endpoint_override=host, scheme="http"), to[len("s3://") :]
+    return pafs.LocalFileSystem(), to
+
+
+def export(data: Path, sid: str, to: str, endpoint: str | None, capsys) -> None:
+    argv = ["export", sid, "--to", to, "--data", str(data)] + (["--endpoint", endpoint] if endpoint else [])
+    assert cli(argv) == 0, capsys.readouterr().err
+    assert f"exported snapshot {sid} to" in capsys.readouterr().out
+
+
+class ServeProcess:
+    """``trustindex serve --from TARGET`` in its own process, polling CURRENT every 0.2 s."""
+
+    def __init__(self, to: str, endpoint: str | None, cache: Path, log: Path):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.url = f"http://127.0.0.1:{s.getsockname()[1]}"
+        self.argv = [sys.executable, "-m", "trustindex.cli.main", "serve", "--from", to, "--cache", str(cache)]
+        self.argv += ["--port", self.url.rsplit(":", 1)[1], "--poll", "0.2"]
+        self.argv += ["--endpoint", endpoint] if endpoint else []
+        self.log_path = log
+
+    def __enter__(self) -> ServeProcess:
+        self.log = self.log_path.open("w")
+        env = {**os.environ, **S3_ENV}
+        self.proc = subprocess.Popen(self.argv, env=env, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            try:
+                if httpx.get(f"{self.url}/readyz", timeout=5).status_code == 200:
+                    return self
+            except httpx.TransportError:
+                pass
+            time.sleep(0.2)
+        self.__exit__()
+        raise AssertionError(f"serve did not become ready:\n{self.log_path.read_text()[-3000:]}")
+
+    def __exit__(self, *exc) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+
+
+def hammer(url: str, first: str, deadline: float):
+    """CLIENTS threads querying until each has seen AFTER_SWITCH answers from another snapshot than ``first``
+    (or the deadline, or 2000 requests each); their ids in order, and every failure."""
+    seen: list[list[str]] = [[] for _ in range(CLIENTS)]
+    failures: list[tuple] = []
+
+    def client(n: int) -> None:
+        with httpx.Client(base_url=url, timeout=60) as c:
+            for j in range(2000):
+                if time.monotonic() > deadline or (len(seen[n]) >= AFTER_SWITCH and seen[n][-AFTER_SWITCH] != first):
+                    return
+                try:
+                    r = c.post("/v1/search", json={"query": f"counter {j % 7}", "k": 3})
+                except httpx.TransportError as e:
+                    failures.append((n, type(e).__name__))
+                    continue
+                if r.status_code != 200:
+                    failures.append((n, r.status_code, r.text))
+                    continue
+                seen[n].append(r.json()["snapshot_id"])
+                time.sleep(0.01)  # paced: the swap (download, verify, warm) needs the cores too
+
+    threads = [threading.Thread(target=client, args=(n,), daemon=True) for n in range(CLIENTS)]
+    for t in threads:
+        t.start()
+    return threads, seen, failures
+
+
+@pytest.mark.parametrize("kind", ["dir", "s3"])
+def test_swap_under_load_then_a_corrupted_export_is_never_served(kind, refreshed, tmp_path, request, capsys):
+    endpoint = request.getfixturevalue("s3") if kind == "s3" else None
+    to = "s3://swap-tier/prod/ti" if kind == "s3" else str(tmp_path / "target")
+    data = tmp_path / "data"  # the build's data directory: a copy, the shared fixture stays untouched
+    live = resolve_current(refreshed["data"])
+    shutil.copytree(live, data / SNAPSHOTS_DIR / live.name)
+    (data / CURRENT).write_text(live.name + "\n")
+    first, second = live.name, twin(data, live.name, "gzip")
+    export(data, first, to, endpoint, capsys)
+
+    with ServeProcess(to, endpoint, tmp_path / "cache", tmp_path / "serve.log") as server:
+        threads, seen, failures = hammer(server.url, first, time.monotonic() + 240)
+        while min(len(s) for s in seen) < 3 and any(t.is_alive() for t in threads):
+            time.sleep(0.05)  # every client has answers from the first snapshot before the export
+        export(data, second, to, endpoint, capsys)
+        for t in threads:
+            t.join(timeout=300)
+        assert failures == []
+        for n, ids in enumerate(seen):
+            assert ids and ids[0] == first and ids[-1] == second, f"client {n}: {ids[:3]} … {ids[-3:]}"
+            switch = ids.index(second)
+            assert set(ids[:switch]) == {first} and set(ids[switch:]) == {second}, f"client {n} flipped back"
+
+        # A corrupted export: a third snapshot's files with one flipped byte, CURRENT naming it.
+        bad = twin(data, first, "zstd")
+        victim = data / SNAPSHOTS_DIR / bad / "chunks.parquet"
+        flipped = bytearray(victim.read_bytes())
+        flipped[len(flipped) // 2] ^= 0x01
+        victim.write_bytes(bytes(flipped))
+        fs, base = target_fs(to, endpoint)
+        import pyarrow.fs as pafs
+
+        pafs.copy_files(str(data / SNAPSHOTS_DIR / bad), f"{base}/{SNAPSHOTS_DIR}/{bad}", destination_filesystem=fs)
+        with fs.open_output_stream(f"{base}/{CURRENT}") as out:
+            out.write(f"{bad}\n".encode())
+        with httpx.Client(base_url=server.url, timeout=60) as c:
+            deadline, metrics = time.monotonic() + 120, ""
+            while 'trustindex_snapshot_load_failures_total{stage="download"} 1.0' not in metrics:
+                assert time.monotonic() < deadline, f"the corrupted export was not tried:\n{metrics}"
+                time.sleep(0.2)
+                metrics = c.get("/metrics").text
+            for _ in range(5):  # still the second snapshot, never the corrupted one
+                assert c.post("/v1/search", json={"query": "counter", "k": 3}).json()["snapshot_id"] == second
+            assert f'trustindex_snapshot_info{{snapshot_id="{second}"}} 1.0' in metrics
+            assert "trustindex_snapshot_swaps_total 2.0" in metrics
+            snap = c.get("/v1/snapshot").json()
+            assert snap["snapshot_id"] == second and bad in snap["warning"] and "sha256" in snap["warning"]
+            assert c.get("/readyz").json()["snapshot_id"] == second
+    log = (tmp_path / "serve.log").read_text()
+    assert f"serving snapshot {second}" in log
+    assert f"names '{bad}', which failed to download" in log and "chunks.parquet" in log
+    assert not (tmp_path / "cache" / SNAPSHOTS_DIR / bad).exists()
