@@ -159,7 +159,7 @@ def tier_shares(obs: list[Observation], p: np.ndarray, policy: Policy) -> dict[s
     floor = policy["match"]["min_answer_confidence"]
     out: dict[str, dict] = {}
     for kind in (IN_DOMAIN, *OFF_TOPIC_KINDS):
-        rows = [(o, pi) for o, pi in zip(obs, p, strict=True) if o.query.kind == kind]
+        rows = [(o, pi) for o, pi in zip(obs, p, strict=True) if o.query.group == kind]
         if not rows:
             continue
         tiers = [match_tier(policy, float(pi), o.signals["best_cosine"])[0] for o, pi in rows]
@@ -195,7 +195,7 @@ def evaluate(obs: list[Observation], p: np.ndarray, policy: Policy) -> dict:
 def choose_tiers(obs: list[Observation], p: np.ndarray, base: Policy) -> dict[str, float]:
     """The tier thresholds, from the training queries: mid just above every clearly off-topic query (unless that
     would drop more than 10% of in-domain queries to low); high at least 0.5 and above 80% of near-domain ones."""
-    kinds = np.array([o.query.kind for o in obs])
+    kinds = np.array([o.query.group for o in obs])
     off, near, ind = p[kinds == OFF_TOPIC_KINDS[0]], p[kinds == OFF_TOPIC_KINDS[1]], p[kinds == IN_DOMAIN]
     mid = float(off.max()) + 0.01 if off.size else base["match"]["mid_probability"]
     if ind.size:

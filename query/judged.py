@@ -43,6 +43,11 @@ class JudgedQuery:
     def in_domain(self) -> bool:
         return bool(self.relevant)
 
+    @property
+    def group(self) -> str:
+        """in-domain (any kind with judged pages: how-to, concept, ...), off-topic or near-domain."""
+        return self.kind if self.kind in OFF_TOPIC_KINDS else IN_DOMAIN
+
 
 def read_jsonl(path: Path) -> list[JudgedQuery]:
     path = Path(path)

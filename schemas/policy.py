@@ -167,6 +167,8 @@ def _defaults(spec: dict) -> dict:
 
 # The calibration the package ships: fitted by bench/fit_default_calibration.py, overlaid on SPEC's defaults.
 DEFAULT_CALIBRATION = Path(__file__).with_name("default_calibration.toml")
+# The tier thresholds fitted with the shipped calibration (default_calibration.toml may set them too).
+SHIPPED_SETTINGS = ("high_probability", "mid_probability", "min_answer_confidence")
 # The keys of one calibration: a policy takes them all from one place (a file that sets any of them starts from
 # no calibration, never from a mix of its own and the shipped one).
 CALIBRATION_KEYS = tuple(k for k in SPEC["match"] if k == "calibration_id" or k not in _CALIBRATION_SETTINGS)
@@ -177,7 +179,8 @@ def _base_json() -> str:
     values = _defaults(SPEC)
     if DEFAULT_CALIBRATION.is_file():
         given = tomllib.loads(DEFAULT_CALIBRATION.read_text(encoding="utf-8"))
-        unknown = [k for k in given.get("match", {}) if k not in CALIBRATION_KEYS] + [k for k in given if k != "match"]
+        allowed = (*CALIBRATION_KEYS, *SHIPPED_SETTINGS)
+        unknown = [k for k in given.get("match", {}) if k not in allowed] + [k for k in given if k != "match"]
         if unknown:
             raise ConfigError(str(DEFAULT_CALIBRATION), unknown[0], "not a calibration key")
         _merge(str(DEFAULT_CALIBRATION), "", SPEC, values, given)
@@ -290,6 +293,17 @@ class Policy:
     @classmethod
     def default(cls) -> Policy:
         return cls(_base())
+
+    @classmethod
+    def without_shipped_calibration(cls) -> Policy:
+        """SPEC's defaults alone: what bench/fit_default_calibration.py fits the shipped calibration from."""
+        return cls(_defaults(SPEC), "<built-in default, no calibration>")
+
+    def calibration_toml(self) -> str:
+        """This policy's calibration and tier thresholds as a ``[match]`` table (schemas/default_calibration.toml)."""
+        m = self.values["match"]
+        keys = [*CALIBRATION_KEYS, *SHIPPED_SETTINGS]
+        return "[match]\n" + "".join(f"{k} = {_toml_value(m[k])}\n" for k in keys)
 
     @classmethod
     def from_dict(cls, given: dict, source: str = "<dict>") -> Policy:
