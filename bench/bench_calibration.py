@@ -57,7 +57,9 @@ def evaluate_shipped(index, split: str = "test") -> dict:
 
 def figures(h: dict) -> list[dict]:
     out = [
-        figure("ECE of answer_confidence (10 bins)", h["ece"], "", goal=f"<= {ECE_GOAL}", met=h["ece"] <= ECE_GOAL),
+        figure(
+            "ECE of answer_confidence (10 bins)", h["ece"], "", goal=f"<= {ECE_GOAL}", met=bool(h["ece"] <= ECE_GOAL)
+        ),
         figure("Brier score of answer_confidence", h["brier"], ""),
         figure("AUROC of answer_confidence", h["auroc"] if h["auroc"] is not None else float("nan"), ""),
         figure("selective accuracy at 80% coverage", h["selective_accuracy_at_80"], ""),
@@ -66,7 +68,7 @@ def figures(h: dict) -> list[dict]:
     for kind, (key, goal, name) in TIER_GOALS.items():
         if kind in h["tiers"]:
             share = h["tiers"][kind][key]
-            out.append(figure(name, share, "share", goal=f">= {goal:.0%}", met=share >= goal))
+            out.append(figure(name, share, "share", goal=f">= {goal:.0%}", met=bool(share >= goal)))
     return out
 
 

@@ -209,6 +209,7 @@ def cmd_calibrate(a) -> int:
     from trustindex.query.calibration_text import calibration_lines
     from trustindex.query.index import Index
     from trustindex.query.judged import read_jsonl
+    from trustindex.schemas.answer_signals import DEFAULT_FEATURES, SIGNALS
     from trustindex.schemas.policy import Policy
 
     base = Policy.load(a.policy)
@@ -216,7 +217,15 @@ def cmd_calibrate(a) -> int:
     index = (
         Index.open(a.snapshot, data_dir=a.data, policy=base) if a.snapshot else Index.open(data_dir=a.data, policy=base)
     )
-    policy, result = calibrate(index, queries, base, split=a.split, isotonic=a.isotonic, min_grade=a.min_grade)
+    features = tuple(f.strip() for f in a.features.split(",") if f.strip()) if a.features else DEFAULT_FEATURES
+    unknown = [f for f in features if f not in SIGNALS]
+    if unknown or not features:
+        raise TrustIndexError(
+            f"--features: {unknown[0] if unknown else '(none)'} is not a signal ({', '.join(SIGNALS)})"
+        )
+    policy, result = calibrate(
+        index, queries, base, split=a.split, isotonic=a.isotonic, min_grade=a.min_grade, features=features
+    )
     out = Path(a.out or a.policy or "policy.toml")
     tmp = out.with_name(out.name + ".tmp")
     tmp.write_text(

@@ -215,6 +215,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="the grade a top hit's page needs to count as relevant (default 1: partly answers counts)",
     )
     c.add_argument("--isotonic", action="store_true", help="follow the logistic fit with an isotonic map")
+    c.add_argument(
+        "--features",
+        metavar="A,B,...",
+        help="the answer signals to fit on (default: best_cosine,page_margin,term_coverage,top_page_lexical_rr; "
+        "all: also channels_agree,lexical_strength)",
+    )
     c.add_argument("--html", metavar="OUT.html", help="also write an HTML page with the reliability diagram")
     c.add_argument("--policy", metavar="FILE", help="the policy to start from (default: built-in)")
     c.add_argument("--out", help="where to write the calibrated policy (default: --policy, else ./policy.toml)")

@@ -24,11 +24,13 @@ from trustindex.schemas.answer_signals import (
     LEXICAL_STRENGTH,
     PAGE_MARGIN,
     TERM_COVERAGE,
+    TOP_PAGE_LEXICAL_RR,
     UNCALIBRATED,
 )
 from trustindex.schemas.lexical import tokenize
 from trustindex.schemas.policy import Policy
 
+DUPLICATE_COSINE = 1e-5  # cosines this close are the same text embedded twice
 COVERAGE_HITS = 3  # term coverage reads the top 3 hits: an answer often spans a page's neighbouring passages
 
 
@@ -52,7 +54,8 @@ def measure(data, policy: Policy, out: ChannelOutcome) -> dict[str, float]:
     if out.dense_rows.size:
         first = page[int(out.dense_rows[0])]
         for i, c in zip(out.dense_rows.tolist(), out.dense_cosines.tolist(), strict=True):
-            if page[i] != first:
+            # an identical passage on another page (a versioned copy) is the same answer, not a competitor
+            if page[i] != first and best - float(c) > DUPLICATE_COSINE:
                 margin = best - float(c)
                 break
         else:
@@ -61,12 +64,17 @@ def measure(data, policy: Policy, out: ChannelOutcome) -> dict[str, float]:
     lex_first = page[int(lex[0])] if lex is not None else None
     agree = float(out.dense_rows.size > 0 and lex_first is not None and page[int(out.dense_rows[0])] == lex_first)
     best_bm25 = float(out.lexical_scores[int(lex[0])]) if lex is not None else 0.0
+    top_page_rr = 0.0
+    if lex is not None and out.top_rows:
+        on_top_page = np.flatnonzero(np.array([page[i] == page[out.top_rows[0]] for i in lex.tolist()]))
+        top_page_rr = 1.0 / (1 + int(on_top_page[0])) if on_top_page.size else 0.0
     return {
         BEST_COSINE: best,
         PAGE_MARGIN: margin,
         TERM_COVERAGE: term_coverage(data.lexical, out.query, data.texts(out.top_rows[:COVERAGE_HITS])),
         CHANNELS_AGREE: agree,
         LEXICAL_STRENGTH: float(lexical_relevance(best_bm25, policy["relevance"]["bm25_half"])),
+        TOP_PAGE_LEXICAL_RR: top_page_rr,
     }
 
 

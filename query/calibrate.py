@@ -25,7 +25,7 @@ import numpy as np
 
 from trustindex.query.answer_confidence import COVERAGE_HITS, match_tier
 from trustindex.query.judged import IN_DOMAIN, OFF_TOPIC_KINDS, SPLITS, JudgedQuery
-from trustindex.schemas.answer_signals import LOW_CONFIDENCE, SIGNALS
+from trustindex.schemas.answer_signals import DEFAULT_FEATURES, LOW_CONFIDENCE
 from trustindex.schemas.errors import QueryError
 from trustindex.schemas.policy import CALIBRATION_KEYS, Policy
 
@@ -163,7 +163,7 @@ def tier_shares(obs: list[Observation], p: np.ndarray, policy: Policy) -> dict[s
         if not rows:
             continue
         tiers = [match_tier(policy, float(pi), o.signals["best_cosine"])[0] for o, pi in rows]
-        abstained = [o.abstained_otherwise or pi < floor for o, pi in rows]
+        abstained = [bool(o.abstained_otherwise or pi < floor) for o, pi in rows]
         n = len(rows)
         out[kind] = {
             "n": n,
@@ -217,7 +217,7 @@ def calibrate(
     split: str | None = None,
     isotonic: bool = False,
     min_grade: int = 1,
-    features: tuple[str, ...] = tuple(SIGNALS),
+    features: tuple[str, ...] = DEFAULT_FEATURES,
     name: str = "operator",
 ) -> tuple[Policy, dict]:
     """Fit on ``split`` (all queries when None), evaluate on the other split (cross-validation when None)."""

@@ -11,6 +11,8 @@ from trustindex.schemas.policy import Policy
 from trustindex.schemas.response import validate_response
 
 IN_DOMAIN = "How do I install the Compact compiler?"
+# A calibration of its own, so that these tests do not depend on the shipped fit: P = sigmoid(best cosine) < 1.
+COSINE_ONLY = {"calibration_id": "operator:test", "features": ["best_cosine"], "weights": [1.0], "intercept": 0.0}
 
 
 @pytest.fixture
@@ -36,7 +38,7 @@ def test_the_response_carries_the_shipped_calibration(index):
 
 
 def test_low_confidence_abstains_but_keeps_its_hits_unless_strict(index, under):
-    under(Policy.from_dict({"match": {"min_answer_confidence": 1.0}}))  # no probability reaches 1
+    under(Policy.from_dict({"match": {**COSINE_ONLY, "min_answer_confidence": 1.0}}))  # no p reaches 1
     r = index.search(IN_DOMAIN, k=3)
     validate_response(r)
     assert r["abstained"] and r["abstention_reason"] == "low_confidence"
@@ -49,7 +51,7 @@ def test_low_confidence_abstains_but_keeps_its_hits_unless_strict(index, under):
 
 
 def test_above_the_minimum_nothing_is_marked(index, under):
-    under(Policy.from_dict({"match": {"min_answer_confidence": 0.0}}))
+    under(Policy.from_dict({"match": {**COSINE_ONLY, "min_answer_confidence": 0.0}}))
     r = index.search(IN_DOMAIN, k=3)
     assert r["abstention_reason"] != "low_confidence" and not any("low_confidence" in h for h in r["hits"])
 
