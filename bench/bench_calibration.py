@@ -40,7 +40,7 @@ def open_index(data: str | None):
 
     data = data or os.environ.get(DATA_ENV)
     if not data:
-        raise SystemExit(f"give --data (or ${DATA_ENV}): a data directory built from the real Midnight docs")
+        return None
     return Index.open(data_dir=data, policy=Policy.default(), warm=True)
 
 
@@ -126,6 +126,9 @@ def main(argv: list[str] | None = None) -> int:
     setup_env()
     t0 = time.perf_counter()
     index = open_index(a.data)
+    if index is None:
+        print(f"== calibration: skipped (give --data or ${DATA_ENV}: a data directory built from the real docs)")
+        return 0
     m = index.policy["match"]
     model = {"features": m["features"], "weights": m["weights"], "intercept": m["intercept"]}
     h = evaluate_shipped(index)

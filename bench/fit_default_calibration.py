@@ -40,6 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     base = Policy.without_shipped_calibration()
     index = open_index(a.data)
+    if index is None:
+        raise SystemExit(f"give --data (or ${DATA_ENV}): a data directory built from the real Midnight docs")
     index.reload_policy(base)
     policy, result = calibrate(index, load(), base, split="dev", isotonic=a.isotonic, name="default")
     print("\n".join(calibration_lines(result)))
