@@ -6,8 +6,8 @@ import textwrap
 
 FACTORS = ("attribution", "verification", "freshness", "deprecation", "version_match", "content_risk")
 CALIBRATION_NAMES = {
-    "default": "the shipped calibration, fitted on the project's judged real-docs queries",
-    "operator": "the operator's calibration (trustindex calibrate)",
+    "default": ("the shipped calibration", "fitted on the project's judged real-docs queries"),
+    "operator": ("the operator's calibration", "fitted by trustindex calibrate"),
 }
 
 
@@ -25,9 +25,10 @@ def explain_answer(r: dict) -> list[str]:
     if r.get("answer_confidence") is None:
         return ["no calibration in this policy: the tier follows the best cosine (trustindex calibrate fits one)"]
     signals = ", ".join(f"{k} {v:.3f}" for k, v in r.get("answer_signals", {}).items())
+    name, how = CALIBRATION_NAMES.get(r["calibration_status"], (r["calibration_status"], ""))
     return [
         f"answer confidence {r['answer_confidence']:.2f} = P(the top hit's page answers the query) under "
-        f"{CALIBRATION_NAMES.get(r['calibration_status'], r['calibration_status'])} {r['calibration_id']}",
+        f"{name} {r['calibration_id']} ({how})",
         f"from {signals}; it abstains below {r['min_answer_confidence']:.2f}",
     ]
 
