@@ -60,6 +60,11 @@ def figures(h: dict) -> list[dict]:
         figure(
             "ECE of answer_confidence (10 bins)", h["ece"], "", goal=f"<= {ECE_GOAL}", met=bool(h["ece"] <= ECE_GOAL)
         ),
+        figure(
+            "ECE a perfectly calibrated model shows on these queries (mean of 1000 draws)",
+            h["ece_if_calibrated"]["mean"],
+            "",
+        ),
         figure("Brier score of answer_confidence", h["brier"], ""),
         figure("AUROC of answer_confidence", h["auroc"] if h["auroc"] is not None else float("nan"), ""),
         figure("selective accuracy at 80% coverage", h["selective_accuracy_at_80"], ""),
@@ -79,7 +84,9 @@ def section(h: dict, calibration_id: str, model: dict) -> list[str]:
         f"`bench/bench_calibration.py`: calibration `{calibration_id}` on {h['n']} judged queries of {h['how']} "
         f"({h['base_rate']:.0%} with a relevant top hit). Model: sigmoid({model['intercept']:+.3f} "
         + " ".join(f"{w:+.3f}×{f}" for f, w in zip(model["features"], model["weights"], strict=True))
-        + ").",
+        + f"). ECE {h['ece']:.3f}; a perfectly calibrated model would show {h['ece_if_calibrated']['mean']:.3f} "
+        f"on these queries by chance alone (95% of draws below {h['ece_if_calibrated']['p95']:.3f}), so the "
+        "issue's 0.05 needs a larger test half to be measured.",
         "",
         "| bin | mean answer_confidence | share relevant | queries |",
         "|---|---|---|---|",

@@ -132,6 +132,15 @@ def ece(p: np.ndarray, y: np.ndarray, bins: int = BINS) -> float:
     return float(sum(r["count"] * abs(r["predicted"] - r["observed"]) for r in reliability(p, y, bins)) / len(p))
 
 
+def ece_by_chance(p: np.ndarray, draws: int = 1000) -> tuple[float, float]:
+    """The ECE a perfectly calibrated predictor would show on these probabilities (labels drawn from them): its
+    mean and 95th percentile.  On a hundred queries, sampling alone gives an ECE near 0.07, so a measured ECE is
+    read against this, not against 0."""
+    rng = np.random.default_rng(SEED)
+    e = [ece(p, (rng.uniform(size=len(p)) < p).astype(np.int64)) for _ in range(draws)]
+    return float(np.mean(e)), float(np.quantile(e, 0.95))
+
+
 def brier(p: np.ndarray, y: np.ndarray) -> float:
     return float(np.mean((np.asarray(p) - y) ** 2))
 
@@ -183,6 +192,7 @@ def evaluate(obs: list[Observation], p: np.ndarray, policy: Policy) -> dict:
         "n": len(obs),
         "base_rate": float(y.mean()),
         "ece": ece(p, y),
+        "ece_if_calibrated": dict(zip(("mean", "p95"), ece_by_chance(p), strict=True)),
         "brier": brier(p, y),
         "auroc": auroc(p, y),
         "selective_accuracy_at_80": next(r["accuracy"] for r in rc if r["coverage"] == 0.8),

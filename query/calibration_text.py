@@ -28,6 +28,8 @@ def calibration_lines(result: dict) -> list[str]:
         f"held out ({h['how']}, {h['n']} queries, {h['base_rate']:.0%} with a relevant top hit):",
         f"  ECE (10 bins) {_f(h['ece'])}  Brier {_f(h['brier'])}  AUROC {_f(h['auroc'])}  "
         f"selective accuracy at 80% coverage {_f(h['selective_accuracy_at_80'])}",
+        f"  (a perfectly calibrated model would show ECE {_f(h['ece_if_calibrated']['mean'])} on these queries by "
+        f"chance; 95% of draws below {_f(h['ece_if_calibrated']['p95'])})",
         "  risk-coverage:  coverage  queries  min p  accuracy  risk",
     ]
     for r in h["risk_coverage"]:

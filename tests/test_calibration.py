@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from trustindex.query.answer_confidence import match_tier, probability
-from trustindex.query.calibrate import Model, brier, ece, fit, reliability, risk_coverage
+from trustindex.query.calibrate import Model, brier, ece, ece_by_chance, fit, reliability, risk_coverage
 from trustindex.schemas.answer_signals import BEST_COSINE, DEFAULT, OPERATOR, SIGNALS, TERM_COVERAGE, UNCALIBRATED
 from trustindex.schemas.errors import ConfigError
 from trustindex.schemas.policy import Policy
@@ -154,3 +154,9 @@ def test_bad_calibration_names_the_key(match, key, words):
 def test_model_predict_matches_the_formula():
     m = Model((BEST_COSINE,), (2.0,), -1.0)
     assert m.predict(np.array([[0.5]]))[0] == pytest.approx(0.5)
+
+
+def test_ece_by_chance_shrinks_with_more_queries():
+    rng = np.random.default_rng(0)
+    small, large = ece_by_chance(rng.uniform(size=100), 300), ece_by_chance(rng.uniform(size=5000), 300)
+    assert 0.03 < small[0] < 0.12 and large[0] < 0.02 and small[1] > small[0]
