@@ -33,7 +33,7 @@ from bench.common import (  # noqa: E402
     save,
 )
 
-STEPS = ["extract", "embedding", "lexical", "query", "serve", "refresh", "signatures", "quality"]
+STEPS = ["extract", "embedding", "lexical", "query", "serve", "refresh", "signatures", "quality", "calibration"]
 
 
 def step_args(step: str, quick: bool) -> list[str]:
@@ -66,6 +66,8 @@ def step_args(step: str, quick: bool) -> list[str]:
         )
     if step == "quality":
         return [str(b / "bench_quality.py")] + (["--queries", "3", "--chunks", "200"] if quick else [])
+    if step == "calibration":  # needs a real-docs data directory ($TRUSTINDEX_REALDOCS_DATA); says so and skips
+        return [str(b / "bench_calibration.py")]
     raise ValueError(step)
 
 

@@ -178,9 +178,10 @@ def cmd_snapshots(a) -> int:
 def cmd_report(a) -> int:
     require("build")
     if a.html:
+        from trustindex.schemas.policy import Policy
         from trustindex.warehouse.report_html import render_report
 
-        out = render_report(Path(a.data), Path(a.html))
+        out = render_report(Path(a.data), Path(a.html), Policy.load(a.policy))
         print(f"wrote {out}")
         return 0
     from trustindex.cli.inspect_cmd import report
@@ -204,16 +205,27 @@ def cmd_stats(a) -> int:
 
 def cmd_calibrate(a) -> int:
     require("build")
-    from trustindex.query.calibrate import calibrate, read_queries
+    from trustindex.query.calibrate import calibrate
+    from trustindex.query.calibration_text import calibration_lines
     from trustindex.query.index import Index
+    from trustindex.query.judged import read_jsonl
+    from trustindex.schemas.answer_signals import DEFAULT_FEATURES, SIGNALS
     from trustindex.schemas.policy import Policy
 
     base = Policy.load(a.policy)
-    ins, outs = read_queries(a.in_domain), read_queries(a.out_of_domain)
+    queries = [q for f in a.judged for q in read_jsonl(Path(f))]
     index = (
         Index.open(a.snapshot, data_dir=a.data, policy=base) if a.snapshot else Index.open(data_dir=a.data, policy=base)
     )
-    policy, result = calibrate(index, ins, outs, base)
+    features = tuple(f.strip() for f in a.features.split(",") if f.strip()) if a.features else DEFAULT_FEATURES
+    unknown = [f for f in features if f not in SIGNALS]
+    if unknown or not features:
+        raise TrustIndexError(
+            f"--features: {unknown[0] if unknown else '(none)'} is not a signal ({', '.join(SIGNALS)})"
+        )
+    policy, result = calibrate(
+        index, queries, base, split=a.split, isotonic=a.isotonic, min_grade=a.min_grade, features=features
+    )
     out = Path(a.out or a.policy or "policy.toml")
     tmp = out.with_name(out.name + ".tmp")
     tmp.write_text(
@@ -223,27 +235,16 @@ def cmd_calibrate(a) -> int:
         + policy.to_toml()
     )
     os.replace(tmp, out)
-    result.update(policy_file=str(out), policy_id=policy.policy_id, snapshot_id=index.snapshot_id)
+    result.update(policy_file=str(out), policy_id=policy.policy_id)
+    if a.html:
+        from trustindex.warehouse.report_calibration import render_calibration_report
+
+        result["html"] = str(render_calibration_report(result, Path(a.html)))
     if a.json:
         _print_json(result)
     else:
-        print(
-            f"separation (AUROC) {result['auroc']:.3f} on {result['in_domain']['n']} in-domain and "
-            f"{result['out_of_domain']['n']} out-of-domain queries"
-        )
-        print(
-            f"best cosine: in-domain min {result['in_domain']['min']:.3f} median "
-            f"{result['in_domain']['median']:.3f}; out-of-domain median {result['out_of_domain']['median']:.3f} "
-            f"max {result['out_of_domain']['max']:.3f}"
-        )
-        print(
-            f"high_threshold = {result['high_threshold']} (recall {result['high_recall']:.0%}), mid_threshold = "
-            f"{result['mid_threshold']} (out-of-domain above it: {result['ood_above_mid']:.0%})"
-        )
-        print(
-            f"answer_confidence = sigmoid({result['calibration_slope']} × cosine + {result['calibration_intercept']})"
-        )
-        print(f"wrote {out} ({policy.policy_id}, calibration {result['calibration_id']})")
+        print("\n".join(calibration_lines(result)))
+        print(f"wrote {out} ({policy.policy_id})" + (f" and {result['html']}" if a.html else ""))
     return 0
 
 

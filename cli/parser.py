@@ -169,7 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
         "report",
         "what the live snapshot's run ingested, skipped, failed",
         ["trustindex report --data data", "trustindex report --html report.html --data data"],
-        ["data", "json"],
+        ["data", "json", "policy"],
     )
     rp.add_argument("--html", metavar="OUT.html", help="write a self-contained HTML report with plots")
 
@@ -186,14 +186,42 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = command(
         "calibrate",
-        "fit the match-tier thresholds from labelled query lists",
+        "fit answer confidence (and the match tiers) from judged queries; report its calibration on held-out ones",
         [
-            "trustindex calibrate --in-domain in_domain.txt --out-of-domain out_of_domain.txt --data data",
+            "trustindex calibrate --judged judged.jsonl --data data --out policy.toml",
+            "trustindex calibrate --judged in_domain.jsonl --judged off_topic.jsonl --split dev --html cal.html",
         ],
         ["data", "snapshot", "json"],
     )
-    c.add_argument("--in-domain", required=True, metavar="FILE", help="queries the corpus answers, one a line")
-    c.add_argument("--out-of-domain", required=True, metavar="FILE", help="queries it does not answer, one a line")
+    c.add_argument(
+        "--judged",
+        required=True,
+        action="append",
+        metavar="FILE.jsonl",
+        help='judged queries, one JSON object a line: {"id", "query", "relevant": {path: grade}} (no relevant '
+        'path: off-topic; optional "kind": off-topic | near-domain); repeat for several files',
+    )
+    c.add_argument(
+        "--split",
+        choices=("dev", "test"),
+        help="fit on this half of the fixed id-hashed dev/test split and report the other (default: fit on all, "
+        "report 5-fold cross-validation)",
+    )
+    c.add_argument(
+        "--min-grade",
+        type=int,
+        choices=(1, 2),
+        default=1,
+        help="the grade a top hit's page needs to count as relevant (default 1: partly answers counts)",
+    )
+    c.add_argument("--isotonic", action="store_true", help="follow the logistic fit with an isotonic map")
+    c.add_argument(
+        "--features",
+        metavar="A,B,...",
+        help="the answer signals to fit on (default: best_cosine,page_margin,term_coverage,top_page_lexical_rr; "
+        "all: also channels_agree,lexical_strength)",
+    )
+    c.add_argument("--html", metavar="OUT.html", help="also write an HTML page with the reliability diagram")
     c.add_argument("--policy", metavar="FILE", help="the policy to start from (default: built-in)")
     c.add_argument("--out", help="where to write the calibrated policy (default: --policy, else ./policy.toml)")
 

@@ -1,104 +1,298 @@
-"""Fit the honest-match thresholds from labelled queries (``trustindex calibrate``).
+"""Fit answer confidence from judged queries, and measure how honest it is (``trustindex calibrate``).
 
-The signal is the best raw cosine between a query and the whole library.  On
-in-domain (answerable) and out-of-domain queries: separation is the AUROC
-(the Mann–Whitney U statistic over n₁n₂, via scipy); ``high_threshold`` is the
-lowest cosine that at most ``max_ood_high`` of out-of-domain queries reach;
-``mid_threshold`` maximises Youden's J = TPR − FPR (capped at high);
-``answer_confidence`` = sigmoid(slope × cosine + intercept) by logistic
-regression (Newton's method, a small L2 penalty).
+The label of a query is whether the top hit's page is judged relevant: its grade is at least ``min_grade``
+(default 1: a page that partly answers, or an older copy of the answer, still puts the reader on the answer;
+``--min-grade 2`` asks for a page that answers it whole).  An off-topic query (no relevant page) is always 0.
+Each query is searched as a user would search it, and its answer signals (query/answer_confidence.py) are read
+from the response.
+
+The model is scikit-learn's L2-regularised ``LogisticRegression`` on standardised signals, written back in raw
+units (weights and intercept), optionally followed by an ``IsotonicRegression`` fitted on out-of-fold
+probabilities.  Held-out figures come from queries the fit never saw: the other split of bench/eval's fixed
+dev/test split (``--split dev`` fits on dev, reports test), else 5-fold cross-validation.  ECE uses 10
+equal-width bins (Σ n_b/N · |mean p_b − share of relevant_b|); the Brier score is the mean squared error of the
+probability; selective accuracy at coverage c is the share of relevant top hits among the c most confident
+queries.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
+from dataclasses import dataclass
 
 import numpy as np
 
+from trustindex.query.answer_confidence import COVERAGE_HITS, match_tier
+from trustindex.query.judged import IN_DOMAIN, OFF_TOPIC_KINDS, SPLITS, JudgedQuery
+from trustindex.schemas.answer_signals import DEFAULT_FEATURES, LOW_CONFIDENCE
 from trustindex.schemas.errors import QueryError
-from trustindex.schemas.policy import Policy
+from trustindex.schemas.policy import CALIBRATION_KEYS, Policy
+
+BINS = 10
+COVERAGES = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1)
+FOLDS = 5
+SEED = 0
 
 
-def read_queries(path: str | Path) -> list[str]:
-    p = Path(path)
-    if not p.is_file():
-        raise QueryError(f"{p}: query list not found")
-    out = [
-        line.strip()
-        for line in p.read_text(encoding="utf-8").splitlines()
-        if line.strip() and not line.lstrip().startswith("#")
-    ]
-    if len(out) < 3:
-        raise QueryError(f"{p}: needs at least 3 queries, found {len(out)}")
+@dataclass(frozen=True)
+class Observation:
+    """One judged query as the index answered it."""
+
+    query: JudgedQuery
+    signals: dict[str, float]
+    label: int  # 1: the top hit's page is judged relevant (grade >= min_grade)
+    top_path: str | None
+    abstained_otherwise: bool  # abstained for a reason the calibration does not decide (evidence floor, ...)
+
+
+def observe(index, queries: list[JudgedQuery], min_grade: int = 1) -> list[Observation]:
+    out = []
+    for q in queries:
+        r = index.search(q.query, k=COVERAGE_HITS)
+        top = r["hits"][0]["provenance"]["path"] if r["hits"] else None
+        label = int(top is not None and q.relevant.get(top, 0) >= min_grade)
+        other = r["abstained"] and r["abstention_reason"] != LOW_CONFIDENCE
+        out.append(Observation(q, r["answer_signals"], label, top, bool(other)))
     return out
 
 
-def best_cosines(index, queries: list[str]) -> np.ndarray:
-    # One at a time, as a search embeds its query (int8 activations are scaled per run), and the best cosine
-    # exactly as the match tier sees it (query.dense: float32 re-scoring of the stored rows).
-    return np.array([index.dense.best(index.encoder.encode([q])[0]) for q in queries])
+@dataclass(frozen=True)
+class Model:
+    """sigmoid(intercept + weights · signals), then the isotonic map when it has breakpoints."""
+
+    features: tuple[str, ...]
+    weights: tuple[float, ...]
+    intercept: float
+    isotonic_x: tuple[float, ...] = ()
+    isotonic_y: tuple[float, ...] = ()
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        z = self.intercept + np.asarray(X, dtype=np.float64) @ np.asarray(self.weights)
+        p = 1.0 / (1.0 + np.exp(-z))
+        return np.interp(p, self.isotonic_x, self.isotonic_y) if self.isotonic_x else p
 
 
-def auroc(pos: np.ndarray, neg: np.ndarray) -> float:
-    from scipy.stats import mannwhitneyu
-
-    u = mannwhitneyu(pos, neg, alternative="two-sided").statistic
-    return float(u / (len(pos) * len(neg)))
+def matrix(obs: list[Observation], features: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    X = np.array([[o.signals[f] for f in features] for o in obs], dtype=np.float64).reshape(len(obs), len(features))
+    return X, np.array([o.label for o in obs], dtype=np.int64)
 
 
-def _logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-3, iters: int = 50) -> tuple[float, float]:
-    X = np.stack([x, np.ones_like(x)], 1)
-    w = np.zeros(2)
-    for _ in range(iters):
-        p = 1 / (1 + np.exp(-X @ w))
-        g = X.T @ (p - y) + l2 * w
-        H = X.T @ (X * (p * (1 - p))[:, None]) + l2 * np.eye(2)
-        step = np.linalg.solve(H, g)
-        w -= step
-        if np.abs(step).max() < 1e-8:
-            break
-    return float(w[0]), float(w[1])
+def _logistic(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
+    from sklearn.linear_model import LogisticRegression
+
+    mu, sd = X.mean(0), X.std(0)
+    sd[sd == 0] = 1.0
+    lr = LogisticRegression(C=1.0, max_iter=1000).fit((X - mu) / sd, y)
+    w = lr.coef_[0] / sd
+    return w, float(lr.intercept_[0] - (w * mu).sum())
 
 
-def fit(pos: np.ndarray, neg: np.ndarray, max_ood_high: float = 0.02) -> dict:
-    cand = np.unique(np.concatenate([pos, neg]))
-    fpr = np.array([(neg >= t).mean() for t in cand])
-    tpr = np.array([(pos >= t).mean() for t in cand])
-    ok = cand[fpr <= max_ood_high]
-    high = float(ok.min()) if ok.size else float(cand.max())
-    mid = float(cand[int(np.argmax(tpr - fpr))])
-    mid = min(mid, high)
-    x = np.concatenate([pos, neg])
-    y = np.concatenate([np.ones_like(pos), np.zeros_like(neg)])
-    slope, intercept = _logistic(x, y)
+def fit(X: np.ndarray, y: np.ndarray, features: tuple[str, ...], isotonic: bool = False) -> Model:
+    if len(set(y.tolist())) < 2:
+        raise QueryError("calibration needs queries whose top hit is relevant and queries whose top hit is not")
+    w, b = _logistic(X, y)
+    model = Model(features, tuple(round(float(v), 6) for v in w), round(b, 6))
+    if not isotonic:
+        return model
+    from sklearn.isotonic import IsotonicRegression
+
+    oof = out_of_fold(X, y, features)  # isotonic on the probabilities of queries each fold did not see
+    iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(oof, y)
+    xs, ys = np.asarray(iso.X_thresholds_, dtype=np.float64), np.asarray(iso.y_thresholds_, dtype=np.float64)
+    keep = np.concatenate([[True], np.diff(xs) > 0])
+    return Model(features, model.weights, model.intercept, tuple(np.round(xs[keep], 6)), tuple(np.round(ys[keep], 6)))
+
+
+def out_of_fold(X: np.ndarray, y: np.ndarray, features: tuple[str, ...], isotonic: bool = False) -> np.ndarray:
+    """Each query's probability from a model fitted on the other folds (stratified, fixed seed)."""
+    from sklearn.model_selection import StratifiedKFold
+
+    folds = min(FOLDS, int(np.bincount(y, minlength=2).min()))
+    if folds < 2:
+        raise QueryError("cross-validation needs at least 2 relevant and 2 non-relevant top hits")
+    p = np.zeros(len(y))
+    for train, test in StratifiedKFold(folds, shuffle=True, random_state=SEED).split(X, y):
+        p[test] = fit(X[train], y[train], features, isotonic).predict(X[test])
+    return p
+
+
+# -- how honest a probability is -------------------------------------------------------------------------
+def reliability(p: np.ndarray, y: np.ndarray, bins: int = BINS) -> list[dict]:
+    """Per non-empty equal-width bin: mean predicted probability, observed share of relevant, count."""
+    idx = np.minimum((np.asarray(p) * bins).astype(int), bins - 1)
+    return [
+        {"bin": b, "predicted": float(p[idx == b].mean()), "observed": float(y[idx == b].mean()), "count": n}
+        for b in range(bins)
+        if (n := int((idx == b).sum()))
+    ]
+
+
+def ece(p: np.ndarray, y: np.ndarray, bins: int = BINS) -> float:
+    return float(sum(r["count"] * abs(r["predicted"] - r["observed"]) for r in reliability(p, y, bins)) / len(p))
+
+
+def ece_by_chance(p: np.ndarray, draws: int = 1000) -> tuple[float, float]:
+    """The ECE a perfectly calibrated predictor would show on these probabilities (labels drawn from them): its
+    mean and 95th percentile.  On a hundred queries, sampling alone gives an ECE near 0.07, so a measured ECE is
+    read against this, not against 0."""
+    rng = np.random.default_rng(SEED)
+    e = [ece(p, (rng.uniform(size=len(p)) < p).astype(np.int64)) for _ in range(draws)]
+    return float(np.mean(e)), float(np.quantile(e, 0.95))
+
+
+def brier(p: np.ndarray, y: np.ndarray) -> float:
+    return float(np.mean((np.asarray(p) - y) ** 2))
+
+
+def auroc(p: np.ndarray, y: np.ndarray) -> float | None:
+    from sklearn.metrics import roc_auc_score
+
+    return float(roc_auc_score(y, p)) if len(set(y.tolist())) == 2 else None
+
+
+def risk_coverage(p: np.ndarray, y: np.ndarray, coverages=COVERAGES) -> list[dict]:
+    """Answer only the most confident share c of queries: how often is the top hit then relevant?"""
+    order = np.argsort(-np.asarray(p), kind="stable")
+    out = []
+    for c in coverages:
+        n = max(1, int(round(c * len(p))))
+        kept = order[:n]
+        acc = float(y[kept].mean())
+        out.append({"coverage": c, "n": n, "threshold": float(p[kept].min()), "accuracy": acc, "risk": 1 - acc})
+    return out
+
+
+def tier_shares(obs: list[Observation], p: np.ndarray, policy: Policy) -> dict[str, dict]:
+    """Per kind of query: the share in each tier, and the shares the issue's goals read."""
+    floor = policy["match"]["min_answer_confidence"]
+    out: dict[str, dict] = {}
+    for kind in (IN_DOMAIN, *OFF_TOPIC_KINDS):
+        rows = [(o, pi) for o, pi in zip(obs, p, strict=True) if o.query.group == kind]
+        if not rows:
+            continue
+        tiers = [match_tier(policy, float(pi), o.signals["best_cosine"])[0] for o, pi in rows]
+        abstained = [bool(o.abstained_otherwise or pi < floor) for o, pi in rows]
+        n = len(rows)
+        out[kind] = {
+            "n": n,
+            **{t: sum(x == t for x in tiers) / n for t in ("high", "mid", "low")},
+            "abstained": sum(abstained) / n,
+            "high_or_mid": sum(t != "low" for t in tiers) / n,
+            "low_or_abstained": sum(t == "low" or a for t, a in zip(tiers, abstained, strict=True)) / n,
+            "not_high": sum(t != "high" for t in tiers) / n,
+        }
+    return out
+
+
+def evaluate(obs: list[Observation], p: np.ndarray, policy: Policy) -> dict:
+    y = np.array([o.label for o in obs])
+    rc = risk_coverage(p, y)
     return {
-        "auroc": auroc(pos, neg),
-        "high_threshold": round(high, 4),
-        "mid_threshold": round(mid, 4),
-        "calibration_slope": round(slope, 4),
-        "calibration_intercept": round(intercept, 4),
-        "in_domain": {"n": int(pos.size), "min": float(pos.min()), "median": float(np.median(pos))},
-        "out_of_domain": {"n": int(neg.size), "max": float(neg.max()), "median": float(np.median(neg))},
-        "high_recall": float((pos >= high).mean()),
-        "ood_above_mid": float((neg >= mid).mean()),
+        "n": len(obs),
+        "base_rate": float(y.mean()),
+        "ece": ece(p, y),
+        "ece_if_calibrated": dict(zip(("mean", "p95"), ece_by_chance(p), strict=True)),
+        "brier": brier(p, y),
+        "auroc": auroc(p, y),
+        "selective_accuracy_at_80": next(r["accuracy"] for r in rc if r["coverage"] == 0.8),
+        "risk_coverage": rc,
+        "reliability": reliability(p, y),
+        "tiers": tier_shares(obs, p, policy),
     }
 
 
-def calibrate(index, in_domain: list[str], out_of_domain: list[str], base: Policy) -> tuple[Policy, dict]:
-    pos, neg = best_cosines(index, in_domain), best_cosines(index, out_of_domain)
-    result = fit(pos, neg)
-    model = index.data.manifest.embedding_model
-    cid = hashlib.sha256(
+def choose_tiers(obs: list[Observation], p: np.ndarray, base: Policy) -> dict[str, float]:
+    """The tier thresholds, from the training queries: mid just above every clearly off-topic query (unless that
+    would drop more than 10% of in-domain queries to low); high at least 0.5 and above 80% of near-domain ones."""
+    kinds = np.array([o.query.group for o in obs])
+    off, near, ind = p[kinds == OFF_TOPIC_KINDS[0]], p[kinds == OFF_TOPIC_KINDS[1]], p[kinds == IN_DOMAIN]
+    mid = float(off.max()) + 0.01 if off.size else base["match"]["mid_probability"]
+    if ind.size:
+        mid = min(mid, float(np.quantile(ind, 0.1)))
+    high = max(0.5, mid, float(np.quantile(near, 0.8)) + 0.01 if near.size else 0.0)
+    floor = min(base["match"]["min_answer_confidence"], mid)
+    return {
+        "mid_probability": round(mid, 4),
+        "high_probability": round(min(high, 1.0), 4),
+        "min_answer_confidence": floor,
+    }
+
+
+def calibrate(
+    index,
+    queries: list[JudgedQuery],
+    base: Policy,
+    *,
+    split: str | None = None,
+    isotonic: bool = False,
+    min_grade: int = 1,
+    features: tuple[str, ...] = DEFAULT_FEATURES,
+    name: str = "operator",
+) -> tuple[Policy, dict]:
+    """Fit on ``split`` (all queries when None), evaluate on the other split (cross-validation when None)."""
+    if split is not None and split not in SPLITS:
+        raise QueryError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
+    obs = observe(index, queries, min_grade)
+    train = [o for o in obs if split is None or o.query.split == split]
+    held = [o for o in obs if split is not None and o.query.split != split]
+    if len(train) < 10 or (split is not None and len(held) < 10):
+        raise QueryError(f"calibration needs at least 10 queries to fit and 10 to test; got {len(train)}/{len(held)}")
+    X, y = matrix(train, features)
+    model = fit(X, y, features, isotonic)
+    p_train = model.predict(X)
+    tiers = choose_tiers(train, p_train, base)
+    if split is None:
+        held, p_held, how = train, out_of_fold(X, y, features, isotonic), f"{FOLDS}-fold cross-validation"
+    else:
+        p_held, how = model.predict(matrix(held, features)[0]), f"the {held[0].query.split} split"
+    emb = index.data.manifest.embedding_model
+    digest = hashlib.sha256(
         json.dumps(
-            {"model": model.get("sha256"), "backend": model.get("backend"), "in": in_domain, "out": out_of_domain},
+            {
+                "model": emb.get("sha256"),
+                "fit": [[o.query.id, o.label] for o in train],
+                "weights": model.weights,
+                "intercept": model.intercept,
+                "isotonic": [model.isotonic_x, model.isotonic_y],
+            },
             sort_keys=True,
         ).encode()
-    ).hexdigest()[:16]
+    ).hexdigest()[:12]
+    cid = f"{name}:{emb.get('id', 'model')}@{digest}"
     values = json.loads(json.dumps(base.values))
-    for k in ("high_threshold", "mid_threshold", "calibration_slope", "calibration_intercept"):
-        values["match"][k] = result[k]
-    values["match"]["calibration_id"] = f"{model.get('id', 'model')}@{cid}"
-    result["calibration_id"] = values["match"]["calibration_id"]
-    return Policy.from_dict(values, "calibrated policy"), result
+    m = values["match"]
+    m.update(tiers)
+    probe = Policy.from_dict({"match": {**{k: m[k] for k in m if k not in CALIBRATION_KEYS}}}, "calibrated policy")
+    report = evaluate(held, p_held, probe)
+    m.update(
+        calibration_id=cid,
+        features=list(features),
+        weights=list(model.weights),
+        intercept=model.intercept,
+        isotonic_x=list(model.isotonic_x),
+        isotonic_y=list(model.isotonic_y),
+        heldout_n=report["n"],
+        heldout_ece=round(report["ece"], 4),
+        heldout_brier=round(report["brier"], 4),
+        heldout_auroc=round(report["auroc"] or 0.0, 4),
+        reliability_predicted=[round(r["predicted"], 4) for r in report["reliability"]],
+        reliability_observed=[round(r["observed"], 4) for r in report["reliability"]],
+        reliability_count=[r["count"] for r in report["reliability"]],
+    )
+    policy = Policy.from_dict(values, "calibrated policy")
+    result = {
+        "calibration_id": cid,
+        "label": f"the top hit's page is judged relevant with grade >= {min_grade}; off-topic queries are 0",
+        "model": {
+            "features": list(features),
+            "weights": list(model.weights),
+            "intercept": model.intercept,
+            "isotonic_breakpoints": len(model.isotonic_x),
+        },
+        "thresholds": tiers,
+        "fit": {"split": split or "all", "n": len(train), "positives": int(y.sum())},
+        "heldout": {"how": how, **report},
+        "snapshot_id": index.snapshot_id,
+    }
+    return policy, result

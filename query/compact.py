@@ -13,6 +13,8 @@ from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
+from trustindex.query.render import answer_line
+from trustindex.schemas.answer_signals import LOW_CONFIDENCE
 from trustindex.schemas.content_risk import WARNINGS
 from trustindex.schemas.embedding_model import TOKENIZER_FILE, model_path
 from trustindex.schemas.snapshot import ENCODER_DIR
@@ -34,15 +36,13 @@ def token_counter(snapshot_dir: str | None = None) -> Callable[[str], int]:
 
 
 def header(r: dict) -> str:
-    conf = (
-        f"answer confidence {r['answer_confidence']:.2f} (calibrated)"
-        if r.get("answer_confidence") is not None
-        else f"best cosine {r['best_cosine']:.2f} (uncalibrated)"
-    )
-    lines = [
-        f"match tier: {r['match_tier']} · {conf} · "
-        + (f"ABSTAINED ({r['abstention_reason']}): the library has no good answer" if r["abstained"] else "answered")
-    ]
+    if r["abstained"] and r["abstention_reason"] == LOW_CONFIDENCE:
+        state = "ABSTAINED (low_confidence): the hits below are unlikely to answer; use them only as leads"
+    elif r["abstained"]:
+        state = f"ABSTAINED ({r['abstention_reason']}): the library has no good answer"
+    else:
+        state = "answered"
+    lines = [f"match tier: {r['match_tier']} · {answer_line(r)} · {state}"]
     sources = ", ".join(
         f"{s['source']} @ {(s.get('commit') or '?')[:12]} ({(s.get('commit_date') or '?')[:10]})"
         for s in r.get("sources", [])
@@ -90,7 +90,10 @@ def versions_line(h: dict) -> str | None:
 def render_hit(h: dict) -> str:
     p = h["provenance"]
     where = " > ".join(p["heading_path"][1:] or p["heading_path"]) or (p.get("symbol_path") or "")
-    lines = [f"[{h['rank_position']}] {p['source']}/{p['path']}:{p['start_line']}" + (f" § {where}" if where else "")]
+    mark = " (low confidence)" if h.get("low_confidence") else ""
+    lines = [
+        f"[{h['rank_position']}]{mark} {p['source']}/{p['path']}:{p['start_line']}" + (f" § {where}" if where else "")
+    ]
     if p.get("page_url"):
         lines.append(p["page_url"])
     if (vl := versions_line(h)) is not None:

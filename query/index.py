@@ -3,8 +3,9 @@
 Channels (dense, lexical) give candidates; RRF orders the pool; relevance is
 absolute (raw cosine, saturated BM25); trust multiplies the five factors;
 confidence = trust^w_t × relevance^w_r orders the hits; identical passages
-collapse into one hit; the match tier comes from the best raw cosine between
-the user's own query and the whole library; display_confidence is the tier's
+collapse into one hit; the match tier comes from answer_confidence, the calibrated
+probability that the top hit's page answers (query/answer_confidence.py; the best
+raw cosine when the policy has no calibration); display_confidence is the tier's
 ceiling scaled by the hit's confidence over the best of the whole candidate
 pool, so it does not change with k.
 """
@@ -18,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from trustindex.query import response as R
+from trustindex.query.answer_confidence import COVERAGE_HITS, ChannelOutcome, match_tier, measure, probability
 from trustindex.query.fusion import rrf, top_ranking
 from trustindex.query.reader import SnapshotData
 from trustindex.query.relevance import relevance as relevance_of
@@ -32,6 +34,7 @@ from trustindex.query.trust import (
     verification_factor,
 )
 from trustindex.query.versionmatch import Target, parse_target_args, resolve_docs_target, version_factor
+from trustindex.schemas.answer_signals import LOW_CONFIDENCE
 from trustindex.schemas.components import LABEL_COMPONENTS
 from trustindex.schemas.errors import QueryError
 from trustindex.schemas.policy import Policy
@@ -163,7 +166,6 @@ class Index:
             rankings.append((rows, fz["dense_weight"]))
             if nterms:
                 rankings.append((top_ranking(bm, depth, positive_only=True), fz["lexical_weight"]))
-        tier, ceiling = _match_tier(policy, best_cosine)
         fused = rrf(rankings, fz["rrf_k"])
         dense_rank = {int(i): r for r, i in enumerate(dense_user.tolist(), 1)}
         lex_rank = {int(i): r for r, i in enumerate(lex_top.tolist(), 1)} if lex_top is not None else {}
@@ -213,6 +215,16 @@ class Index:
             abstained, reason = True, "evidence_floor"
         if reason in ("no_candidates", "version_unavailable"):
             hits = []
+        # Answer confidence and the tier: from the user's own query's channels and the final ranking's top hits.
+        top_rows = [h["i"] for h in hits[:COVERAGE_HITS]]
+        signals = measure(d, policy, ChannelOutcome(query, dense_user, dense_cos, lex_top, lex_user, top_rows))
+        answer = probability(policy, signals)
+        tier, ceiling = match_tier(policy, answer, best_cosine)
+        if not abstained and answer is not None and answer < policy["match"]["min_answer_confidence"]:
+            # The hits stay (marked) for a reader to judge, unless strict asked for answers only.
+            abstained, reason = True, LOW_CONFIDENCE
+            if strict:
+                hits = []
         for h, text in zip(hits[:k], d.texts([h["i"] for h in hits[:k]]), strict=True):
             h["text"] = text
             h["factors"] = _factors(st, h["i"], today, vfs.get(h["i"]), tlist, strict, docs_targeted)
@@ -230,6 +242,8 @@ class Index:
             strict=strict,
             match_tier=tier,
             best_cosine=best_cosine,
+            answer_confidence=answer,
+            signals=signals,
             abstained=abstained,
             reason=reason,
             channels=channels,
@@ -259,15 +273,6 @@ def _factors(st: SearchState, i: int, today, vf: dict | None, targets, strict: b
         "version_match": vf,
         "content_risk": content_risk_factor(d.content_risk_rows(i), policy),
     }
-
-
-def _match_tier(policy: Policy, best_cosine: float) -> tuple[str, float]:
-    m = policy["match"]
-    if best_cosine >= m["high_threshold"]:
-        return "high", m["high_ceiling"]
-    if best_cosine >= m["mid_threshold"]:
-        return "mid", m["mid_ceiling"]
-    return "low", m["low_ceiling"]
 
 
 def _target_report(st: SearchState, targets: list[Target]) -> tuple[list[dict], list[Target]]:

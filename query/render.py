@@ -5,14 +5,39 @@ from __future__ import annotations
 import textwrap
 
 FACTORS = ("attribution", "verification", "freshness", "deprecation", "version_match", "content_risk")
+CALIBRATION_NAMES = {
+    "default": ("the shipped calibration", "fitted on the project's judged real-docs queries"),
+    "operator": ("the operator's calibration", "fitted by trustindex calibrate"),
+}
+
+
+def answer_line(r: dict) -> str:
+    """The answer confidence with the calibration it comes from (or the best cosine when there is none)."""
+    if r.get("answer_confidence") is None:
+        return f"best cosine {r['best_cosine']:.3f} (uncalibrated: no answer confidence)"
+    return (
+        f"answer confidence {r['answer_confidence']:.2f} ({r['calibration_status']} calibration {r['calibration_id']})"
+    )
+
+
+def explain_answer(r: dict) -> list[str]:
+    """Why the answer confidence is what it is: the calibration, and the signals it read."""
+    if r.get("answer_confidence") is None:
+        return ["no calibration in this policy: the tier follows the best cosine (trustindex calibrate fits one)"]
+    signals = ", ".join(f"{k} {v:.3f}" for k, v in r.get("answer_signals", {}).items())
+    name, how = CALIBRATION_NAMES.get(r["calibration_status"], (r["calibration_status"], ""))
+    return [
+        f"answer confidence {r['answer_confidence']:.2f} = P(the top hit's page answers the query) under "
+        f"{name} {r['calibration_id']} ({how})",
+        f"from {signals}; it abstains below {r['min_answer_confidence']:.2f}",
+    ]
 
 
 def _head(r: dict) -> list[str]:
     lines = [
         f"query: {r['query']}",
         f"snapshot {r['snapshot_id']} built {(r.get('built_at') or '?')[:10]}  policy {r['policy_id'][:19]}…  "
-        f"match tier: {r['match_tier']} "
-        f"(best cosine {r['best_cosine']:.3f}, {r['calibration_status']})",
+        f"match tier: {r['match_tier']} · {answer_line(r)}",
     ]
     if r.get("sources"):
         lines.append(
@@ -23,13 +48,20 @@ def _head(r: dict) -> list[str]:
         )
     for t in r["targets"]:
         lines.append(f"target {t['component']}={t['requested']}{'  (strict)' if r['strict'] else ''}")
-    if r["abstained"]:
+    if r["abstained"] and r["abstention_reason"] == "low_confidence":
+        lines.append(
+            f"ABSTAINED: low_confidence — answer confidence {r['answer_confidence']:.2f} is below the policy's "
+            f"{r['min_answer_confidence']:.2f}; the hits below are shown for reference, not as an answer"
+        )
+    elif r["abstained"]:
         lines.append(f"ABSTAINED: {r['abstention_reason']} — no passage is good enough to answer from")
     return lines
 
 
 def render_table(r: dict, explain: bool = False) -> str:
     lines = _head(r)
+    if explain:
+        lines.extend(explain_answer(r))
     if not r["hits"]:
         return "\n".join(lines + ["(no hits)"])
     lines.append("")

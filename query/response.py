@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from trustindex.schemas.answer_signals import LOW_CONFIDENCE, UNCALIBRATED
 from trustindex.schemas.page_url import passage_page_url
 
 SCORE_CONTRACT_VERSION = "2"
@@ -96,17 +97,17 @@ def response(
     strict: bool,
     match_tier: str,
     best_cosine: float,
+    answer_confidence: float | None,
+    signals: dict[str, float],
     abstained: bool,
     reason: str | None,
     channels: dict,
     hits: list[dict],
     also: list[str],
 ) -> dict:
-    m = policy["match"]
-    calibrated = bool(m["calibration_id"])
-    answer = None
-    if calibrated:
-        answer = _round(1.0 / (1.0 + math.exp(-(m["calibration_slope"] * best_cosine + m["calibration_intercept"]))))
+    status = policy.calibration_status
+    if reason == LOW_CONFIDENCE:
+        hits = [{**h, "low_confidence": True} for h in hits]
     return {
         "score_contract_version": SCORE_CONTRACT_VERSION,
         "query": query,
@@ -119,9 +120,11 @@ def response(
         "strict": strict,
         "match_tier": match_tier,
         "best_cosine": _round(best_cosine),
-        "calibration_status": "calibrated" if calibrated else "uncalibrated",
-        "calibration_id": m["calibration_id"] or None,
-        "answer_confidence": answer,
+        "calibration_status": status,
+        "calibration_id": policy["match"]["calibration_id"] if status != UNCALIBRATED else None,
+        "answer_confidence": _round(answer_confidence) if answer_confidence is not None else None,
+        "answer_signals": {k: _round(v) for k, v in signals.items()},
+        "min_answer_confidence": policy["match"]["min_answer_confidence"] if status != UNCALIBRATED else None,
         "abstained": abstained,
         "abstention_reason": reason,
         "channels": channels,

@@ -13,9 +13,11 @@ import copy
 import hashlib
 import json
 import tomllib
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from trustindex.schemas.answer_signals import DEFAULT, OPERATOR, SIGNALS, UNCALIBRATED
 from trustindex.schemas.content_risk import AGENT_INSTRUCTION, CREDENTIAL_PHISHING, HIDDEN_TEXT, KINDS
 from trustindex.schemas.errors import ConfigError
 
@@ -93,16 +95,37 @@ SPEC: dict[str, Any] = {
         "candidate_depth": (100, int, 1, 100_000),
     },
     "match": {
+        # Calibrated (the policy has a model): the tier follows answer_confidence, high from high_probability, mid
+        # from mid_probability, else low; below min_answer_confidence the response abstains (low_confidence).
+        "high_probability": (0.6, _NUM, 0.0, 1.0),
+        "mid_probability": (0.25, _NUM, 0.0, 1.0),
+        "min_answer_confidence": (0.1, _NUM, 0.0, 1.0),
+        # Uncalibrated (features = []): the tier follows the best cosine, as before answer confidence existed.
         "high_threshold": (0.55, _NUM, -1.0, 1.0),
         "mid_threshold": (0.4, _NUM, -1.0, 1.0),
         "high_ceiling": (0.95, _NUM, 0.0, 1.0),
         "mid_ceiling": (0.75, _NUM, 0.0, 1.0),
         "low_ceiling": (0.35, _NUM, 0.0, 1.0),
         "evidence_floor": (0.12, _NUM, 0.0, 1.0),
+        # The calibration (CALIBRATION_KEYS), fitted by `trustindex calibrate` or shipped in
+        # default_calibration.toml: answer_confidence = sigmoid(intercept + Σ weights × features), then the
+        # isotonic map (isotonic_x → isotonic_y, linear between breakpoints) when it has breakpoints.
         "calibration_id": ("", str, None, None),
-        # answer_confidence = sigmoid(slope × best_cosine + intercept), fitted by `trustindex calibrate`.
-        "calibration_slope": (0.0, _NUM, -1000.0, 1000.0),
-        "calibration_intercept": (0.0, _NUM, -1000.0, 1000.0),
+        "features": ([], [str], None, None),
+        "weights": ([], [_NUM], None, None),
+        "intercept": (0.0, _NUM, -1000.0, 1000.0),
+        "isotonic_x": ([], [_NUM], None, None),
+        "isotonic_y": ([], [_NUM], None, None),
+        # How the calibration did on queries it was not fitted on (the reliability diagram of the HTML report):
+        # ECE over 10 equal-width bins, Brier score, AUROC, the number of queries, and per non-empty bin the mean
+        # predicted probability, the observed share of relevant top hits and the count.
+        "heldout_n": (0, int, 0, 1 << 31),
+        "heldout_ece": (0.0, _NUM, 0.0, 1.0),
+        "heldout_brier": (0.0, _NUM, 0.0, 1.0),
+        "heldout_auroc": (0.0, _NUM, 0.0, 1.0),
+        "reliability_predicted": ([], [_NUM], None, None),
+        "reliability_observed": ([], [_NUM], None, None),
+        "reliability_count": ([], [int], None, None),
     },
     "rerank": {
         "model_path": ("", str, None, None),
@@ -124,16 +147,99 @@ SPEC: dict[str, Any] = {
 }
 
 
+# [match] keys that are the operator's choices, not fitted numbers.
+_CALIBRATION_SETTINGS = (
+    "high_probability",
+    "mid_probability",
+    "min_answer_confidence",
+    "high_threshold",
+    "mid_threshold",
+    "high_ceiling",
+    "mid_ceiling",
+    "low_ceiling",
+    "evidence_floor",
+)
+
+
 def _defaults(spec: dict) -> dict:
     return {k: _defaults(v) if isinstance(v, dict) else copy.deepcopy(v[0]) for k, v in spec.items()}
+
+
+# The calibration the package ships: fitted by bench/fit_default_calibration.py, overlaid on SPEC's defaults.
+DEFAULT_CALIBRATION = Path(__file__).with_name("default_calibration.toml")
+# The tier thresholds fitted with the shipped calibration (default_calibration.toml may set them too).
+SHIPPED_SETTINGS = ("high_probability", "mid_probability", "min_answer_confidence")
+# The keys of one calibration: a policy takes them all from one place (a file that sets any of them starts from
+# no calibration, never from a mix of its own and the shipped one).
+CALIBRATION_KEYS = tuple(k for k in SPEC["match"] if k == "calibration_id" or k not in _CALIBRATION_SETTINGS)
+
+
+@lru_cache(maxsize=1)
+def _base_json() -> str:
+    values = _defaults(SPEC)
+    if DEFAULT_CALIBRATION.is_file():
+        given = tomllib.loads(DEFAULT_CALIBRATION.read_text(encoding="utf-8"))
+        allowed = (*CALIBRATION_KEYS, *SHIPPED_SETTINGS)
+        unknown = [k for k in given.get("match", {}) if k not in allowed] + [k for k in given if k != "match"]
+        if unknown:
+            raise ConfigError(str(DEFAULT_CALIBRATION), unknown[0], "not a calibration key")
+        _merge(str(DEFAULT_CALIBRATION), "", SPEC, values, given)
+    return json.dumps(values)
+
+
+def _base() -> dict:
+    """The built-in defaults: SPEC's, with the shipped calibration."""
+    return json.loads(_base_json())
+
+
+def default_calibration_id() -> str:
+    return _base()["match"]["calibration_id"]
+
+
+def _upgrade_legacy_match(file: str, given: dict) -> dict:
+    """A policy written before answer confidence had signals: ``calibration_slope``/``calibration_intercept`` of
+    the best cosine become a one-signal model; the all-zero placeholder of an uncalibrated policy is dropped, so
+    the shipped calibration applies."""
+    m = given.get("match")
+    if not isinstance(m, dict) or not {"calibration_slope", "calibration_intercept"} & m.keys():
+        return given
+    m = dict(m)
+    rule = (0.0, _NUM, -1000.0, 1000.0)
+    slope = _check(file, "match.calibration_slope", m.pop("calibration_slope", 0.0), rule)
+    intercept = _check(file, "match.calibration_intercept", m.pop("calibration_intercept", 0.0), rule)
+    if "features" not in m:
+        if m.get("calibration_id") and (slope or intercept):
+            m.update(features=["best_cosine"], weights=[slope], intercept=intercept)
+        elif not m.get("calibration_id"):
+            m.pop("calibration_id", None)
+    return {**given, "match": m}
+
+
+def _check_calibration(source: str, m: dict) -> None:
+    unknown = [f for f in m["features"] if f not in SIGNALS]
+    if unknown:
+        raise ConfigError(source, "match.features", f"{unknown[0]!r} is not a signal (known: {', '.join(SIGNALS)})")
+    if len(m["weights"]) != len(m["features"]):
+        raise ConfigError(source, "match.weights", f"{len(m['weights'])} weights for {len(m['features'])} features")
+    x, y = m["isotonic_x"], m["isotonic_y"]
+    if len(x) != len(y) or len(x) == 1:
+        raise ConfigError(source, "match.isotonic_x", "isotonic_x and isotonic_y need the same length, 0 or >= 2")
+    if any(b <= a for a, b in zip(x, x[1:], strict=False)) or any(b < a for a, b in zip(y, y[1:], strict=False)):
+        raise ConfigError(source, "match.isotonic_x", "isotonic_x must rise strictly and isotonic_y must not fall")
+    if any(not 0.0 <= v <= 1.0 for v in y):
+        raise ConfigError(source, "match.isotonic_y", "probabilities must lie in [0, 1]")
+    if not m["mid_probability"] <= m["high_probability"]:
+        raise ConfigError(source, "match.mid_probability", "must not exceed match.high_probability")
 
 
 def _check(file: str, key: str, value: Any, rule: tuple) -> Any:
     _default, typ, lo, hi = rule
     if isinstance(typ, list):
-        if not isinstance(value, list) or not all(isinstance(v, typ[0]) for v in value):
-            raise ConfigError(file, key, f"expected a list of {typ[0].__name__}, got {value!r}")
-        return value
+        elem = typ[0]
+        if not isinstance(value, list) or not all(isinstance(v, elem) and not isinstance(v, bool) for v in value):
+            name = "numbers" if elem is _NUM else elem.__name__
+            raise ConfigError(file, key, f"expected a list of {name}, got {value!r}")
+        return [float(v) for v in value] if elem is _NUM else value
     if isinstance(typ, dict):
         ((kt, vt),) = typ.items()
         if not isinstance(value, dict) or not all(isinstance(k, kt) and isinstance(v, vt) for k, v in value.items()):
@@ -176,15 +282,40 @@ class Policy:
     def __getitem__(self, section: str) -> dict:
         return self.values[section]
 
+    @property
+    def calibration_status(self) -> str:
+        """default | operator | uncalibrated (schemas/answer_signals.py)."""
+        m = self.values["match"]
+        if not (m["features"] and m["calibration_id"]):
+            return UNCALIBRATED
+        return DEFAULT if m["calibration_id"] == default_calibration_id() else OPERATOR
+
     @classmethod
     def default(cls) -> Policy:
-        return cls(_defaults(SPEC))
+        return cls(_base())
+
+    @classmethod
+    def without_shipped_calibration(cls) -> Policy:
+        """SPEC's defaults alone: what bench/fit_default_calibration.py fits the shipped calibration from."""
+        return cls(_defaults(SPEC), "<built-in default, no calibration>")
+
+    def calibration_toml(self) -> str:
+        """This policy's calibration and tier thresholds as a ``[match]`` table (schemas/default_calibration.toml)."""
+        m = self.values["match"]
+        keys = [*CALIBRATION_KEYS, *SHIPPED_SETTINGS]
+        return "[match]\n" + "".join(f"{k} = {_toml_value(m[k])}\n" for k in keys)
 
     @classmethod
     def from_dict(cls, given: dict, source: str = "<dict>") -> Policy:
-        values = _defaults(SPEC)
+        values = _base()
+        given = _upgrade_legacy_match(source, given)
+        given_match = given.get("match")
+        if isinstance(given_match, dict) and any(k in given_match for k in CALIBRATION_KEYS):
+            uncalibrated = _defaults(SPEC["match"])
+            values["match"].update({k: uncalibrated[k] for k in CALIBRATION_KEYS})
         _merge(source, "", SPEC, values, given)
         m = values["match"]
+        _check_calibration(source, m)
         if not m["mid_threshold"] <= m["high_threshold"]:
             raise ConfigError(source, "match.mid_threshold", "must not exceed match.high_threshold")
         if not m["low_ceiling"] <= m["mid_ceiling"] <= m["high_ceiling"]:

@@ -14,10 +14,13 @@ from trustindex.schemas.policy import Policy
 
 QUERIES = ("legacy wallet API", "How do witness functions supply private data to a circuit?")
 # Everything is "high" under A, everything "low" under B; B also changes trust, so its scores differ too.
-POLICY_A = Policy.from_dict({"match": {"high_threshold": -1.0, "mid_threshold": -1.0}})
+# (the tier follows answer_confidence under the built-in calibration, the best cosine without one: both are pinned)
+_ALL_HIGH = {"high_probability": 0.0, "mid_probability": 0.0, "high_threshold": -1.0, "mid_threshold": -1.0}
+_ALL_LOW = {"high_probability": 1.0, "mid_probability": 1.0, "high_threshold": 1.0, "mid_threshold": 1.0}
+POLICY_A = Policy.from_dict({"match": {**_ALL_HIGH, "min_answer_confidence": 0.0}})
 POLICY_B = Policy.from_dict(
     {
-        "match": {"high_threshold": 1.0, "mid_threshold": 1.0, "low_ceiling": 0.2},
+        "match": {**_ALL_LOW, "low_ceiling": 0.2},
         "deprecation": {"multiplier": 0.05},
         "attribution": {"tiers": {"foundation": 0.5}},
     }

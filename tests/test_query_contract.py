@@ -164,23 +164,34 @@ def test_cli_batch_prints_json_lines(refreshed, tmp_path):
 
 
 def test_calibrate_writes_a_policy(refreshed, tmp_path):
-    out = tmp_path / "calibrated.toml"
-    r = _cli(
-        [
-            "calibrate",
-            "--in-domain",
-            str(ROOT / "examples/queries/in_domain.txt"),
-            "--out-of-domain",
-            str(ROOT / "examples/queries/out_of_domain.txt"),
-            "--out",
-            str(out),
-            "--json",
-        ],
-        refreshed["data"],
+    # the demo's judged queries: each expected page (in-domain) and the off-topic list, in the judged format
+    judged = tmp_path / "judged.jsonl"
+    expected = [json.loads(x) for x in (ROOT / "examples/queries/expected.jsonl").read_text().splitlines() if x]
+    off = [x for x in (ROOT / "examples/queries/out_of_domain.txt").read_text().splitlines() if x.strip()]
+    judged.write_text(
+        "".join(
+            json.dumps({"id": f"e{i}", "query": q["query"], "relevant": {q["path"]: 2}}) + "\n"
+            for i, q in enumerate(expected)
+        )
+        + "".join(json.dumps({"id": f"o{i}", "query": q, "relevant": {}}) + "\n" for i, q in enumerate(off))
     )
+    out, html = tmp_path / "calibrated.toml", tmp_path / "calibration.html"
+    r = _cli(["calibrate", "--judged", str(judged), "--out", str(out), "--html", str(html)], refreshed["data"])
     assert r.returncode == 0, r.stderr
-    res = json.loads(r.stdout)
-    assert res["auroc"] > 0.9
+    for words in (
+        "ECE (10 bins)",
+        "Brier",
+        "AUROC",
+        "selective accuracy at 80% coverage",
+        "risk-coverage",
+        "off-topic",
+    ):
+        assert words in r.stdout
     p = Policy.load(out)
-    assert p["match"]["calibration_id"] == res["calibration_id"]
-    assert p["match"]["mid_threshold"] <= p["match"]["high_threshold"]
+    assert p.calibration_status == "operator" and p["match"]["calibration_id"].startswith("operator:")
+    assert p["match"]["features"] and p["match"]["heldout_n"] == len(expected) + len(off)
+    assert p["match"]["mid_probability"] <= p["match"]["high_probability"]
+    assert 'id="plot-reliability"' in html.read_text()
+    q = _cli(["query", "How do I install the Compact compiler?", "--policy", str(out), "--json"], refreshed["data"])
+    resp = json.loads(q.stdout)
+    assert resp["calibration_status"] == "operator" and resp["calibration_id"] == p["match"]["calibration_id"]

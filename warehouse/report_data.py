@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from trustindex.schemas.policy import Policy
 from trustindex.schemas.snapshot import read_manifest, resolve_current
 from trustindex.warehouse.catalog import connect_snapshot, fetch_dicts, verification_classes
 
@@ -22,8 +23,24 @@ FRESHNESS_BUCKETS = [
 ]
 
 
-def collect(data_dir: Path) -> dict:
-    """Everything the report shows, as plain data (the HTML and markdown are views of it)."""
+def calibration_summary(policy: Policy) -> dict:
+    """The policy's answer-confidence calibration and its held-out figures (the reliability diagram's data)."""
+    m = policy["match"]
+    bins = zip(m["reliability_predicted"], m["reliability_observed"], m["reliability_count"], strict=True)
+    return {
+        "calibration_id": m["calibration_id"] or None,
+        "status": policy.calibration_status,
+        "n": m["heldout_n"],
+        "ece": m["heldout_ece"] if m["heldout_n"] else None,
+        "brier": m["heldout_brier"] if m["heldout_n"] else None,
+        "auroc": m["heldout_auroc"] if m["heldout_n"] else None,
+        "reliability": [{"predicted": p, "observed": o, "count": n} for p, o, n in bins],
+    }
+
+
+def collect(data_dir: Path, policy: Policy | None = None) -> dict:
+    """Everything the report shows, as plain data (the HTML and markdown are views of it); the calibration is
+    the policy's (default: the built-in one, what a query without --policy uses)."""
     snap = resolve_current(data_dir)
     m = read_manifest(snap)
     con = connect_snapshot(snap)
@@ -135,6 +152,7 @@ def collect(data_dir: Path) -> dict:
             if "deprecations" in have
             else 0
         )
+        out["calibration"] = calibration_summary(policy or Policy.default())
         return out
     finally:
         con.close()

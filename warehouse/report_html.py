@@ -175,6 +175,7 @@ def render_html(d: dict) -> str:
         )
     }{fig("plot-deprecation")}</div>
 {wide("plot-ingest", ingest_side)}
+{wide("plot-reliability", _calibration_side(d["calibration"]))}
 <section id="content-risk"><h2>Content risk: passages flagged for their readers</h2>{
         _table(
             d["content_risk"],
@@ -193,12 +194,31 @@ def render_html(d: dict) -> str:
 """
 
 
-def render_report(data_dir: Path, out: Path) -> Path:
-    """Write the live snapshot's report to ``out`` (a file; parent folders are created) and return it."""
+def _calibration_side(c: dict) -> str:
+    def num(x):
+        return "n/a" if x is None else f"{x:.3f}"
+
+    rows = [
+        {"k": "calibration", "v": f"{c['status']} {c['calibration_id'] or ''}".strip()},
+        {"k": "held-out queries", "v": c["n"]},
+        {"k": "ECE (10 bins)", "v": num(c["ece"])},
+        {"k": "Brier score", "v": num(c["brier"])},
+        {"k": "AUROC", "v": num(c["auroc"])},
+    ]
+    return (
+        "<p class=muted>answer_confidence is the probability that a query's top hit is on a page judged relevant; "
+        "on queries its fit never saw, each bin's mean probability should match its share of relevant top hits."
+        "</p>" + _table(rows, [("k", ""), ("v", "")])
+    )
+
+
+def render_report(data_dir: Path, out: Path, policy=None) -> Path:
+    """Write the live snapshot's report to ``out`` (a file; parent folders are created) and return it; the
+    calibration section shows ``policy``'s (default: the built-in policy's)."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(render_html(collect(Path(data_dir))), encoding="utf-8")
+    tmp.write_text(render_html(collect(Path(data_dir), policy)), encoding="utf-8")
     tmp.replace(out)  # a reader never sees half a report
     return out
 

@@ -25,6 +25,7 @@ PLOTS = {  # id -> title: the figures every report carries (tests look for these
     "plot-verification": "Verifications per method (live vs stale)",
     "plot-deprecation": "Deprecations per source and scope",
     "plot-ingest": "Ingest accounting per source",
+    "plot-reliability": "Answer confidence: reliability on held-out queries",
 }
 
 
@@ -173,4 +174,41 @@ def _plots(d: dict) -> dict[str, str]:
     fig, ax = _figure(height=2.6)
     _stacked_barh(ax, d["ingest"], "source", "status", ["ingested", "skipped", "failed"], STATUS_COLOURS, "files")
     out["plot-ingest"] = _svg(fig, "plot-ingest")
+    out["plot-reliability"] = _reliability(d.get("calibration") or {})
     return out
+
+
+def reliability_svg(calibration: dict) -> str:
+    """The reliability diagram alone (``trustindex calibrate --html``)."""
+    import matplotlib
+
+    with matplotlib.rc_context(RC):
+        return _reliability(calibration)
+
+
+def _reliability(c: dict) -> str:
+    """Mean predicted probability against the observed share of relevant top hits, per bin of 0.1 (the diagonal
+    is perfect calibration; a dot's area is its number of queries)."""
+    fig, ax = _figure(width=4.2, height=3.6)
+    bins = c.get("reliability") or []
+    if not bins:
+        _empty(ax, "no calibration with held-out figures in this policy")
+        return _svg(fig, "plot-reliability")
+    ax.plot([0, 1], [0, 1], color="#9e9e9e", lw=1, ls="--", label="perfectly calibrated")
+    xs, ys, ns = (
+        [b["predicted"] for b in bins],
+        [b["observed"] for b in bins],
+        [b["count"] for b in bins],
+    )
+    ax.plot(xs, ys, color="#3949ab", lw=1.2)
+    ax.scatter(xs, ys, s=[20 + 12 * n for n in ns], color="#3949ab", alpha=0.8, zorder=3, label="held-out bins")
+    for x, y, n in zip(xs, ys, ns, strict=True):
+        ax.annotate(str(n), (x, y), textcoords="offset points", xytext=(6, -10), fontsize=7, color="#5f6b7a")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("answer confidence (mean of the bin)")
+    ax.set_ylabel("top hit judged relevant (share)")
+    ece = c.get("ece")
+    ax.set_title(f"ECE {ece:.3f} on {c.get('n')} queries" if ece is not None else "", fontsize=9)
+    _legend(ax, 2)
+    return _svg(fig, "plot-reliability")

@@ -1,0 +1,125 @@
+"""Answer confidence: P(the top hit's page is judged relevant), from signals the search already has.
+
+The signals (vocabulary: schemas/answer_signals.py) are measured once per search from its own channels: the
+dense ranking (best cosine; its margin over the next distinct page), the lexical scores (their saturated best;
+whether they put the same page first), and the top hits' text (how much of the query's IDF-weighted terms they
+contain).  The probability is a logistic regression over them with the policy's coefficients, then the policy's
+isotonic map when it has one (both fitted by ``trustindex calibrate``, query/calibrate.py); the match tier
+follows the probability.  A policy with no model keeps the cosine tiers and reports no probability.
+
+Pure numpy on purpose: this runs on every query of the base install (no scikit-learn there).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from trustindex.query.relevance import lexical_relevance
+from trustindex.schemas.answer_signals import (
+    BEST_COSINE,
+    CHANNELS_AGREE,
+    LEXICAL_STRENGTH,
+    PAGE_MARGIN,
+    TERM_COVERAGE,
+    TOP_PAGE_LEXICAL_RR,
+    UNCALIBRATED,
+)
+from trustindex.schemas.lexical import tokenize
+from trustindex.schemas.policy import Policy
+
+DUPLICATE_COSINE = 1e-5  # cosines this close are the same text embedded twice
+COVERAGE_HITS = 3  # term coverage reads the top 3 hits: an answer often spans a page's neighbouring passages
+
+
+@dataclass(frozen=True)
+class ChannelOutcome:
+    """What one search's channels and ranking found, for the user's own query (not its extra phrasings)."""
+
+    query: str
+    dense_rows: np.ndarray  # the dense channel's candidates, best first
+    dense_cosines: np.ndarray  # their raw cosines, descending
+    lexical_rows: np.ndarray | None  # the lexical channel's candidates, best first (None: no known query term)
+    lexical_scores: np.ndarray  # BM25 of every passage
+    top_rows: list[int]  # the final ranking's first hits
+
+
+def measure(data, policy: Policy, out: ChannelOutcome) -> dict[str, float]:
+    """Every signal of schemas/answer_signals.py for one search."""
+    page = data.chunk_doc
+    best = float(out.dense_cosines[0]) if out.dense_cosines.size else 0.0
+    margin = 0.0
+    if out.dense_rows.size:
+        first = page[int(out.dense_rows[0])]
+        for i, c in zip(out.dense_rows.tolist(), out.dense_cosines.tolist(), strict=True):
+            # an identical passage on another page (a versioned copy) is the same answer, not a competitor
+            if page[i] != first and best - float(c) > DUPLICATE_COSINE:
+                margin = best - float(c)
+                break
+        else:
+            margin = best  # one page holds every candidate: nothing competes with it
+    lex = out.lexical_rows if out.lexical_rows is not None and out.lexical_rows.size else None
+    lex_first = page[int(lex[0])] if lex is not None else None
+    agree = float(out.dense_rows.size > 0 and lex_first is not None and page[int(out.dense_rows[0])] == lex_first)
+    best_bm25 = float(out.lexical_scores[int(lex[0])]) if lex is not None else 0.0
+    top_page_rr = 0.0
+    if lex is not None and out.top_rows:
+        on_top_page = np.flatnonzero(np.array([page[i] == page[out.top_rows[0]] for i in lex.tolist()]))
+        top_page_rr = 1.0 / (1 + int(on_top_page[0])) if on_top_page.size else 0.0
+    return {
+        BEST_COSINE: best,
+        PAGE_MARGIN: margin,
+        TERM_COVERAGE: term_coverage(data.lexical, out.query, data.texts(out.top_rows[:COVERAGE_HITS])),
+        CHANNELS_AGREE: agree,
+        LEXICAL_STRENGTH: float(lexical_relevance(best_bm25, policy["relevance"]["bm25_half"])),
+        TOP_PAGE_LEXICAL_RR: top_page_rr,
+    }
+
+
+def term_coverage(lexical, query: str, texts: list[str]) -> float:
+    """Σ idf(term contained in the texts) / Σ idf(term) over the query's distinct terms.
+
+    idf is BM25's (Lucene's) from the snapshot's document frequencies; a term the corpus never uses has the
+    largest idf and is contained nowhere, so a query about something the library lacks scores low.
+    """
+    terms = list(dict.fromkeys(tokenize(query)))
+    if not terms:
+        return 0.0
+    seen = {t for text in texts for t in tokenize(text)}
+    n = lexical.n_docs
+    total = held = 0.0
+    for t in terms:
+        col = lexical.vocab.get(t)
+        df = lexical.indptr[col + 1] - lexical.indptr[col] if col is not None else 0
+        idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+        total += idf
+        held += idf if t in seen else 0.0
+    return held / total if total > 0 else 0.0
+
+
+def probability(policy: Policy, signals: dict[str, float]) -> float | None:
+    """answer_confidence under the policy's calibration; None when the policy has none."""
+    m = policy["match"]
+    if policy.calibration_status == UNCALIBRATED:
+        return None
+    z = m["intercept"] + sum(w * signals[f] for f, w in zip(m["features"], m["weights"], strict=True))
+    p = 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
+    if m["isotonic_x"]:
+        p = float(np.interp(p, m["isotonic_x"], m["isotonic_y"]))
+    return p
+
+
+def match_tier(policy: Policy, answer: float | None, best_cosine: float) -> tuple[str, float]:
+    """The tier and its display ceiling: from the probability when calibrated, else from the best cosine."""
+    m = policy["match"]
+    if answer is None:
+        value, high, mid = best_cosine, m["high_threshold"], m["mid_threshold"]
+    else:
+        value, high, mid = answer, m["high_probability"], m["mid_probability"]
+    if value >= high:
+        return "high", m["high_ceiling"]
+    if value >= mid:
+        return "mid", m["mid_ceiling"]
+    return "low", m["low_ceiling"]
