@@ -85,11 +85,17 @@ SPEC: dict[str, Any] = {
         "bm25_half": (8.0, _NUM, 0.001, 1000.0),
         "dense_weight": (0.7, _NUM, 0.0, 1.0),
         "lexical_weight": (0.3, _NUM, 0.0, 1.0),
+        # Field-aware lexical scoring: BM25 over title, headings and file name, added at this weight to the
+        # passage's BM25 (query/lexical_signals.py); 0 searches the passage text alone.
+        "field_weight": (0.0, _NUM, 0.0, 10.0),
+        # The query's identifiers (CamelCase, snake_case, error codes) as their own share of relevance.
+        "identifier_weight": (0.0, _NUM, 0.0, 1.0),
     },
     "fusion": {
         "rrf_k": (60, int, 1, 10_000),
         "dense_weight": (1.0, _NUM, 0.0, 10.0),
         "lexical_weight": (1.0, _NUM, 0.0, 10.0),
+        "identifier_weight": (1.0, _NUM, 0.0, 10.0),
         "candidate_depth": (100, int, 1, 100_000),
     },
     "match": {
