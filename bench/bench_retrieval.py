@@ -269,11 +269,35 @@ def run(data: Path, splits: list[str], policy: str | None) -> dict:
     }
 
 
+def compare(data: Path, splits: list[str], policies: list[str]) -> None:
+    """trustindex's nDCG@10 per split and kind under each policy (one open snapshot, the policy swapped)."""
+    from trustindex.query.index import Index
+
+    index = Index.open(data_dir=data, warm=True)
+    queries = [q for q in eval_set.load() if q.in_domain and q.split in splits]
+    for policy in policies:
+        index.reload_policy(policy)
+        per: dict[str, list[float]] = defaultdict(list)
+        for q in queries:
+            nd = ndcg_at_10(trustindex_files(index, q.query), q.relevant)
+            per[q.split].append(nd)
+            per[f"{q.split}/{q.kind}"].append(nd)
+        cells = ", ".join(f"{k} {np.mean(v):.4f}" for k, v in sorted(per.items()))
+        print(f"  {policy}: {cells}", flush=True)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, help="an existing data directory of the corpus (default: build one)")
     ap.add_argument("--splits", nargs="+", choices=eval_set.SPLITS, default=list(eval_set.SPLITS))
     ap.add_argument("--policy", help="policy.toml for trustindex (default: the built-in policy)")
+    ap.add_argument(
+        "--compare",
+        nargs="+",
+        default=[],
+        metavar="POLICY",
+        help="also rank with these policy files (trustindex only) and print their nDCG@10 per split (tuning)",
+    )
     ap.add_argument("--no-save", action="store_true")
     a = ap.parse_args(argv)
     setup_env()
@@ -287,6 +311,8 @@ def main(argv=None) -> int:
     print_figures("retrieval", r["figures"])
     print("\n".join(r["section"][2:]))
     print(f"  {r['passages']} passages, {r['wall_s']:.0f} s; per-query rows: {r['per_query_file']}")
+    if a.compare:
+        compare(data, a.splits, a.compare)
     if not a.no_save:
         save("retrieval", r)
     return 0

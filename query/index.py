@@ -20,6 +20,7 @@ import numpy as np
 from trustindex.query import response as R
 from trustindex.query.fusion import rrf, top_ranking
 from trustindex.query.lexical_signals import lexical_signals
+from trustindex.query.pages import with_page_support
 from trustindex.query.reader import SnapshotData
 from trustindex.query.relevance import relevance as relevance_of
 from trustindex.query.state import SearchState
@@ -201,7 +202,9 @@ class Index:
             if k_
         ]
         channels = _channels(st, lex_ran, int(pool.size))
-        order_key = _rerank(st, query, cands, channels)
+        order_key = with_page_support(
+            cands, d.chunk_doc, _rerank(st, query, cands, channels), fz["page_weight"], fz["page_passages"]
+        )
         cands.sort(key=lambda c: (-order_key(c), -c["ranking"], d.chunk_ids[c["i"]]))
         hits = _collapse(d, cands)
         pool_best = max((c["confidence"] for c in cands), default=0.0)

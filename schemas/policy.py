@@ -96,6 +96,10 @@ SPEC: dict[str, Any] = {
         "dense_weight": (1.0, _NUM, 0.0, 10.0),
         "lexical_weight": (1.0, _NUM, 0.0, 10.0),
         "identifier_weight": (1.0, _NUM, 0.0, 10.0),
+        # Passage -> page aggregation (query/pages.py): a passage's order key gains page_weight x the keys of
+        # its page's next page_passages best candidates; 0 orders passages alone.
+        "page_weight": (0.0, _NUM, 0.0, 10.0),
+        "page_passages": (2, int, 0, 100),
         "candidate_depth": (100, int, 1, 100_000),
     },
     "match": {

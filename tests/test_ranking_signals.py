@@ -109,3 +109,19 @@ def test_no_identifier_and_no_field_index_leave_plain_bm25(data):
     expected, n = data.lexical.scores("witnesses in a circuit")
     assert lex.identifier is None and lex.nterms == n
     np.testing.assert_array_equal(lex.scores, expected)
+
+
+def test_a_page_with_several_strong_passages_outranks_a_single_mention():
+    from trustindex.query.pages import with_page_support
+
+    doc = ["guide", "guide", "guide", "mention"]
+    cands = [{"i": i, "confidence": c} for i, c in enumerate((0.50, 0.45, 0.40, 0.55))]
+    key = lambda c: c["confidence"]  # noqa: E731
+    alone = sorted(cands, key=lambda c: -with_page_support(cands, doc, key, 0.0, 2)(c))
+    assert alone[0]["i"] == 3
+    pages = with_page_support(cands, doc, key, 0.5, 2)
+    order = sorted(cands, key=lambda c: -pages(c))
+    assert [c["i"] for c in order][:3] == [0, 1, 2]
+    # the page's best passage counts its next two at half weight; the single mention keeps its own key
+    assert pages(cands[0]) == pytest.approx(0.50 + 0.5 * (0.45 + 0.40))
+    assert pages(cands[3]) == pytest.approx(0.55)
