@@ -33,7 +33,7 @@ from bench.common import (  # noqa: E402
     save,
 )
 
-STEPS = ["extract", "embedding", "lexical", "query", "serve", "refresh", "signatures", "quality"]
+STEPS = ["extract", "embedding", "lexical", "query", "serve", "refresh", "signatures", "quality", "retrieval"]
 
 
 def step_args(step: str, quick: bool) -> list[str]:
@@ -66,6 +66,8 @@ def step_args(step: str, quick: bool) -> list[str]:
         )
     if step == "quality":
         return [str(b / "bench_quality.py")] + (["--queries", "3", "--chunks", "200"] if quick else [])
+    if step == "retrieval":  # the real-docs snapshot is built once under the work directory, then reused
+        return [str(b / "bench_retrieval.py")] + (["--splits", "dev"] if quick else [])
     raise ValueError(step)
 
 

@@ -31,8 +31,8 @@ def lexical_signals(data, text: str, policy: Policy) -> LexicalSignals:
     r = policy["relevance"]
     tokens = tokenize(text)
     scores, nterms = data.lexical.token_scores(tokens)
-    fields = data.field_lexical
-    if fields is not None and r["field_weight"] > 0 and nterms:
+    fields = data.field_lexical if r["field_weight"] > 0 else None
+    if fields is not None and nterms:
         scores = scores + np.float32(r["field_weight"]) * fields.token_scores(tokens)[0]
     identifier = None
     ids = identifier_tokens(text) if r["identifier_weight"] > 0 else []
@@ -40,6 +40,6 @@ def lexical_signals(data, text: str, policy: Policy) -> LexicalSignals:
         ident, known = data.lexical.token_scores(ids)
         if known:
             if fields is not None:
-                ident = ident + fields.token_scores(ids)[0]
+                ident = ident + np.float32(r["field_weight"]) * fields.token_scores(ids)[0]
             identifier = ident
     return LexicalSignals(scores, nterms, identifier)
