@@ -33,6 +33,7 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -120,7 +121,7 @@ def build_data(work: Path, corpus: Path = CORPUS) -> Path:
     repo = git.Repo.init(repo_dir, initial_branch="main")
     repo.git.add(A=True)
     actor = git.Actor("Midnight docs corpus", "docs@midnight.example")
-    when = "2026-01-01T00:00:00+00:00"
+    when = datetime(2026, 1, 1, tzinfo=UTC)  # fixed, so every clean build commits the same tree the same way
     repo.index.commit("real midnight-docs corpus", author=actor, committer=actor, author_date=when, commit_date=when)
     (work / "sources.toml").write_text(SOURCES_TOML)
     (work / "identities.toml").write_text(IDENTITIES_TOML)
