@@ -97,6 +97,24 @@ CHANGES = [
         "0.8064 -> 0.7959 / 0.7858 / 0.7751",
         "dropped",
     ),
+    (
+        "RRF weights lexical 2 / dense 2; candidate_depth 200 (final policy)",
+        "0.7983 -> 0.7983 / 0.7983; 0.7963",
+        "0.8081 -> 0.8081 / 0.8081; 0.8093",
+        "dropped",
+    ),
+    (
+        "cosine_floor 0.25 -> 0.35 / 0.15; cosine_ceiling 0.75 -> 0.65 (final policy)",
+        "0.7983 -> 0.8038 / 0.7944; 0.7896",
+        "0.8081 -> 0.8039 / 0.8083; 0.8050",
+        "dropped",
+    ),
+    (
+        "trust_weight 1 -> 0.5 (every page here is one publisher's, from one commit)",
+        "0.7983 -> 0.7983",
+        "0.8081 -> 0.8081",
+        "no effect",
+    ),
     ("legacy demotion (issue 13): no page is legacy in this corpus copy (no main_versions.json)", "-", "-", "n/a"),
 ]
 
@@ -279,6 +297,21 @@ def table(summary: dict) -> list[str]:
     return lines
 
 
+def section_of(summary: dict) -> list[str]:
+    return [
+        "## Retrieval quality on the real docs (issue 16)",
+        "",
+        "`bench/bench_retrieval.py`; cells are nDCG@10 / recall@10 of grade-2 files, baselines computed in the",
+        "same run over the same snapshot.",
+        "",
+        *table(summary),
+        "",
+        "Ranking changes, one at a time (`--compare`), trustindex nDCG@10 before -> after:",
+        "",
+        *changes_table(),
+    ]
+
+
 def run(data: Path, splits: list[str], policy: str | None) -> dict:
     from trustindex.query.index import Index
 
@@ -299,18 +332,7 @@ def run(data: Path, splits: list[str], policy: str | None) -> dict:
         "passages": index.data.n,
         "wall_s": wall,
         "per_query_file": str(per_query),
-        "section": [
-            "## Retrieval quality on the real docs (issue 16)",
-            "",
-            "`bench/bench_retrieval.py`; cells are nDCG@10 / recall@10 of grade-2 files, baselines computed in the",
-            "same run over the same snapshot.",
-            "",
-            *table(summary),
-            "",
-            "Ranking changes, one at a time (`--compare`), trustindex nDCG@10 before -> after:",
-            "",
-            *changes_table(),
-        ],
+        "section": section_of(summary),
         "method": f"bench/bench_retrieval.py: the in-domain judged queries of bench/eval/ (bench/eval_set.py, dev/test "
         f"split by query id) over a real refresh of all {index.data.n:,} passages of the midnight-docs corpus; "
         f"file-level nDCG@10 (bench_quality.ndcg_at_10) and recall@10 of grade-2 files for trustindex "
