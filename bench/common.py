@@ -194,7 +194,7 @@ def save(key: str, result: dict, results: Path = RESULTS, docs: Path | None = DO
         docs.write_text(render(data))
 
 
-ORDER = ["extraction", "embedding", "quality", "lexical", "query", "serve", "refresh", "signatures"]
+ORDER = ["extraction", "embedding", "quality", "retrieval", "lexical", "query", "serve", "refresh", "signatures"]
 
 
 # bench/version_coverage.py over ../shared/corpus/midnight-docs with its Docusaurus config (--config-from the
@@ -256,7 +256,8 @@ def render(data: dict) -> str:
         "the ratio the goal names), because absolute times on a shared machine move with the load.",
         "Scripts: `bench/bench_extract.py`, `bench/bench_embedding.py`, `bench/bench_quality.py` (judged",
         "queries: `bench/eval/`), `bench/bench_lexical.py`, `bench/bench_query.py`, `bench/bench_refresh.py`,",
-        "`bench/bench_serve.py`, `bench/bench_signatures.py`; method notes follow the table.",
+        "`bench/bench_serve.py`, `bench/bench_signatures.py`, `bench/bench_retrieval.py`; method notes follow the",
+        "table.",
         "",
     ]
     machines = {

@@ -33,7 +33,18 @@ from bench.common import (  # noqa: E402
     save,
 )
 
-STEPS = ["extract", "embedding", "lexical", "query", "serve", "refresh", "signatures", "quality", "calibration"]
+STEPS = [
+    "extract",
+    "embedding",
+    "lexical",
+    "query",
+    "serve",
+    "refresh",
+    "signatures",
+    "quality",
+    "retrieval",
+    "calibration",
+]
 
 
 def step_args(step: str, quick: bool) -> list[str]:
@@ -66,6 +77,8 @@ def step_args(step: str, quick: bool) -> list[str]:
         )
     if step == "quality":
         return [str(b / "bench_quality.py")] + (["--queries", "3", "--chunks", "200"] if quick else [])
+    if step == "retrieval":  # the real-docs snapshot is built once under the work directory, then reused
+        return [str(b / "bench_retrieval.py")] + (["--splits", "dev"] if quick else [])
     if step == "calibration":  # needs a real-docs data directory ($TRUSTINDEX_REALDOCS_DATA); says so and skips
         return [str(b / "bench_calibration.py")]
     raise ValueError(step)

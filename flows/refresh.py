@@ -28,7 +28,7 @@ from trustindex.schemas.components import ComponentRegistry
 from trustindex.schemas.config import Identities, LedgerEntry, Source
 from trustindex.schemas.embedding_model import DEFAULT_BACKEND, encoder_cache_dir
 from trustindex.schemas.policy import Policy
-from trustindex.schemas.snapshot import SNAPSHOTS_DIR
+from trustindex.schemas.snapshot import INDEX_FORMAT, SNAPSHOTS_DIR
 from trustindex.schemas.tables import SCHEMA_VERSION
 from trustindex.warehouse.build import write_snapshot_files
 from trustindex.warehouse.catalog import refresh_catalog
@@ -106,6 +106,7 @@ def build_inputs_key(
     ``components``: the component registry's digest (it renames the stored version targets)."""
     payload = {
         "schema": SCHEMA_VERSION,
+        "index_format": INDEX_FORMAT,
         "sources": sorted(keys.items()),
         "embedder": embedder_identity(backend),
         "ann_min_rows": ann_min_rows,

@@ -21,6 +21,8 @@ import numpy as np
 from trustindex.query import response as R
 from trustindex.query.answer_confidence import COVERAGE_HITS, ChannelOutcome, match_tier, measure, probability
 from trustindex.query.fusion import rrf, top_ranking
+from trustindex.query.lexical_signals import lexical_signals
+from trustindex.query.pages import with_page_support
 from trustindex.query.reader import SnapshotData
 from trustindex.query.relevance import relevance as relevance_of
 from trustindex.query.state import SearchState
@@ -154,18 +156,20 @@ class Index:
         # The user's own query first: its channels also explain the hits and set the match tier.
         dense_user, dense_cos = st.dense.top(vecs[0], depth)
         best_cosine = float(dense_cos[0]) if dense_cos.size else 0.0  # = dense.best(): the top-1 of this search
-        lex_user, nterms_user = d.lexical.scores(query)
-        lex_ran = nterms_user > 0
+        lex = lexical_signals(d, query, policy)
+        lex_user, lex_ran = lex.scores, lex.nterms > 0
         lex_top = top_ranking(lex_user, depth, positive_only=True) if lex_ran else None
         rankings = [(dense_user, fz["dense_weight"])]
         if lex_top is not None:
             rankings.append((lex_top, fz["lexical_weight"]))
         for j, text in enumerate(phrasings, 1):
             rows, _cos = st.dense.top(vecs[j], depth)
-            bm, nterms = d.lexical.scores(text)
+            other = lexical_signals(d, text, policy)
             rankings.append((rows, fz["dense_weight"]))
-            if nterms:
-                rankings.append((top_ranking(bm, depth, positive_only=True), fz["lexical_weight"]))
+            if other.nterms:
+                rankings.append((top_ranking(other.scores, depth, positive_only=True), fz["lexical_weight"]))
+        if lex.identifier is not None:
+            rankings.append((top_ranking(lex.identifier, depth, positive_only=True), fz["identifier_weight"]))
         fused = rrf(rankings, fz["rrf_k"])
         dense_rank = {int(i): r for r, i in enumerate(dense_user.tolist(), 1)}
         lex_rank = {int(i): r for r, i in enumerate(lex_top.tolist(), 1)} if lex_top is not None else {}
@@ -173,7 +177,8 @@ class Index:
         pool_cos = st.dense.cosines(vecs[0], pool)
         # the user's query's cosine, by row, for the hits
         cos_user = dict(zip(pool.tolist(), pool_cos.tolist(), strict=True))
-        rel = relevance_of(pool_cos, lex_user[pool], policy, lex_ran) if pool.size else np.zeros(0)
+        ident = lex.identifier[pool] if lex.identifier is not None else None
+        rel = relevance_of(pool_cos, lex_user[pool], policy, lex_ran, ident) if pool.size else np.zeros(0)
         today = reference_day()
         prior = st.prior(today)
         # Version match is the only query-dependent trust factor: per candidate, and only when targets are given.
@@ -202,7 +207,9 @@ class Index:
             if k_
         ]
         channels = _channels(st, lex_ran, int(pool.size))
-        order_key = _rerank(st, query, cands, channels)
+        order_key = with_page_support(
+            cands, d.chunk_doc, _rerank(st, query, cands, channels), fz["page_weight"], fz["page_passages"]
+        )
         cands.sort(key=lambda c: (-order_key(c), -c["ranking"], d.chunk_ids[c["i"]]))
         hits = _collapse(d, cands)
         pool_best = max((c["confidence"] for c in cands), default=0.0)

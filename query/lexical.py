@@ -40,7 +40,11 @@ class LexicalIndex:
 
     def scores(self, text: str) -> tuple[np.ndarray, int]:
         """BM25 score of every document, and how many query terms the corpus knows."""
-        ids = self.query_ids(text)
+        return self.token_scores(tokenize(text))
+
+    def token_scores(self, tokens: list[str]) -> tuple[np.ndarray, int]:
+        """BM25 score of every document for already tokenized terms, and how many of them the corpus knows."""
+        ids = [self.vocab[t] for t in tokens if t in self.vocab]
         out = np.zeros(self.n_docs, dtype=np.float32)
         for t in ids:
             lo, hi = self.indptr[t], self.indptr[t + 1]

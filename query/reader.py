@@ -24,7 +24,15 @@ import pyarrow.parquet as pq
 from trustindex.query.lexical import LexicalIndex
 from trustindex.schemas.components import ComponentRegistry
 from trustindex.schemas.errors import SnapshotError
-from trustindex.schemas.snapshot import BM25_DIR, COMPONENTS, EMBEDDINGS, TABLE_FILES, Manifest, verify_snapshot
+from trustindex.schemas.snapshot import (
+    BM25_DIR,
+    BM25_FIELDS_DIR,
+    COMPONENTS,
+    EMBEDDINGS,
+    TABLE_FILES,
+    Manifest,
+    verify_snapshot,
+)
 
 
 class RowMap:
@@ -157,6 +165,14 @@ class SnapshotData:
         if self.lexical.n_docs != self.n:
             raise SnapshotError(
                 f"snapshot {self.manifest.snapshot_id}: BM25 index covers {self.lexical.n_docs} "
+                f"passages, the chunks table has {self.n}"
+            )
+        # The field index (title, headings, file name); a snapshot built before it has none.
+        fields = self.dir / BM25_FIELDS_DIR
+        self.field_lexical = LexicalIndex(fields) if fields.is_dir() else None
+        if self.field_lexical is not None and self.field_lexical.n_docs != self.n:
+            raise SnapshotError(
+                f"snapshot {self.manifest.snapshot_id}: BM25 field index covers {self.field_lexical.n_docs} "
                 f"passages, the chunks table has {self.n}"
             )
 

@@ -29,6 +29,24 @@ def _stemmer() -> Stemmer.Stemmer:
     return Stemmer.Stemmer("english")
 
 
+# An identifier as a user types it: CamelCase with an inner capital (deployContract, CallTxFailedError),
+# snake_case or SCREAMING_CASE (ERR_UNSUPPORTED_DIR_IMPORT), a dotted name (midnight.js), letters with digits
+# (sha256, v8), or a bare number of 3+ digits (an error code such as 1010).
+_IDENTIFIER = re.compile(r"[A-Za-z0-9]*[a-z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*|\w*_\w+|\w+(?:\.\w+)+|[A-Za-z]+\d\w*|\d{3,}")
+
+
+def identifier_tokens(text: str) -> list[str]:
+    """The whole-word tokens of the identifiers in ``text`` (each identifier's own token, not its parts)."""
+    out: list[str] = []
+    for word in _WORD.findall(text):
+        if _IDENTIFIER.fullmatch(word):
+            tokens = _WORD_TOKENS.get(word)
+            tokens = tokens if tokens is not None else _word_tokens(word)
+            if tokens and tokens[0] not in out:
+                out.append(tokens[0])
+    return out
+
+
 def tokenize(text: str) -> list[str]:
     out: list[str] = []
     for word in _WORD.findall(text):

@@ -26,6 +26,12 @@ SNAPSHOTS_DIR = "snapshots"
 EMBEDDINGS = "embeddings.npy"  # float16 [n_chunks, dims], L2-normalised, row i = chunks.parquet row i
 DENSE_INDEX = "dense.usearch"  # HNSW over the embeddings, only from policy dense.exact_below rows (query/dense.py)
 BM25_DIR = "bm25"  # bm25s index files + our tokenizer config
+# BM25 over each passage's fields (title and heading path, symbol, file name): field-aware lexical scoring.
+# Optional: a snapshot built before it has none and is searched over the passage text alone.
+BM25_FIELDS_DIR = "bm25_fields"
+# The set of index files a build writes; part of the build's inputs, so a data directory whose snapshot predates
+# an index (2: bm25_fields) is rebuilt once by the next refresh rather than reused without it.
+INDEX_FORMAT = 2
 COMPONENTS = "components.json"  # the operator's component registry (schemas/components.py), when one was given
 ENCODER_DIR = "encoder"  # query encoder files when the backend is ONNX
 TABLE_FILES = {name: f"{name}.parquet" for name in TABLES}

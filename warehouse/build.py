@@ -17,7 +17,7 @@ from trustindex.ingest import progress
 from trustindex.query.dense import STORAGE_DTYPE, build_ann_index
 from trustindex.schemas.components import ComponentRegistry
 from trustindex.schemas.policy import Policy
-from trustindex.schemas.snapshot import BM25_DIR, COMPONENTS, DENSE_INDEX, EMBEDDINGS, TABLE_FILES
+from trustindex.schemas.snapshot import BM25_DIR, BM25_FIELDS_DIR, COMPONENTS, DENSE_INDEX, EMBEDDINGS, TABLE_FILES
 from trustindex.schemas.tables import SOURCE_TABLES, table_from_rows
 from trustindex.warehouse.bm25 import build_bm25
 from trustindex.warehouse.embeddings import Embedder, EmbeddingCache, EmbedStats, embed_texts
@@ -66,6 +66,28 @@ def embedding_input(chunks: pa.Table) -> list[str]:
     ):
         out.append(embed_text(hp or [], sp, path, text))
     return out
+
+
+def field_input(chunks: pa.Table) -> list[str]:
+    """What the field index sees of a passage: its heading path (the page title first), its symbol and its file's
+    name (with the folder of an index page), the places where a page says what it is about."""
+    out = []
+    for hp, sp, path in zip(
+        chunks.column("heading_path").to_pylist(),
+        chunks.column("symbol_path").to_pylist(),
+        chunks.column("path").to_pylist(),
+        strict=True,
+    ):
+        out.append("\n".join([*(hp or []), sp or "", file_words(path)]))
+    return out
+
+
+def file_words(path: str) -> str:
+    """``docs/compact/reference/explicit-disclosure.mdx`` -> ``explicit disclosure``; an index page adds its folder."""
+    parts = path.split("/")
+    stem = parts[-1].rsplit(".", 1)[0]
+    words = [parts[-2], stem] if stem.lower() in ("index", "_index", "readme") and len(parts) > 1 else [stem]
+    return " ".join(w.replace("-", " ") for w in words)
 
 
 def canonical_version_targets(table: pa.Table, components: ComponentRegistry) -> pa.Table:
@@ -118,6 +140,7 @@ def write_snapshot_files(
             build_ann_index(matrix16, build_dir / DENSE_INDEX)
             bar.note(ann=True)
         build_bm25(texts, build_dir / BM25_DIR)
+        build_bm25(field_input(chunks), build_dir / BM25_FIELDS_DIR)
     for rel, src in embedder.snapshot_files().items():
         place_file(src, build_dir / rel)
     counts["embeddings"] = int(matrix.shape[0])

@@ -1,0 +1,396 @@
+"""File-level retrieval quality over the full real-docs snapshot: trustindex against naive baselines (issue 16).
+
+    PYTHONPATH=. .venv/bin/python bench/bench_retrieval.py [--data DIR] [--splits dev test] [--policy FILE] [--no-save]
+
+Corpus: every Markdown/MDX file of ``../shared/corpus/midnight-docs`` committed as one git commit and indexed by
+a real ``trustindex refresh`` (the default policy).  ``--data`` reuses an existing data directory of that corpus;
+without it the snapshot is built once under the bench work directory (``retrieval/``) and reused by later runs.
+The bench skips (exit 0, with a message) when the corpus is absent.
+
+Queries: the in-domain judged queries of ``bench/eval/`` (``bench/eval_set.py``: every judged file, split into dev
+and test by query id).  Per query and system, files are ranked (distinct paths, best first) and scored with
+``bench_quality.ndcg_at_10`` (graded linear gains, judged files not retrieved appended below the ranking) and
+recall@10 of the grade-2 files.  Systems, all over the same snapshot in the same run:
+
+- ``trustindex``: ``Index.open(data).search(q, k=50)`` under the policy (default: the built-in one); files in
+  hit order;
+- ``bm25s``: the bm25s library with its own tokenizer (English stopwords, Snowball stemmer) over the texts the
+  snapshot indexes (heading path + passage, ``warehouse.build.embedding_input``); files by best passage;
+- ``dense``: exact cosine between the query (the snapshot's own query encoder, one query at a time) and every
+  stored passage vector; files by best passage;
+- ``rrf``: the bm25s and dense top-100 passages fused by reciprocal rank fusion (k = 60); files by best passage.
+
+Goal (issue 16, on test): trustindex nDCG@10 ≥ the best baseline + 0.05 and ≥ 0.80.  Per-query rows (every system's
+top files, nDCG, recall) go to ``<work>/retrieval/per_query.jsonl`` for analysis.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench import eval_set  # noqa: E402
+from bench.bench_quality import ndcg_at_10, rank_files, recall_at_10  # noqa: E402
+from bench.common import CORPUS, WORK, bench_env, figure, print_figures, save, setup_env  # noqa: E402
+
+RETRIEVAL_WORK = WORK / "retrieval"
+SOURCE = "midnight-docs"
+SYSTEMS = ("trustindex", "bm25s", "dense", "rrf")
+BASELINES = SYSTEMS[1:]
+K, DEPTH, RRF_K, SEARCH_K = 10, 100, 60, 50
+GOAL_MARGIN, GOAL_FLOOR = 0.05, 0.80
+SOURCES_TOML = f"""\
+[[source]]
+name = "{SOURCE}"
+url = "repo"
+ref = "main"
+publisher = "midnight-foundation"
+include = ["**/*.md", "**/*.mdx"]
+exclude = []
+"""
+IDENTITIES_TOML = """\
+[[publisher]]
+id = "midnight-foundation"
+name = "Midnight Foundation"
+tier = "foundation"
+"""
+
+
+# Ranking changes of issue 16, measured one at a time with ``--compare`` (trustindex nDCG@10, dev then test), each
+# against the state before it; kept only when dev improves and test agrees.  Measured by hand on the real-docs
+# snapshot (20,613 passages; 79 dev / 77 test in-domain queries), not by ``make bench``.
+CHANGES = [
+    ("start: the policy as shipped before issue 16", "0.7670", "0.7535", "-"),
+    ("bm25_half 8 -> 16 / 4", "0.7670 -> 0.7667 / 0.7629", "0.7535 -> 0.7537 / 0.7519", "dropped"),
+    ("relevance dense/lexical weights 0.7/0.3 -> 0.5/0.5", "0.7670 -> 0.7876", "0.7535 -> 0.7740", "superseded"),
+    ("relevance dense/lexical weights 0.7/0.3 -> 0.3/0.7", "0.7670 -> 0.7871", "0.7535 -> 0.7861", "kept"),
+    ("  (then 0.2/0.8, with the two changes below)", "0.8042 -> 0.7908", "0.8064 -> 0.7984", "dropped"),
+    ("identifier signal (identifier_weight 0.3), on the old weights", "0.7670 -> 0.7729", "0.7535 -> 0.7597", "-"),
+    ("identifier signal (identifier_weight 0.3), on 0.3/0.7", "0.7871 -> 0.7879", "0.7861 -> 0.7842", "dropped"),
+    ("passage -> page aggregation (page_weight 0.3, 1 passage)", "0.7871 -> 0.7983", "0.7861 -> 0.8081", "kept"),
+    (
+        "  (page_weight 0.5; 2 passages, on 0.5/0.5)",
+        "0.8042 -> 0.8012; 0.7952 -> 0.7917",
+        "0.8064 -> 0.8018; 0.7953 -> 0.7930",
+        "dropped",
+    ),
+    ("identifier signal 0.3, on weights + pages", "0.7983 -> 0.8042", "0.8081 -> 0.8064", "dropped"),
+    (
+        "field-aware BM25, field_weight 0.1 (on weights + pages + identifiers)",
+        "0.8042 -> 0.8029",
+        "0.8064 -> 0.8038",
+        "dropped",
+    ),
+    (
+        "  (field_weight 0.3 / 1 / 2)",
+        "0.8042 -> 0.7762 / 0.7540 / 0.7488",
+        "0.8064 -> 0.7959 / 0.7858 / 0.7751",
+        "dropped",
+    ),
+    (
+        "RRF weights lexical 2 / dense 2; candidate_depth 200 (final policy)",
+        "0.7983 -> 0.7983 / 0.7983; 0.7963",
+        "0.8081 -> 0.8081 / 0.8081; 0.8093",
+        "dropped",
+    ),
+    (
+        "cosine_floor 0.25 -> 0.35 / 0.15; cosine_ceiling 0.75 -> 0.65 (final policy)",
+        "0.7983 -> 0.8038 / 0.7944; 0.7896",
+        "0.8081 -> 0.8039 / 0.8083; 0.8050",
+        "dropped",
+    ),
+    (
+        "trust_weight 1 -> 0.5 (every page here is one publisher's, from one commit)",
+        "0.7983 -> 0.7983",
+        "0.8081 -> 0.8081",
+        "no effect",
+    ),
+    ("legacy demotion (issue 13): no page is legacy in this corpus copy (no main_versions.json)", "-", "-", "n/a"),
+]
+
+
+def changes_table() -> list[str]:
+    lines = ["| change | dev nDCG@10 | test nDCG@10 | |", "|---|---|---|---|"]
+    return lines + [f"| {c} | {d} | {t} | {k} |" for c, d, t, k in CHANGES]
+
+
+# -- the snapshot ------------------------------------------------------------------------------------------------
+def build_data(work: Path, corpus: Path = CORPUS) -> Path:
+    """The corpus as one git commit under ``work/repo``, indexed by a real ``trustindex refresh`` into ``work/data``."""
+    import git
+
+    data = work / "data"
+    if (data / "CURRENT").is_file():
+        return data
+    repo_dir = work / "repo"
+    if repo_dir.exists():
+        shutil.rmtree(repo_dir)
+    shutil.copytree(corpus, repo_dir, ignore=shutil.ignore_patterns(".git"))
+    repo = git.Repo.init(repo_dir, initial_branch="main")
+    repo.git.add(A=True)
+    actor = git.Actor("Midnight docs corpus", "docs@midnight.example")
+    when = datetime(2026, 1, 1, tzinfo=UTC)  # fixed, so every clean build commits the same tree the same way
+    repo.index.commit("real midnight-docs corpus", author=actor, committer=actor, author_date=when, commit_date=when)
+    (work / "sources.toml").write_text(SOURCES_TOML)
+    (work / "identities.toml").write_text(IDENTITIES_TOML)
+    cli = Path(sys.executable).parent / "trustindex"
+    cmd = [str(cli)] if cli.is_file() else [sys.executable, "-m", "trustindex.cli.main"]
+    env = bench_env()
+    env.setdefault("PREFECT_HOME", str(work / ".prefect"))
+    print(f"building the real-docs snapshot under {data} (a full refresh: minutes)", flush=True)
+    subprocess.run(
+        [*cmd, "refresh", "--sources", str(work / "sources.toml"), "--data", str(data), "--quiet"],
+        env=env,
+        check=True,
+    )
+    return data
+
+
+# -- rankings ----------------------------------------------------------------------------------------------------
+class Baselines:
+    """bm25s, dense and their RRF over the snapshot's passages; files ranked by their best passage."""
+
+    def __init__(self, index):
+        import bm25s
+        import pyarrow.parquet as pq
+        import Stemmer
+
+        from trustindex.warehouse.build import embedding_input
+
+        d = index.data
+        chunks = pq.ParquetFile(d.dir / "chunks.parquet").read()
+        self.texts = embedding_input(chunks)
+        sources = chunks.column("source").to_pylist()
+        paths = chunks.column("path").to_pylist()
+        names = [p if s == SOURCE else f"{s}:{p}" for s, p in zip(sources, paths, strict=True)]
+        self.paths = sorted(set(names))
+        pos = {p: i for i, p in enumerate(self.paths)}
+        self.chunk_file = np.asarray([pos[p] for p in names], dtype=np.int64)
+        self.stemmer = Stemmer.Stemmer("english")
+        self.bm25 = bm25s.BM25()
+        self.bm25.index(
+            bm25s.tokenize(self.texts, stopwords="en", stemmer=self.stemmer, show_progress=False), show_progress=False
+        )
+        self.vectors = np.asarray(d.embeddings, dtype=np.float32)
+        self.encoder = index.encoder
+
+    def rank(self, query: str) -> dict[str, list[str]]:
+        import bm25s
+
+        n = len(self.texts)
+        words = bm25s.tokenize([query], stopwords="en", stemmer=self.stemmer, return_ids=False, show_progress=False)
+        words = [w for w in words[0] if w in self.bm25.vocab_dict]
+        lex = self.bm25.get_scores(words) if words else np.zeros(n)
+        lex = np.asarray(lex, dtype=np.float64)
+        qv = np.asarray(self.encoder.encode([query]), dtype=np.float32)[0]
+        cos = self.vectors @ (qv / np.linalg.norm(qv))
+        lex_scores = np.where(lex > 0, lex, -np.inf)
+        fused = np.full(n, -np.inf)
+        for scores in (lex_scores, cos):
+            top = np.argsort(-scores, kind="stable")[:DEPTH]
+            top = top[np.isfinite(scores[top])]
+            fused[top] = np.where(np.isfinite(fused[top]), fused[top], 0.0) + 1.0 / (RRF_K + np.arange(1, top.size + 1))
+        return {name: self._files(s) for name, s in (("bm25s", lex_scores), ("dense", cos), ("rrf", fused))}
+
+    def _files(self, scores: np.ndarray) -> list[str]:
+        return [self.paths[i] for i in rank_files(scores, self.chunk_file, len(self.paths), K)]
+
+
+def trustindex_files(index, query: str) -> list[str]:
+    r = index.search(query, k=SEARCH_K)
+    out = []
+    for h in r["hits"]:
+        p = h["provenance"]
+        out.append(p["path"] if p["source"] == SOURCE else f"{p['source']}:{p['path']}")
+    return list(dict.fromkeys(out))[:K]
+
+
+# -- the run -----------------------------------------------------------------------------------------------------
+def evaluate(index, queries: list[eval_set.JudgedQuery]) -> list[dict]:
+    base = Baselines(index)
+    rows = []
+    for q in queries:
+        ranked = {"trustindex": trustindex_files(index, q.query), **base.rank(q.query)}
+        row = {"id": q.id, "query": q.query, "split": q.split, "kind": q.kind, "relevant": q.relevant}
+        for name in SYSTEMS:
+            row[name] = {
+                "ndcg": round(ndcg_at_10(ranked[name], q.relevant), 4),
+                "recall": round(recall_at_10(ranked[name], q.relevant), 4),
+                "top": ranked[name],
+            }
+        rows.append(row)
+    return rows
+
+
+def summarise(rows: list[dict]) -> dict:
+    """Mean nDCG@10 and recall@10 per split, per kind within a split, per system."""
+    groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for r in rows:
+        groups[(r["split"], "all")].append(r)
+        groups[(r["split"], r["kind"])].append(r)
+    out: dict = {}
+    for (split, kind), rs in sorted(groups.items()):
+        out.setdefault(split, {})[kind] = {
+            "queries": len(rs),
+            **{s: {m: float(np.mean([r[s][m] for r in rs])) for m in ("ndcg", "recall")} for s in SYSTEMS},
+        }
+    return out
+
+
+def figures_of(summary: dict) -> list[dict]:
+    """Per split, all kinds (the per-kind figures are in the section's table)."""
+    figs = []
+    for split in eval_set.SPLITS:
+        s = summary.get(split, {}).get("all")
+        if s is None:
+            continue
+        best = max(BASELINES, key=lambda b: s[b]["ndcg"])
+        goal = met = None
+        if split == "test":
+            goal = f"≥ best baseline + {GOAL_MARGIN} and ≥ {GOAL_FLOOR}"
+            met = s["trustindex"]["ndcg"] >= max(s[best]["ndcg"] + GOAL_MARGIN, GOAL_FLOOR)
+        figs.append(
+            figure(
+                f"nDCG@10 trustindex ({split}; {s['queries']} queries)",
+                s["trustindex"]["ndcg"],
+                "",
+                f"best baseline {best}",
+                s[best]["ndcg"],
+                s["trustindex"]["ndcg"] - s[best]["ndcg"],
+                goal,
+                met,
+            )
+        )
+        figs += [figure(f"nDCG@10 {b} ({split})", s[b]["ndcg"], "") for b in BASELINES]
+        figs.append(
+            figure(
+                f"recall@10 of grade-2 files trustindex ({split})",
+                s["trustindex"]["recall"],
+                "",
+                f"best baseline {best}",
+                s[best]["recall"],
+            )
+        )
+    return figs
+
+
+def table(summary: dict) -> list[str]:
+    """The per-split, per-kind table of every system (nDCG@10 / recall@10)."""
+    lines = [
+        "| split | kind | queries | " + " | ".join(SYSTEMS) + " |",
+        "|---|---|---|" + "---|" * len(SYSTEMS),
+    ]
+    for split in eval_set.SPLITS:
+        for kind, s in summary.get(split, {}).items():
+            cells = " | ".join(f"{s[n]['ndcg']:.3f} / {s[n]['recall']:.3f}" for n in SYSTEMS)
+            lines.append(f"| {split} | {kind} | {s['queries']} | {cells} |")
+    return lines
+
+
+def section_of(summary: dict) -> list[str]:
+    return [
+        "## Retrieval quality on the real docs (issue 16)",
+        "",
+        "`bench/bench_retrieval.py`; cells are nDCG@10 / recall@10 of grade-2 files, baselines computed in the",
+        "same run over the same snapshot.",
+        "",
+        *table(summary),
+        "",
+        "Ranking changes, one at a time (`--compare`), trustindex nDCG@10 before -> after:",
+        "",
+        *changes_table(),
+    ]
+
+
+def run(data: Path, splits: list[str], policy: str | None) -> dict:
+    from trustindex.query.index import Index
+
+    t0 = time.perf_counter()
+    index = Index.open(data_dir=data, policy=policy, warm=True)
+    queries = [q for q in eval_set.load() if q.in_domain and q.split in splits]
+    rows = evaluate(index, queries)
+    summary = summarise(rows)
+    wall = time.perf_counter() - t0
+    RETRIEVAL_WORK.mkdir(parents=True, exist_ok=True)
+    per_query = RETRIEVAL_WORK / "per_query.jsonl"
+    per_query.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+    return {
+        "figures": figures_of(summary),
+        "summary": summary,
+        "snapshot_id": index.snapshot_id,
+        "policy_id": index.policy.policy_id,
+        "passages": index.data.n,
+        "wall_s": wall,
+        "per_query_file": str(per_query),
+        "section": section_of(summary),
+        "method": f"bench/bench_retrieval.py: the in-domain judged queries of bench/eval/ (bench/eval_set.py, dev/test "
+        f"split by query id) over a real refresh of all {index.data.n:,} passages of the midnight-docs corpus; "
+        f"file-level nDCG@10 (bench_quality.ndcg_at_10) and recall@10 of grade-2 files for trustindex "
+        f"(Index.search, k={SEARCH_K}, files in hit order) and, in the same run, bm25s (its own tokenizer, "
+        f"stopwords en, Snowball stemmer, over heading path + passage), dense (exact cosine over the stored "
+        f"passage vectors, the snapshot's query encoder) and their RRF (top {DEPTH} each, k = {RRF_K}); baselines "
+        f"rank files by their best passage. Table cells: nDCG@10 / recall@10.",
+    }
+
+
+def compare(data: Path, splits: list[str], policies: list[str]) -> None:
+    """trustindex's nDCG@10 per split and kind under each policy (one open snapshot, the policy swapped)."""
+    from trustindex.query.index import Index
+
+    index = Index.open(data_dir=data, warm=True)
+    queries = [q for q in eval_set.load() if q.in_domain and q.split in splits]
+    for policy in policies:
+        index.reload_policy(policy)
+        per: dict[str, list[float]] = defaultdict(list)
+        for q in queries:
+            nd = ndcg_at_10(trustindex_files(index, q.query), q.relevant)
+            per[q.split].append(nd)
+            per[f"{q.split}/{q.kind}"].append(nd)
+        cells = ", ".join(f"{k} {np.mean(v):.4f}" for k, v in sorted(per.items()))
+        print(f"  {policy}: {cells}", flush=True)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, help="an existing data directory of the corpus (default: build one)")
+    ap.add_argument("--splits", nargs="+", choices=eval_set.SPLITS, default=list(eval_set.SPLITS))
+    ap.add_argument("--policy", help="policy.toml for trustindex (default: the built-in policy)")
+    ap.add_argument(
+        "--compare",
+        nargs="+",
+        default=[],
+        metavar="POLICY",
+        help="also rank with these policy files (trustindex only) and print their nDCG@10 per split (tuning)",
+    )
+    ap.add_argument("--no-save", action="store_true")
+    a = ap.parse_args(argv)
+    setup_env()
+    data = a.data
+    if data is None:
+        if not CORPUS.is_dir():
+            print(f"retrieval: skipped, the real docs corpus is not at {CORPUS}")
+            return 0
+        data = build_data(RETRIEVAL_WORK)
+    r = run(data, a.splits, a.policy)
+    print_figures("retrieval", r["figures"])
+    print("\n".join(r["section"][2:]))
+    print(f"  {r['passages']} passages, {r['wall_s']:.0f} s; per-query rows: {r['per_query_file']}")
+    if a.compare:
+        compare(data, a.splits, a.compare)
+    if not a.no_save:
+        save("retrieval", r)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,127 @@
+"""Field-aware lexical scoring and exact identifiers (issue 16 item 2), on small generated passages indexed by the
+build's own BM25 writer: the page whose title names a term outranks a passage that only mentions it, and a query's
+identifier ranks the page that defines it above pages that share its word pieces."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from trustindex.query.lexical import LexicalIndex
+from trustindex.query.lexical_signals import lexical_signals
+from trustindex.query.relevance import relevance
+from trustindex.schemas.lexical import identifier_tokens
+from trustindex.schemas.policy import Policy
+from trustindex.schemas.snapshot import BM25_DIR, BM25_FIELDS_DIR
+from trustindex.warehouse.bm25 import build_bm25
+from trustindex.warehouse.build import embedding_input, field_input, file_words
+
+FILLER = "the network keeps blocks and peers in sync across nodes and validators every few seconds"
+PASSAGES = [
+    # (path, heading path, text)
+    ("docs/witnesses.md", ["Witnesses"], f"A contract asks its DApp for private inputs. {FILLER}"),
+    (
+        "docs/overview.md",
+        ["Overview", "Privacy"],
+        "Witnesses, witnesses everywhere: the witnesses of a circuit and witnesses in TypeScript are mentioned "
+        "here in passing, witnesses again.",
+    ),
+    ("api/functions/deployContract.md", ["deployContract"], f"Deploys a compiled contract and returns it. {FILLER}"),
+    (
+        "docs/deploy-guide.md",
+        ["Deploying"],
+        "Deploy a contract: deploy the contract, contract deploy steps, deploy contract twice, contract work.",
+    ),
+    ("docs/errors.md", ["Errors", "1010 Invalid Transaction"], f"The node rejected the transaction. {FILLER}"),
+    ("docs/fees.md", ["Fees"], "An invalid transaction pays no fee; invalid transaction errors are common." * 2),
+]
+
+
+def chunks_table() -> pa.Table:
+    return pa.table(
+        {
+            "path": [p for p, _h, _t in PASSAGES],
+            "heading_path": [h for _p, h, _t in PASSAGES],
+            "symbol_path": [None] * len(PASSAGES),
+            "text": [t for _p, _h, t in PASSAGES],
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    d = tmp_path_factory.mktemp("signals")
+    chunks = chunks_table()
+    build_bm25(embedding_input(chunks), d / BM25_DIR)
+    build_bm25(field_input(chunks), d / BM25_FIELDS_DIR)
+    # the two indexes a search reads lexical signals from (query.reader.SnapshotData holds the same pair)
+    return SimpleNamespace(lexical=LexicalIndex(d / BM25_DIR), field_lexical=LexicalIndex(d / BM25_FIELDS_DIR))
+
+
+def ranked(data, query: str, **relevance_keys) -> list[str]:
+    """Paths by relevance with every passage at the same cosine, so the lexical signals alone decide."""
+    policy = Policy.from_dict({"relevance": relevance_keys})
+    lex = lexical_signals(data, query, policy)
+    rel = relevance(np.full(len(PASSAGES), 0.5), lex.scores, policy, lex.nterms > 0, lex.identifier)
+    return [PASSAGES[i][0] for i in np.argsort(-rel, kind="stable")]
+
+
+def test_identifier_tokens_are_the_names_a_user_types_whole():
+    assert identifier_tokens("CallTxFailedError thrown when calling circuit") == ["calltxfailederror"]
+    assert identifier_tokens("ERR_UNSUPPORTED_DIR_IMPORT on import") == ["err_unsupported_dir_import"]
+    assert identifier_tokens("1010 invalid transaction") == ["1010"]
+    assert identifier_tokens("how does deployContract work") == ["deploycontract"]
+    # plain words, capitalised words and shouted words are not identifiers
+    assert identifier_tokens("How do I install the Compact compiler? NIGHT and DUST") == []
+
+
+def test_file_words_name_the_page():
+    assert file_words("docs/compact/reference/explicit-disclosure.mdx") == "explicit disclosure"
+    assert file_words("docs/tutorials/counter/index.mdx") == "counter index"
+
+
+def test_a_title_match_outranks_a_body_mention_only_with_field_weight(data):
+    assert ranked(data, "witnesses", field_weight=0.0)[0] == "docs/overview.md"
+    assert ranked(data, "witnesses", field_weight=1.0)[0] == "docs/witnesses.md"
+
+
+def test_an_identifier_ranks_the_page_defining_it_first(data):
+    q = "how does deployContract work"
+    assert ranked(data, q)[0] == "docs/deploy-guide.md"  # its pieces deploy + contract dominate plain BM25
+    assert ranked(data, q, identifier_weight=0.5)[0] == "api/functions/deployContract.md"
+
+
+def test_an_error_code_is_its_own_signal(data):
+    policy = Policy.from_dict({"relevance": {"identifier_weight": 0.5}})
+    lex = lexical_signals(data, "1010 invalid transaction", policy)
+    assert lex.identifier is not None
+    # only the page naming the code scores on the identifier signal
+    assert [PASSAGES[i][0] for i in np.flatnonzero(lex.identifier > 0)] == ["docs/errors.md"]
+
+
+def test_no_identifier_and_no_field_index_leave_plain_bm25(data):
+    policy = Policy.from_dict({"relevance": {"field_weight": 1.0, "identifier_weight": 0.5}})
+    plain = SimpleNamespace(lexical=data.lexical, field_lexical=None)  # a snapshot built before the field index
+    lex = lexical_signals(plain, "witnesses in a circuit", policy)
+    expected, n = data.lexical.scores("witnesses in a circuit")
+    assert lex.identifier is None and lex.nterms == n
+    np.testing.assert_array_equal(lex.scores, expected)
+
+
+def test_a_page_with_several_strong_passages_outranks_a_single_mention():
+    from trustindex.query.pages import with_page_support
+
+    doc = ["guide", "guide", "guide", "mention"]
+    cands = [{"i": i, "confidence": c} for i, c in enumerate((0.50, 0.45, 0.40, 0.55))]
+    key = lambda c: c["confidence"]  # noqa: E731
+    alone = sorted(cands, key=lambda c: -with_page_support(cands, doc, key, 0.0, 2)(c))
+    assert alone[0]["i"] == 3
+    pages = with_page_support(cands, doc, key, 0.5, 2)
+    order = sorted(cands, key=lambda c: -pages(c))
+    assert [c["i"] for c in order][:3] == [0, 1, 2]
+    # the page's best passage counts its next two at half weight; the single mention keeps its own key
+    assert pages(cands[0]) == pytest.approx(0.50 + 0.5 * (0.45 + 0.40))
+    assert pages(cands[3]) == pytest.approx(0.55)
