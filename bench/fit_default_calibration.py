@@ -26,7 +26,7 @@ from bench.common import setup_env  # noqa: E402
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", help=f"a real-docs data directory (default: ${DATA_ENV})")
+    ap.add_argument("--data", help=f"a real-docs data directory (default: ${DATA_ENV}, else bench_retrieval.py's)")
     ap.add_argument("--isotonic", action="store_true", help="follow the logistic fit with an isotonic map")
     ap.add_argument("--no-save", action="store_true", help="print only; leave results.json alone")
     ap.add_argument("--dry-run", action="store_true", help="fit and report, but leave default_calibration.toml alone")
