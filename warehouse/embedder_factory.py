@@ -10,6 +10,7 @@ its exporter until it runs.
 from __future__ import annotations
 
 import hashlib
+import threading
 from functools import lru_cache
 from pathlib import Path
 
@@ -41,6 +42,7 @@ def embedder_identity(backend: str) -> str:
 
 
 _LOADED: dict[tuple[Backend, str], Embedder] = {}
+_LOADING = threading.Lock()  # sources' pipelines (embed_pipeline) may ask for the model at the same time
 
 
 def make_embedder(backend: str = DEFAULT_BACKEND, cache_dir: Path | None = None) -> Embedder:
@@ -51,9 +53,10 @@ def make_embedder(backend: str = DEFAULT_BACKEND, cache_dir: Path | None = None)
     """
     kind = backend_of(backend)
     key = (kind, str(cache_dir) if kind is Backend.ONNX_INT8 else "")
-    if key not in _LOADED:
-        _LOADED[key] = _make(kind, cache_dir)
-    return _LOADED[key]
+    with _LOADING:
+        if key not in _LOADED:
+            _LOADED[key] = _make(kind, cache_dir)
+        return _LOADED[key]
 
 
 def _make(kind: Backend, cache_dir: Path | None) -> Embedder:
