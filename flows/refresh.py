@@ -30,7 +30,7 @@ from trustindex.schemas.embedding_model import DEFAULT_BACKEND, encoder_cache_di
 from trustindex.schemas.policy import Policy
 from trustindex.schemas.snapshot import SNAPSHOTS_DIR
 from trustindex.schemas.tables import SCHEMA_VERSION
-from trustindex.warehouse.build import write_snapshot_files
+from trustindex.warehouse.build import linked_sha256, write_snapshot_files
 from trustindex.warehouse.catalog import refresh_catalog
 from trustindex.warehouse.embed_pipeline import EmbedPipeline, overlap_enabled
 from trustindex.warehouse.embedder_factory import embedder_identity, make_embedder
@@ -182,7 +182,9 @@ def build_and_publish(
             )
             stats = {"total": st.total, "distinct": st.distinct, "cache_hits": st.cache_hits, "encoded": st.encoded}
             with progress.stage("hash") as hashing:  # fsync, content hashes, the manifest
-                hashing.note(megabytes=round(sum(f.stat().st_size for f in build.rglob("*") if f.is_file()) / 1e6, 3))
+                known = linked_sha256(build, embedder)  # the encoder's files, verified at load: not hashed again
+                hashed = [f for f in build.rglob("*") if f.is_file() and f.relative_to(build).as_posix() not in known]
+                hashing.note(megabytes=round(sum(f.stat().st_size for f in hashed) / 1e6, 3))
                 manifest = finish_snapshot(
                     data,
                     build,
@@ -191,6 +193,7 @@ def build_and_publish(
                     row_counts=counts,
                     build_policy_id=policy.policy_id,
                     extra={"build_inputs": inputs},
+                    known_sha256=known,
                 )
             sid, reused = manifest.snapshot_id, False
         with progress.stage("publish"):  # the safety gate, CURRENT, the catalog

@@ -11,7 +11,7 @@ import pytest
 from tests.gitutil import RepoBuilder
 from trustindex.schemas.config import Identities, Person, Publisher, Source
 from trustindex.schemas.policy import Policy
-from trustindex.schemas.snapshot import resolve_current
+from trustindex.schemas.snapshot import resolve_current, verify_snapshot
 from trustindex.warehouse.embed_pipeline import OVERLAP_ENV, overlap_enabled
 
 
@@ -51,6 +51,9 @@ def test_overlapped_and_sequential_builds_give_the_same_snapshot(two_sources, tm
     off = _build(sources, ids, tmp_path / "off", monkeypatch, "off")
 
     assert on["snapshot_id"] == off["snapshot_id"]
+    # every listed sha256 is the file's, the encoder's (taken from its verified export, not re-read) included
+    manifest = verify_snapshot(resolve_current(tmp_path / "on"), checksums=True)
+    assert any(name.startswith("encoder/") for name in manifest.files)
     assert (resolve_current(tmp_path / "on") / "embeddings.npy").read_bytes() == (
         resolve_current(tmp_path / "off") / "embeddings.npy"
     ).read_bytes()

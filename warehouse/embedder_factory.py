@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from functools import lru_cache
 from pathlib import Path
 
 from trustindex.schemas.embedding_model import BACKENDS, DEFAULT_BACKEND, MODEL_ID, Backend, model_path, weights_sha256
@@ -25,11 +24,6 @@ def backend_of(name: str) -> Backend:
         raise ValueError(f"unknown embedding backend {name!r} (known: {', '.join(BACKENDS)})") from None
 
 
-@lru_cache(maxsize=4)
-def _weights_sha256(path: Path) -> str:
-    return weights_sha256(path)  # hashing ~90 MB of weights once per process is enough
-
-
 def embedder_identity(backend: str) -> str:
     """What the embedding of a text depends on, without loading the model (for build-input keys)."""
     kind = backend_of(backend)
@@ -38,7 +32,7 @@ def embedder_identity(backend: str) -> str:
         from trustindex.warehouse.encoder_export import RECIPE_VERSION
 
         recipe = f"r{RECIPE_VERSION}"
-    return hashlib.sha256(f"{MODEL_ID}\0{kind}{recipe}\0{_weights_sha256(model_path())}".encode()).hexdigest()[:16]
+    return hashlib.sha256(f"{MODEL_ID}\0{kind}{recipe}\0{weights_sha256(model_path())}".encode()).hexdigest()[:16]
 
 
 _LOADED: dict[tuple[Backend, str], Embedder] = {}
