@@ -31,6 +31,7 @@ import json, sys, time
 t = time.perf_counter()
 import trustindex.cli.main, trustindex.cli.build, trustindex.flows.refresh
 s = time.perf_counter() - t
+assert trustindex.flows.refresh.__file__.startswith(sys.argv[1]), trustindex.flows.refresh.__file__
 heavy = sorted(m for m in ("torch", "sentence_transformers", "transformers", "scipy", "bm25s") if m in sys.modules)
 print(json.dumps({"imports": s, "heavy": heavy}))
 """,
@@ -55,14 +56,22 @@ print(json.dumps({"weights_identity": ident, "model_load": m}))
     "publish": """
 import json, sys, time
 from pathlib import Path
+from trustindex.schemas.embedding_model import encoder_cache_dir
 from trustindex.schemas.snapshot import list_files
 from trustindex.warehouse.catalog import refresh_catalog
 from trustindex.warehouse.snapshots import current_id
 data = Path(sys.argv[1]); snap = data / "snapshots" / current_id(data)
-t = time.perf_counter(); files = list_files(snap); h = time.perf_counter() - t
+try:  # after the trims, a build takes the encoder files' sha256 from the verified export (not timed: done at load)
+    from trustindex.warehouse.build import linked_sha256
+    from trustindex.warehouse.embedder_factory import make_embedder
+    known = linked_sha256(snap, make_embedder("onnx-int8", cache_dir=encoder_cache_dir(data)))
+except ImportError:
+    known = None
+t = time.perf_counter(); files = list_files(snap, known) if known is not None else list_files(snap)
+h = time.perf_counter() - t
 t = time.perf_counter(); refresh_catalog(data, snap); c = time.perf_counter() - t
 mb = sum(f["size"] for f in files.values()) / 1e6
-print(json.dumps({"publish_hash": h, "publish_hash_mb": mb, "catalog": c}))
+print(json.dumps({"publish_hash": h, "publish_mb": mb, "publish_known": len(known or {}), "catalog": c}))
 """,
 }
 
@@ -70,8 +79,9 @@ print(json.dumps({"publish_hash": h, "publish_hash_mb": mb, "catalog": c}))
 def probe(code_dir: Path, name: str, *args: str, env: dict | None = None) -> dict:
     env = dict(env or bench_env(), PYTHONPATH=str(code_dir))
     t = time.perf_counter()
+    # run from the checkout: `python -c` puts the working directory first on sys.path, before PYTHONPATH
     out = subprocess.run(
-        [sys.executable, "-c", PROBES[name], *args], capture_output=True, text=True, env=env, timeout=900
+        [sys.executable, "-c", PROBES[name], *args], capture_output=True, text=True, env=env, cwd=code_dir, timeout=900
     )
     wall = time.perf_counter() - t
     if out.returncode != 0:
@@ -91,6 +101,7 @@ def no_change_refresh(code_dir: Path, sources: Path, data: Path) -> dict:
         capture_output=True,
         text=True,
         env=env,
+        cwd=code_dir,
         timeout=900,
     )
     wall = time.perf_counter() - t
@@ -106,7 +117,7 @@ def measure(code_dir: Path, sources: Path, data: Path) -> dict:
     env = dict(bench_env(), PREFECT_HOME=str((data / ".prefect").resolve()))
     out = {
         **probe(code_dir, "interpreter"),
-        **probe(code_dir, "imports"),
+        **probe(code_dir, "imports", str(code_dir.resolve())),
         **probe(code_dir, "prefect_server", env=env),
         **probe(code_dir, "model", str(data)),
         **probe(code_dir, "publish", str(data)),
