@@ -98,8 +98,8 @@ class _Starting(_Started):
 
 def ephemeral_server_started_early() -> _Started:
     """Start the ephemeral Prefect server now, where a run would start one (no API configured), not when the
-    flow first calls it: its process boots (~2-6 s, docs/benchmarks.md) while this one imports the build's
-    modules.  ``join`` before the flow runs: Prefect's start() returns at once, unhealthy, while another
+    flow first calls it: its process boots (the largest fixed cost, docs/benchmarks.md) while this one imports the
+    build's modules.  ``join`` before the flow runs: Prefect's start() returns at once, unhealthy, while another
     thread is still waiting for the server.  With an API configured (a worker, a deployment, the tests'
     harness) nothing is started."""
     from prefect.settings import PREFECT_API_URL, PREFECT_SERVER_EPHEMERAL_ENABLED

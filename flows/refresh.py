@@ -114,7 +114,8 @@ def ingest_source_task(
         "tables": tables,
         "note": note,
         "stages": stages,
-        "embedded": pipeline.stats.encoded if pipeline else 0,  # texts this task put in the embedding cache
+        # texts this task put in the embedding cache (a failed worker put none: the build embedded them)
+        "embedded": pipeline.stats.encoded if pipeline and not pipeline.stats.failed else 0,
     }
 
 
