@@ -148,13 +148,16 @@ def main() -> None:
     ap.add_argument("--sources", type=Path, required=True)
     ap.add_argument("--data", type=Path, required=True, help="a data directory with a built snapshot of --sources")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--after-first", action="store_true", help="the first alternation measures this checkout first")
     ap.add_argument("--no-save", action="store_true")
     a = ap.parse_args()
     runs: dict[str, list[dict]] = {"before": [], "after": []}
     no_change_refresh(ROOT, a.sources, a.data)  # a warm-up: the data's Prefect home exists before any figure
-    for _ in range(a.repeat):  # alternated, so that a change in the neighbours' load hits both alike
-        runs["before"].append(measure(a.before, a.sources, a.data))
-        runs["after"].append(measure(ROOT, a.sources, a.data))
+    code = {"before": a.before, "after": ROOT}
+    for i in range(a.repeat):  # alternated, each first in turn, so that a drift in the neighbours' load hits both
+        first = ("after", "before") if (i % 2 == 0) == a.after_first else ("before", "after")
+        for which in first:
+            runs[which].append(measure(code[which], a.sources, a.data))
     med = {k: {f: statistics.median(r[f] for r in v) for f, _ in FIGURES} for k, v in runs.items()}
     figures = [
         figure(
