@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -19,9 +20,11 @@ def run_refresh(
     rebuild: bool = False,
     dask_address: str | None = None,
 ) -> dict:
+    server = ephemeral_server_started_early()  # booting in its own process while the build's modules import
     from trustindex.flows.refresh import refresh_flow, with_task_runner
 
     data_dir.mkdir(parents=True, exist_ok=True)
+    server.join()
     with in_process_settings():
         return with_task_runner(refresh_flow, dask_address)(
             cfg.sources,
@@ -66,6 +69,46 @@ def in_process_settings():
 
 
 _NO_HEARTBEAT: dict = {}
+
+
+class _Started:
+    def join(self) -> None:
+        pass
+
+
+class _Starting(_Started):
+    """Prefect's ephemeral server starting on a thread; ``join`` waits for it (or raises what stopped it)."""
+
+    def __init__(self, server):
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._start, args=(server,), name="prefect-server-start", daemon=True)
+        self.thread.start()
+
+    def _start(self, server) -> None:
+        try:
+            server.start()
+        except BaseException as exc:  # re-raised in the caller's thread by join
+            self.error = exc
+
+    def join(self) -> None:
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+
+
+def ephemeral_server_started_early() -> _Started:
+    """Start the ephemeral Prefect server now, where a run would start one (no API configured), not when the
+    flow first calls it: its process boots (the largest fixed cost, docs/benchmarks.md) while this one imports the
+    build's modules.  ``join`` before the flow runs: Prefect's start() returns at once, unhealthy, while another
+    thread is still waiting for the server.  With an API configured (a worker, a deployment, the tests'
+    harness) nothing is started."""
+    from prefect.settings import PREFECT_API_URL, PREFECT_SERVER_EPHEMERAL_ENABLED
+
+    if PREFECT_API_URL.value() or not PREFECT_SERVER_EPHEMERAL_ENABLED.value():
+        return _Started()
+    from prefect.server.api.server import SubprocessASGIServer
+
+    return _Starting(SubprocessASGIServer())
 
 
 def describe_refresh(result: dict) -> str:

@@ -30,8 +30,9 @@ from trustindex.schemas.embedding_model import DEFAULT_BACKEND, encoder_cache_di
 from trustindex.schemas.policy import Policy
 from trustindex.schemas.snapshot import INDEX_FORMAT, SNAPSHOTS_DIR
 from trustindex.schemas.tables import SCHEMA_VERSION
-from trustindex.warehouse.build import write_snapshot_files
+from trustindex.warehouse.build import linked_sha256, write_snapshot_files
 from trustindex.warehouse.catalog import refresh_catalog
+from trustindex.warehouse.embed_pipeline import EmbedPipeline, overlap_enabled
 from trustindex.warehouse.embedder_factory import embedder_identity, make_embedder
 from trustindex.warehouse.embeddings import EmbeddingCache
 from trustindex.warehouse.publish_gate import PublishRefused, check_publish
@@ -55,9 +56,14 @@ def ingest_source_task(
     policy: Policy,
     commit: str | None = None,
     fetch: bool = True,
+    embed_backend: str | None = None,
 ) -> dict:
+    """``embed_backend``: embed chunk texts with this backend while extracting (warehouse.embed_pipeline);
+    None leaves all embedding to the build task."""
     data = Path(data_dir)
     with progress.recording() as stages:
+        # made inside the recording: its worker's stages (model, embed) are recorded with this task's
+        pipeline = EmbedPipeline(embed_backend, data, source.name) if embed_backend else None
         # The one fetch of this source in this run (a backfill has made it already: fetch=False).
         with progress.stage("fetch", source=source.name):
             dest = mirror_path(data, source.name)
@@ -75,14 +81,31 @@ def ingest_source_task(
                 if last and last[1].get("context") == ctx:
                     prev_tables = load_source_tables(data, source.name, last[0])
                     previous = Previous(last[1]["commit"], prev_tables) if prev_tables else None
-                result = ingest_source(
-                    source, data, ids, ledger, policy, token_counter(), commit=commit, previous=previous, repo=repo
-                )
+                try:
+                    result = ingest_source(
+                        source,
+                        data,
+                        ids,
+                        ledger,
+                        policy,
+                        token_counter(),
+                        commit=commit,
+                        previous=previous,
+                        repo=repo,
+                        on_chunks=pipeline.submit if pipeline else None,
+                    )
+                finally:
+                    if pipeline is not None:
+                        pipeline.close()  # the worker drained: the cache holds what it embedded
                 tables, note = result.tables, result.note
             commit_date = iso_utc(commit_time(repo, commit))
             meta = {"commit": commit, "context": ctx, "commit_date": commit_date}
             save_source_tables(data, source.name, key, tables, meta)
     get_run_logger().info("source %s at %s: %s", source.name, commit[:12], note)
+    if pipeline is not None and pipeline.stats.failed:
+        get_run_logger().warning(
+            "source %s: embedding during extraction failed: %s", source.name, pipeline.stats.failed
+        )
     return {
         "source": source.name,
         "commit": commit,
@@ -91,6 +114,8 @@ def ingest_source_task(
         "tables": tables,
         "note": note,
         "stages": stages,
+        # texts this task put in the embedding cache (a failed worker put none: the build embedded them)
+        "embedded": pipeline.stats.encoded if pipeline and not pipeline.stats.failed else 0,
     }
 
 
@@ -159,7 +184,9 @@ def build_and_publish(
             )
             stats = {"total": st.total, "distinct": st.distinct, "cache_hits": st.cache_hits, "encoded": st.encoded}
             with progress.stage("hash") as hashing:  # fsync, content hashes, the manifest
-                hashing.note(megabytes=round(sum(f.stat().st_size for f in build.rglob("*") if f.is_file()) / 1e6, 3))
+                known = linked_sha256(build, embedder)  # the encoder's files, verified at load: not hashed again
+                hashed = [f for f in build.rglob("*") if f.is_file() and f.relative_to(build).as_posix() not in known]
+                hashing.note(megabytes=round(sum(f.stat().st_size for f in hashed) / 1e6, 3))
                 manifest = finish_snapshot(
                     data,
                     build,
@@ -168,6 +195,7 @@ def build_and_publish(
                     row_counts=counts,
                     build_policy_id=policy.policy_id,
                     extra={"build_inputs": inputs},
+                    known_sha256=known,
                 )
             sid, reused = manifest.snapshot_id, False
         with progress.stage("publish"):  # the safety gate, CURRENT, the catalog
@@ -224,10 +252,12 @@ def refresh_flow(
     log = get_run_logger()
     started = time.monotonic()
     commits = commits or {}
+    embed_early = backend if overlap_enabled() else None  # the switch is read here, once per run
     futures = {
-        s.name: ingest_source_task.submit(s, data_dir, ids, ledger, policy, commits.get(s.name), fetch) for s in sources
+        s.name: ingest_source_task.submit(s, data_dir, ids, ledger, policy, commits.get(s.name), fetch, embed_early)
+        for s in sources
     }
-    per_source, rows, failures, keys, stages = {}, [], {}, {}, []
+    per_source, rows, failures, keys, stages, embedded = {}, [], {}, {}, [], 0
     for s in sources:
         out = futures[s.name].result(raise_on_failure=False)
         row = {
@@ -261,6 +291,7 @@ def refresh_flow(
         else:
             per_source[s.name], keys[s.name] = out["tables"], out["key"]
             stages.extend(out["stages"])
+            embedded += out["embedded"]
             row.update(commit=out["commit"], commit_date=out["commit_date"], note=out["note"])
         rows.append(row)
     if not per_source:
@@ -268,6 +299,10 @@ def refresh_flow(
     digest = components.digest if components else ""
     inputs = build_inputs_key(keys, rows, backend, policy["dense"]["exact_below"], digest)
     result = build_and_publish(data_dir, per_source, rows, policy, backend, publish, force, inputs, rebuild, components)
+    # texts the sources' pipelines encoded are this run's work, not the cache's, though the build found them there
+    early = min(embedded, result["embeddings"]["cache_hits"])
+    result["embeddings"]["encoded"] += early
+    result["embeddings"]["cache_hits"] -= early
     result["failures"] = failures
     result["sources"] = rows
     result["stages"] = stages + result["stages"]  # the sources in their configured order, then the build

@@ -67,8 +67,12 @@ def ingest_source(
     commit: str | None = None,
     previous: Previous | None = None,
     repo: Mirror | None = None,
+    on_chunks: Callable[[list[Row]], None] | None = None,
 ) -> SourceResult:
-    """``repo``: the source's mirror when this run has fetched it already; fetched here when None."""
+    """``repo``: the source's mirror when this run has fetched it already; fetched here when None.
+
+    ``on_chunks``: called with each extracted document's chunk rows as soon as they exist (the build's
+    embedding pipeline, warehouse.embed_pipeline); the tables are the same with or without it."""
     repo = (
         repo if repo is not None else ensure_mirror(source.url, mirror_path(data_dir, source.name), source.blob_limit)
     )
@@ -126,7 +130,7 @@ def ingest_source(
         report.extend(carried.pop("ingest_report"))
         for name, r in carried.items():
             rows[name].extend(r)
-    _extract_all(ctx, blobs, rows, report)
+    _extract_all(ctx, blobs, rows, report, on_chunks)
 
     result = SourceResult(source.name, commit, note=inc.note, signature_checks=signed.count)
     for name, r in rows.items():
@@ -176,7 +180,13 @@ def _read_tree(
     return blobs, included
 
 
-def _extract_all(ctx: SourceContext, blobs: dict[str, bytes], rows: dict[str, list[Row]], report: list[Row]) -> None:
+def _extract_all(
+    ctx: SourceContext,
+    blobs: dict[str, bytes],
+    rows: dict[str, list[Row]],
+    report: list[Row],
+    on_chunks: Callable[[list[Row]], None] | None = None,
+) -> None:
     """Extract each file read now and add its rows (or its failure) to ``rows`` and ``report``."""
     source, commit = ctx.source, ctx.commit
     with progress.stage("extract", len(blobs), unit="files", source=source.name) as bar:
@@ -202,6 +212,8 @@ def _extract_all(ctx: SourceContext, blobs: dict[str, bytes], rows: dict[str, li
                 continue
             for name, r in local.items():
                 rows[name].extend(r)
+            if on_chunks is not None:
+                on_chunks(local["chunks"])
             warnings = local["documents"][0]["warnings"]
             report.append(_row(source, commit, path, "ingested", "", "", "; ".join(warnings)[:500]))
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from enum import StrEnum
+from functools import lru_cache
 from pathlib import Path
 
 from trustindex.schemas.errors import EmbeddingModelError
@@ -54,16 +55,24 @@ def model_path() -> Path:
 
 
 def weights_sha256(path: Path | None = None) -> str:
-    """sha256 of the model's weights file (the first of WEIGHTS_FILES present under ``path``)."""
-    from trustindex.schemas.snapshot import (
-        file_sha256,
-    )  # here: it loads pyarrow, which the command line's parser avoids
+    """sha256 of the model's weights file (the first of WEIGHTS_FILES present under ``path``).
 
+    Hashed once per process and file state: a build asks for it when it keys its inputs and again when it
+    checks the encoder export; each is ~90 MB read (docs/architecture.md, fixed costs)."""
     path = Path(path) if path is not None else model_path()
     for name in WEIGHTS_FILES:
         if (path / name).is_file():
-            return file_sha256(path / name)
+            st = (path / name).stat()
+            return _file_sha256_once(str(path / name), st.st_ino, st.st_size, st.st_mtime_ns)
     raise EmbeddingModelError(f"{path}: no model weights (expected one of {', '.join(WEIGHTS_FILES)})")
+
+
+@lru_cache(maxsize=8)
+def _file_sha256_once(path: str, inode: int, size: int, mtime_ns: int) -> str:
+    """Keyed by the file's stat: a file replaced or rewritten is hashed again."""
+    from trustindex.schemas.snapshot import file_sha256  # here: it loads pyarrow, which the command line avoids
+
+    return file_sha256(Path(path))
 
 
 def encoder_cache_dir(data_dir: Path) -> Path:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -145,12 +146,19 @@ def files_sha256(paths: list[Path]) -> list[str]:
     return out
 
 
-def list_files(directory: Path) -> dict[str, dict]:
-    """sha256 and size of every file under ``directory`` except the manifest."""
+def list_files(directory: Path, known: Mapping[str, str] | None = None) -> dict[str, dict]:
+    """sha256 and size of every file under ``directory`` except the manifest.
+
+    ``known``: sha256 by relative path of files the caller has just hashed (a build's hard links to the
+    verified encoder export); those are not read again."""
+    known = known or {}
     paths = [p for p in sorted(directory.rglob("*")) if p.is_file() and p.name != MANIFEST]
+    rels = [p.relative_to(directory).as_posix() for p in paths]
+    todo = [p for p, rel in zip(paths, rels, strict=True) if rel not in known]
+    digests = dict(zip(todo, files_sha256(todo), strict=True))
     return {
-        p.relative_to(directory).as_posix(): {"sha256": digest, "size": p.stat().st_size}
-        for p, digest in zip(paths, files_sha256(paths), strict=True)
+        rel: {"sha256": known[rel] if rel in known else digests[p], "size": p.stat().st_size}
+        for p, rel in zip(paths, rels, strict=True)
     }
 
 

@@ -11,16 +11,18 @@ import json
 import logging
 from pathlib import Path
 
-import bm25s
-from bm25s.tokenization import Tokenized
-
 from trustindex.schemas.lexical import TOKENIZER_ID, tokenize
 
 K1, B, METHOD = 1.5, 0.75, "lucene"
-logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs every index build at DEBUG
 
 
 def build_bm25(texts: list[str], out_dir: Path) -> dict:
+    # imported here: bm25s brings scipy.sparse (~0.5 s at start-up, measured in docs/benchmarks.md), which a
+    # refresh that finds nothing changed, and so builds no index, never needs
+    import bm25s
+    from bm25s.tokenization import Tokenized
+
+    logging.getLogger("bm25s").setLevel(logging.WARNING)  # after its import, which sets DEBUG; it logs every build
     tokens = [tokenize(t) for t in texts]
     vocab = {tok: i for i, tok in enumerate(sorted({t for doc in tokens for t in doc} | {""}))}
     ids = [[vocab[t] for t in doc] for doc in tokens]

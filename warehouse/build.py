@@ -147,6 +147,18 @@ def write_snapshot_files(
     return counts, stats
 
 
+def linked_sha256(build_dir: Path, embedder: Embedder) -> dict[str, str]:
+    """sha256 by relative path of the build's files that are hard links to files the embedder has verified
+    (the encoder export, checked when the model was loaded): publishing need not read them again.  A copy
+    (another filesystem) is hashed as any other file."""
+    hashes = embedder.verified_sha256()
+    return {
+        rel: hashes[rel]
+        for rel, src in embedder.snapshot_files().items()
+        if rel in hashes and (build_dir / rel).is_file() and os.path.samefile(src, build_dir / rel)
+    }
+
+
 def place_file(src: Path, dst: Path) -> None:
     """Hard-link an immutable file into a build (same filesystem), else copy it."""
     dst.parent.mkdir(parents=True, exist_ok=True)

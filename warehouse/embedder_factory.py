@@ -10,7 +10,7 @@ its exporter until it runs.
 from __future__ import annotations
 
 import hashlib
-from functools import lru_cache
+import threading
 from pathlib import Path
 
 from trustindex.schemas.embedding_model import BACKENDS, DEFAULT_BACKEND, MODEL_ID, Backend, model_path, weights_sha256
@@ -24,11 +24,6 @@ def backend_of(name: str) -> Backend:
         raise ValueError(f"unknown embedding backend {name!r} (known: {', '.join(BACKENDS)})") from None
 
 
-@lru_cache(maxsize=4)
-def _weights_sha256(path: Path) -> str:
-    return weights_sha256(path)  # hashing ~90 MB of weights once per process is enough
-
-
 def embedder_identity(backend: str) -> str:
     """What the embedding of a text depends on, without loading the model (for build-input keys)."""
     kind = backend_of(backend)
@@ -37,10 +32,11 @@ def embedder_identity(backend: str) -> str:
         from trustindex.warehouse.encoder_export import RECIPE_VERSION
 
         recipe = f"r{RECIPE_VERSION}"
-    return hashlib.sha256(f"{MODEL_ID}\0{kind}{recipe}\0{_weights_sha256(model_path())}".encode()).hexdigest()[:16]
+    return hashlib.sha256(f"{MODEL_ID}\0{kind}{recipe}\0{weights_sha256(model_path())}".encode()).hexdigest()[:16]
 
 
 _LOADED: dict[tuple[Backend, str], Embedder] = {}
+_LOADING = threading.Lock()  # sources' pipelines (embed_pipeline) may ask for the model at the same time
 
 
 def make_embedder(backend: str = DEFAULT_BACKEND, cache_dir: Path | None = None) -> Embedder:
@@ -51,9 +47,10 @@ def make_embedder(backend: str = DEFAULT_BACKEND, cache_dir: Path | None = None)
     """
     kind = backend_of(backend)
     key = (kind, str(cache_dir) if kind is Backend.ONNX_INT8 else "")
-    if key not in _LOADED:
-        _LOADED[key] = _make(kind, cache_dir)
-    return _LOADED[key]
+    with _LOADING:
+        if key not in _LOADED:
+            _LOADED[key] = _make(kind, cache_dir)
+        return _LOADED[key]
 
 
 def _make(kind: Backend, cache_dir: Path | None) -> Embedder:

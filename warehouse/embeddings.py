@@ -37,6 +37,10 @@ class Embedder:
         """Files the snapshot must carry so queries are embedded by this same model (none for torch)."""
         return {}
 
+    def verified_sha256(self) -> dict[str, str]:
+        """sha256 of those files (same keys) as this process verified them when it loaded the model."""
+        return {}
+
     @property
     def cache_key(self) -> str:
         i = self.info()

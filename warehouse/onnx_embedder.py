@@ -26,7 +26,8 @@ class OnnxEmbedder(Embedder):
     def __init__(self, cache_dir: Path):
         """``cache_dir``: where exports are kept (``schemas.embedding_model.encoder_cache_dir``)."""
         self.files = ensure_encoder(Path(cache_dir))
-        self.encoder = OnnxEncoder(self.files.directory)
+        # ensure_encoder has just checked every file's sha256: not read and hashed a second time here
+        self.encoder = OnnxEncoder(self.files.directory, verify=False)
         self.dimensions = int(self.encoder.dimensions)
         self.meta = json.loads(self.files.manifest.read_text())
 
@@ -47,6 +48,15 @@ class OnnxEmbedder(Embedder):
             "source_sha256": self.files.source_sha256,
             "max_seq_length": int(self.encoder.max_seq_length),
             "encoder_dir": ENCODER_DIR,
+        }
+
+    def verified_sha256(self) -> dict[str, str]:
+        # encoder.json's own hashes, which ensure_encoder has just checked the model and tokenizer against
+        files = self.meta.get("files", {})
+        return {
+            f"{ENCODER_DIR}/{p.name}": files[p.name]
+            for p in (self.files.model, self.files.tokenizer)
+            if isinstance(files.get(p.name), str)
         }
 
     def snapshot_files(self) -> dict[str, Path]:

@@ -59,13 +59,16 @@ def finish_snapshot(
     row_counts: dict[str, int],
     build_policy_id: str,
     extra: dict | None = None,
+    known_sha256: dict[str, str] | None = None,
 ) -> Manifest:
-    """Seal a build directory as a snapshot (without moving CURRENT); idempotent by content."""
+    """Seal a build directory as a snapshot (without moving CURRENT); idempotent by content.
+
+    ``known_sha256``: files hashed already in this process (``warehouse.build.linked_sha256``), not read again."""
     data_dir, build_dir = Path(data_dir), Path(build_dir)
     for p in build_dir.rglob("*"):
         if p.is_file():
             fsync_path(p)
-    files = list_files(build_dir)
+    files = list_files(build_dir, known_sha256)
     sid = snapshot_id_from_files(files)
     final = data_dir / SNAPSHOTS_DIR / sid
     if final.is_dir():

@@ -1,0 +1,146 @@
+"""Extraction → embedding as a bounded pipeline within a build (issue 17 item 1).
+
+While a source task extracts its files on one core, a worker thread embeds the chunk texts of the documents
+already extracted (onnxruntime and the tokenizer release the GIL), so the two cores are not idle on either
+side of the line between the source task and the embed-index-publish task.  The queue between them is
+bounded: extraction waits when embedding falls that far behind, and memory stays bounded.
+
+Output does not depend on scheduling: a text's vector is a function of the text alone (the int8 encoder
+embeds each text on its own, ``query.encoder.DEFAULT_BATCH_SIZE``), the worker only fills the content-hash
+embedding cache, and the build still embeds, in its stable row order, whatever the cache lacks (everything
+when the overlap is off).  The worker runs inside the source task (Prefect's thread, or a Dask worker with the
+data directory) and is drained before the task returns, so tasks stay coarse and nothing crosses processes.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import os
+import queue
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from trustindex.ingest import progress
+from trustindex.ingest.rows import Row, embed_text
+from trustindex.schemas.embedding_model import encoder_cache_dir
+from trustindex.warehouse.embedder_factory import make_embedder
+from trustindex.warehouse.embeddings import EmbeddingCache
+
+log = logging.getLogger(__name__)
+
+# The switch: "off" (or 0/false/no) embeds only after every source is extracted, as before the pipeline.
+OVERLAP_ENV = "TRUSTINDEX_OVERLAP"
+_ON, _OFF = ("1", "on", "true", "yes"), ("0", "off", "false", "no")
+# Documents waiting between extraction and the worker (each a list of its chunks' texts: a few kB).
+QUEUE_DOCUMENTS = 256
+# Texts the worker hands the encoder at once at most (what has queued up meanwhile, not a fixed batch).
+MAX_TEXTS_PER_CALL = 512
+_DONE = object()
+
+
+def overlap_enabled() -> bool:
+    raw = os.environ.get(OVERLAP_ENV, "on").strip().lower()
+    if raw in _ON:
+        return True
+    if raw in _OFF:
+        return False
+    raise ValueError(f"{OVERLAP_ENV}={raw!r}: expected on or off")
+
+
+@dataclass
+class PipelineStats:
+    texts: int = 0  # chunk texts submitted
+    cache_hits: int = 0  # distinct texts the cache held already
+    encoded: int = 0  # distinct texts embedded by the worker (and put in the cache)
+    failed: str | None = None  # the worker's error: the build embeds what it left
+
+
+class EmbedPipeline:
+    """``submit`` each extracted document's chunk rows; ``close`` waits for the worker and fills the cache.
+
+    The model is loaded by the worker on the first document, so a source with nothing to extract (its tables
+    reused) loads nothing.  A worker error is logged and leaves the texts to the build's own embedding pass:
+    it never fails the source."""
+
+    def __init__(self, backend: str, data_dir: Path, source: str):
+        self.backend, self.data_dir, self.source = backend, Path(data_dir), source
+        self.stats = PipelineStats()
+        self._queue: queue.Queue = queue.Queue(maxsize=QUEUE_DOCUMENTS)
+        self._started = False
+        # the task's context: the worker's stage records land in the task's list (progress.recording)
+        self._thread = threading.Thread(
+            target=contextvars.copy_context().run, args=(self._run,), name=f"embed-{source}", daemon=True
+        )
+
+    def submit(self, chunks: list[Row]) -> None:
+        pairs = [
+            (r["content_sha256"], embed_text(r["heading_path"] or [], r["symbol_path"], r["path"], r["text"]))
+            for r in chunks
+        ]
+        if not pairs:
+            return
+        if not self._started:
+            self._started = True
+            self._thread.start()
+        self.stats.texts += len(pairs)
+        self._queue.put(pairs)  # blocks while the queue is full: extraction waits for embedding
+
+    def close(self) -> PipelineStats:
+        if self._started:
+            self._queue.put(_DONE)
+            self._thread.join()
+        return self.stats
+
+    def _run(self) -> None:
+        try:
+            self._embed_all()
+        except Exception as exc:  # the build's own pass embeds whatever is missing; say why it has to
+            self.stats.failed = f"{type(exc).__name__}: {exc}"
+            log.warning("embedding during extraction of %s stopped (%s); the build embeds the rest", self.source, exc)
+            while self._queue.get() is not _DONE:  # keep draining so that extraction never blocks on a dead worker
+                pass
+
+    def _embed_all(self) -> None:
+        with progress.stage("model", source=self.source):  # free when this process has loaded it already
+            embedder = make_embedder(self.backend, cache_dir=encoder_cache_dir(self.data_dir))
+        cache = EmbeddingCache(self.data_dir / "cache" / "embeddings", embedder.cache_key, embedder.dimensions)
+        seen: set[str] = set()
+        new: dict[str, np.ndarray] = {}
+        with progress.stage("embed", unit="texts", source=self.source) as bar:
+            done = False
+            while not done:
+                pairs, done = self._take()
+                fresh = {}
+                for sha, text in pairs:
+                    if sha not in seen:
+                        seen.add(sha)
+                        fresh[sha] = text
+                hits = cache.get(list(fresh))
+                self.stats.cache_hits += len(hits)
+                todo = [s for s in fresh if s not in hits]
+                if todo:
+                    new.update(zip(todo, embedder.encode([fresh[s] for s in todo]), strict=True))
+                    self.stats.encoded += len(todo)
+                    bar.advance(len(todo))
+            cache.put(new)
+            bar.note(cache_hits=self.stats.cache_hits, distinct=len(seen))
+
+    def _take(self) -> tuple[list[tuple[str, str]], bool]:
+        """What has queued up (waiting for at least one document), up to MAX_TEXTS_PER_CALL; True at the end."""
+        item = self._queue.get()
+        if item is _DONE:
+            return [], True
+        pairs = list(item)
+        while len(pairs) < MAX_TEXTS_PER_CALL:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if item is _DONE:
+                return pairs, True
+            pairs.extend(item)
+        return pairs, False
