@@ -23,6 +23,8 @@ import pyarrow.parquet as pq
 
 from trustindex.query.lexical import LexicalIndex
 from trustindex.schemas.components import ComponentRegistry
+from trustindex.schemas.docs_versions import COMPONENT as DOCS_COMPONENT
+from trustindex.schemas.docs_versions import CURRENT, LATEST, names_of, version_folder
 from trustindex.schemas.errors import SnapshotError
 from trustindex.schemas.snapshot import (
     BM25_DIR,
@@ -209,6 +211,19 @@ class SnapshotData:
 
     def content_risk_rows(self, i: int) -> list[dict]:
         return self.content_risks.get(self.chunk_ids[i], [])
+
+    def version_folder(self, i: int) -> str | None:
+        """The released docs version folder of passage ``i``'s page when that version is neither the current docs
+        nor the one served by default (``latest``), else None (schemas/docs_versions.py ``version_folder``).
+        Legacy pages have their own marker; this covers versions whose standing the snapshot cannot tell (no
+        versions file indexed), which still are frozen copies of an earlier release."""
+        for r in self.doc_versions.get(self.chunk_doc[i], []):
+            named = names_of(r["intervals"]) if r["component"] == DOCS_COMPONENT else None
+            if named and (named[0] == CURRENT or CURRENT in named[1] or LATEST in named[1]):
+                return None
+            if r["component"] == DOCS_COMPONENT and r["constraint"] == CURRENT:
+                return None
+        return version_folder(self.chunks.value("path", i))
 
     def deprecation_rows(self, i: int) -> list[dict]:
         return self.chunk_deprecations.get(self.chunk_ids[i], []) + self.doc_deprecations.get(self.chunk_doc[i], [])

@@ -48,6 +48,10 @@ SPEC: dict[str, Any] = {
         # A page of a legacy docs version (Docusaurus: older than lastVersion) with no docs target in the query;
         # a query naming a docs version lifts it (legacy pages then compete as that version).
         "legacy_docs_multiplier": (0.5, _NUM, 0.0, 1.0),
+        # A page in a released version's folder (``*versioned_docs/version-X/``) that no docs config labels: a
+        # frozen copy of an earlier release whose standing is unknown, so a milder doubt than legacy; lifted like
+        # legacy by a docs target.  Real docs, dev half: 0.9 ranked files better (docs/benchmarks.md).
+        "version_folder_multiplier": (0.9, _NUM, 0.0, 1.0),
         "path_patterns": (["**/*-deprecated/**", "**/deprecated/**"], [str], None, None),
     },
     "version": {

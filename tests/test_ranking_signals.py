@@ -125,3 +125,31 @@ def test_a_page_with_several_strong_passages_outranks_a_single_mention():
     # the page's best passage counts its next two at half weight; the single mention keeps its own key
     assert pages(cands[0]) == pytest.approx(0.50 + 0.5 * (0.45 + 0.40))
     assert pages(cands[3]) == pytest.approx(0.55)
+
+
+def test_a_released_version_folder_is_named_only_for_docusaurus_version_folders():
+    from trustindex.schemas.docs_versions import version_folder
+
+    assert version_folder("main_versioned_docs/version-0.0.0/develop/faq.mdx") == "main_versioned_docs/version-0.0.0"
+    assert version_folder("website/versioned_docs/version-2.1/intro.md") == "website/versioned_docs/version-2.1"
+    assert version_folder("docs/troubleshoot/faq.mdx") is None
+    assert version_folder("docs/versioned_docs_guide.md") is None
+
+
+def test_an_unlabelled_version_folder_page_takes_a_milder_doubt_than_legacy_lifted_by_a_docs_target():
+    from trustindex.query.trust import deprecation_factor
+    from trustindex.schemas.docs_versions import LEGACY_MARKER
+
+    policy = Policy.from_dict({})
+    dp = policy["deprecation"]
+    folder = "main_versioned_docs/version-0.0.0"
+    older = deprecation_factor([], policy, folder=folder)
+    assert older["multiplier"] == dp["version_folder_multiplier"] < 1.0
+    assert older["status"] == "unlabelled_docs_version" and older["evidence"]["version_folder"] == folder
+    assert dp["legacy_docs_multiplier"] < dp["version_folder_multiplier"]
+    targeted = deprecation_factor([], policy, docs_targeted=True, folder=folder)
+    assert targeted["multiplier"] == 1.0 and targeted["status"] == "unlabelled_docs_version_targeted"
+    # a legacy marker already says more than the folder: the legacy multiplier alone applies
+    legacy = [{"scope": "document", "reason": "0.0.0: unmaintained docs version", "marker": LEGACY_MARKER}]
+    assert deprecation_factor(legacy, policy, folder=folder)["multiplier"] == dp["legacy_docs_multiplier"]
+    assert deprecation_factor([], policy)["status"] == "not_deprecated"
