@@ -22,8 +22,9 @@ from trustindex.query import response as R
 from trustindex.query.answer_confidence import COVERAGE_HITS, ChannelOutcome, match_tier, measure, probability
 from trustindex.query.fusion import rrf, top_ranking
 from trustindex.query.lexical_signals import lexical_signals
-from trustindex.query.pages import with_page_support
+from trustindex.query.pages import with_page_support, with_page_vector
 from trustindex.query.reader import SnapshotData
+from trustindex.query.relevance import dense_relevance
 from trustindex.query.relevance import relevance as relevance_of
 from trustindex.query.state import SearchState
 from trustindex.query.trust import (
@@ -210,6 +211,8 @@ class Index:
         order_key = with_page_support(
             cands, d.chunk_doc, _rerank(st, query, cands, channels), fz["page_weight"], fz["page_passages"]
         )
+        if fz["page_vector_weight"] > 0 and cands:
+            order_key = with_page_vector(order_key, _page_relevance(st, vecs[0], cands), fz["page_vector_weight"])
         cands.sort(key=lambda c: (-order_key(c), -c["ranking"], d.chunk_ids[c["i"]]))
         hits = _collapse(d, cands)
         pool_best = max((c["confidence"] for c in cands), default=0.0)
@@ -345,6 +348,15 @@ def _rerank(st: SearchState, query: str, cands: list[dict], channels: dict):
     for c, s in zip(top, scores, strict=True):
         c["rerank"] = 1.0 / (1.0 + math.exp(-float(s)))
     return lambda c: c.get("rerank", -1.0) * c["trust"] if "rerank" in c else -1.0 + c["confidence"]
+
+
+def _page_relevance(st: SearchState, query_vector: np.ndarray, cands: list[dict]) -> dict[int, float]:
+    """Per candidate row: the dense relevance of the query to its page's mean passage vector."""
+    d, r = st.data, st.policy["relevance"]
+    cos = d.page_cosines(query_vector, list(dict.fromkeys(d.chunk_doc[c["i"]] for c in cands)))
+    return {
+        c["i"]: float(dense_relevance(cos[d.chunk_doc[c["i"]]], r["cosine_floor"], r["cosine_ceiling"])) for c in cands
+    }
 
 
 def _collapse(d: SnapshotData, cands: list[dict]) -> list[dict]:

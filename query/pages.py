@@ -34,3 +34,12 @@ def with_page_support(
         return own + weight * sum(rest[:passages])
 
     return supported
+
+
+def with_page_vector(key: Callable[[dict], float], page_relevance: dict[int, float], weight: float):
+    """The order key plus ``weight`` x the relevance of the candidate's whole page (its mean passage vector's
+    cosine with the query, query/relevance.py dense_relevance): a page about the question as a whole gains over a
+    page with one passage that happens to match."""
+    if weight <= 0:
+        return key
+    return lambda c: key(c) + weight * page_relevance[c["i"]]

@@ -153,3 +153,16 @@ def test_an_unlabelled_version_folder_page_takes_a_milder_doubt_than_legacy_lift
     legacy = [{"scope": "document", "reason": "0.0.0: unmaintained docs version", "marker": LEGACY_MARKER}]
     assert deprecation_factor(legacy, policy, folder=folder)["multiplier"] == dp["legacy_docs_multiplier"]
     assert deprecation_factor([], policy)["status"] == "not_deprecated"
+
+
+def test_the_page_vector_channel_lifts_the_page_about_the_question_as_a_whole():
+    from trustindex.query.pages import with_page_vector
+
+    # passage 0: one lucky match on a page about something else; passage 1: a page about the question throughout
+    cands = [{"i": 0, "confidence": 0.60}, {"i": 1, "confidence": 0.55}]
+    key = lambda c: c["confidence"]  # noqa: E731
+    page_relevance = {0: 0.1, 1: 0.9}
+    assert with_page_vector(key, page_relevance, 0.0) is key
+    lifted = with_page_vector(key, page_relevance, 0.1)
+    assert [c["i"] for c in sorted(cands, key=lambda c: -lifted(c))] == [1, 0]
+    assert lifted(cands[1]) == pytest.approx(0.55 + 0.1 * 0.9)
