@@ -22,7 +22,7 @@ from trustindex.query import response as R
 from trustindex.query.answer_confidence import COVERAGE_HITS, ChannelOutcome, match_tier, measure, probability
 from trustindex.query.fusion import rrf, top_ranking
 from trustindex.query.lexical_signals import lexical_signals
-from trustindex.query.pages import with_page_support, with_page_vector
+from trustindex.query.pages import page_term_coverage, with_page_support, with_page_vector
 from trustindex.query.reader import SnapshotData
 from trustindex.query.relevance import dense_relevance
 from trustindex.query.relevance import relevance as relevance_of
@@ -40,6 +40,7 @@ from trustindex.query.versionmatch import Target, parse_target_args, resolve_doc
 from trustindex.schemas.answer_signals import LOW_CONFIDENCE
 from trustindex.schemas.components import LABEL_COMPONENTS
 from trustindex.schemas.errors import QueryError
+from trustindex.schemas.lexical import tokenize
 from trustindex.schemas.policy import Policy
 from trustindex.schemas.snapshot import resolve_current
 
@@ -213,6 +214,11 @@ class Index:
         )
         if fz["page_vector_weight"] > 0 and cands:
             order_key = with_page_vector(order_key, _page_relevance(st, vecs[0], cands), fz["page_vector_weight"])
+        if fz["page_terms_weight"] > 0 and cands and lex_ran:
+            cover = page_term_coverage(d.lexical, tokenize(query), d.chunk_doc_row, len(d.docs))
+            order_key = with_page_vector(
+                order_key, {c["i"]: float(cover[d.chunk_doc_row[c["i"]]]) for c in cands}, fz["page_terms_weight"]
+            )
         cands.sort(key=lambda c: (-order_key(c), -c["ranking"], d.chunk_ids[c["i"]]))
         hits = _collapse(d, cands)
         pool_best = max((c["confidence"] for c in cands), default=0.0)
@@ -353,10 +359,13 @@ def _rerank(st: SearchState, query: str, cands: list[dict], channels: dict):
 def _page_relevance(st: SearchState, query_vector: np.ndarray, cands: list[dict]) -> dict[int, float]:
     """Per candidate row: the dense relevance of the query to its page's mean passage vector."""
     d, r = st.data, st.policy["relevance"]
-    cos = d.page_cosines(query_vector, list(dict.fromkeys(d.chunk_doc[c["i"]] for c in cands)))
-    return {
-        c["i"]: float(dense_relevance(cos[d.chunk_doc[c["i"]]], r["cosine_floor"], r["cosine_ceiling"])) for c in cands
-    }
+    docs = list(dict.fromkeys(d.chunk_doc[c["i"]] for c in cands))
+    q = np.asarray(query_vector, dtype=np.float32)
+    cos = d.page_vectors(docs) @ (q / max(float(np.linalg.norm(q)), 1e-12))
+    rel = dict(
+        zip(docs, np.asarray(dense_relevance(cos, r["cosine_floor"], r["cosine_ceiling"])).tolist(), strict=True)
+    )
+    return {c["i"]: rel[d.chunk_doc[c["i"]]] for c in cands}
 
 
 def _collapse(d: SnapshotData, cands: list[dict]) -> list[dict]:

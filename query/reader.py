@@ -202,15 +202,13 @@ class SnapshotData:
             pr = self._page_rows = {doc: np.asarray(rows, dtype=np.int64) for doc, rows in lists.items()}
         return pr
 
-    def page_cosines(self, query_vector: np.ndarray, docs: list[str]) -> dict[str, float]:
-        """Cosine of the query with each page's unit mean passage vector (the page as one vector)."""
+    def page_vectors(self, docs: list[str]) -> np.ndarray:
+        """Each page's unit mean passage vector (the page as one vector), one row per document of ``docs``."""
         pr = self.page_rows()
-        q = np.asarray(query_vector, dtype=np.float32)
-        q = q / max(float(np.linalg.norm(q)), 1e-12)
-        out = {}
-        for doc in docs:
+        out = np.zeros((len(docs), self.embeddings.shape[1]), dtype=np.float32)
+        for j, doc in enumerate(docs):
             mean = np.asarray(self.embeddings[pr[doc]], dtype=np.float32).sum(axis=0)
-            out[doc] = float(mean @ q) / max(float(np.linalg.norm(mean)), 1e-12)
+            out[j] = mean / max(float(np.linalg.norm(mean)), 1e-12)
         return out
 
     def warm(self) -> None:

@@ -112,6 +112,10 @@ SPEC: dict[str, Any] = {
         # dense relevance of the query to the page's mean passage vector; 0 leaves it out.  Real docs, dev half: 0.1
         # ranked files best (nDCG@10 +0.010 dev, +0.005 test; docs/benchmarks.md).
         "page_vector_weight": (0.1, _NUM, 0.0, 10.0),
+        # Page-level lexical channel (query/pages.py page_term_coverage): the order key gains page_terms_weight x
+        # the idf-weighted share of the query's terms found anywhere in the page; 0 leaves it out.  Real docs, dev
+        # half: 0.075 ranked files best (nDCG@10 +0.002 dev, +0.009 test; docs/benchmarks.md).
+        "page_terms_weight": (0.075, _NUM, 0.0, 10.0),
         "candidate_depth": (100, int, 1, 100_000),
     },
     "match": {

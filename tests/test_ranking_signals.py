@@ -166,3 +166,18 @@ def test_the_page_vector_channel_lifts_the_page_about_the_question_as_a_whole():
     lifted = with_page_vector(key, page_relevance, 0.1)
     assert [c["i"] for c in sorted(cands, key=lambda c: -lifted(c))] == [1, 0]
     assert lifted(cands[1]) == pytest.approx(0.55 + 0.1 * 0.9)
+
+
+def test_page_term_coverage_counts_each_query_term_once_per_page_by_idf(data):
+    from trustindex.query.pages import page_term_coverage
+    from trustindex.schemas.lexical import tokenize
+
+    # pages: 0 = witnesses.md + overview.md, 1 = the deploy pages, 2 = errors.md + fees.md
+    passage_page = np.array([0, 0, 1, 1, 2, 2], dtype=np.int64)
+    cover = page_term_coverage(data.lexical, tokenize("deploy contract witnesses"), passage_page, 3)
+    known = [t for t in dict.fromkeys(tokenize("deploy contract witnesses")) if t in data.lexical.vocab]
+    assert len(known) >= 2
+    # the deploy page holds "deploy" and "contract", page 0 "witnesses" and "contract"; the errors page none
+    assert cover[2] == 0.0 and 0.0 < cover[0] < 1.0 and 0.0 < cover[1] < 1.0
+    assert page_term_coverage(data.lexical, tokenize("deploy contract"), passage_page, 3)[1] == pytest.approx(1.0)
+    assert not page_term_coverage(data.lexical, ["zzzunknown"], passage_page, 3).any()
