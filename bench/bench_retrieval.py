@@ -116,6 +116,62 @@ CHANGES = [
         "no effect",
     ),
     ("legacy demotion (issue 13): no page is legacy in this corpus copy (no main_versions.json)", "-", "-", "n/a"),
+    # second round (rank2), each on the state the row before it kept
+    (
+        "RRF share of the order key (rank_weight 0.2 / 0.4 / 0.6)",
+        "0.7983 -> 0.7917 / 0.7884 / 0.7866",
+        "0.8081 -> 0.8028 / 0.7979 / 0.7957",
+        "dropped",
+    ),
+    (
+        "unlabelled released version folder (not current, not latest): version_folder_multiplier 0.9",
+        "0.7983 -> 0.8089",
+        "0.8081 -> 0.8186",
+        "kept",
+    ),
+    ("  (0.95 / 0.85)", "0.7983 -> 0.8062 / 0.8064", "0.8081 -> 0.8202 / 0.8165", "-"),
+    (
+        "  then page_weight 0.2 / 0.4; dense/lexical 0.4/0.6; cosine_floor 0.35; identifier_weight 0.3; bm25_half 12",
+        "0.8089 -> 0.8098 / 0.8086; 0.8090; 0.8128; 0.8143; 0.8094",
+        "0.8186 -> 0.8145 / 0.8177; 0.8162; 0.8177; 0.8136; 0.8190",
+        "dropped",
+    ),
+    (
+        "page-level dense channel: page mean passage vector, page_vector_weight 0.1",
+        "0.8089 -> 0.8185",
+        "0.8186 -> 0.8237",
+        "kept",
+    ),
+    (
+        "  (0.05 / 0.075 / 0.125 / 0.15 / 0.2 / 0.3)",
+        "0.8089 -> 0.8106 / 0.8160 / 0.8090 / 0.8077 / 0.8045 / 0.7878",
+        "0.8186 -> 0.8262 / 0.8237 / 0.8241 / 0.8279 / 0.8309 / 0.8203",
+        "-",
+    ),
+    (
+        "  then page_weight 0.2 / 0.4; page_passages 2; dense/lexical 0.2/0.8; cosine_ceiling 0.65",
+        "0.8185 -> 0.8205 / 0.8150; 0.8043; 0.8055; 0.8038",
+        "0.8237 -> 0.8229 / 0.8235; 0.8220; 0.8308; 0.8238",
+        "dropped",
+    ),
+    (
+        "near-duplicate page demotion (page vectors cos >= 0.9 / 0.95 / 0.98, penalty 0.05)",
+        "0.8185 -> 0.8192 / 0.8182 / 0.8177",
+        "0.8237 -> 0.8213 / 0.8210 / 0.8217",
+        "dropped",
+    ),
+    (
+        "page-level lexical channel: idf-weighted query-term coverage of the page, page_terms_weight 0.075",
+        "0.8185 -> 0.8206",
+        "0.8237 -> 0.8328",
+        "kept",
+    ),
+    (
+        "  (0.05 / 0.1 / 0.125 / 0.15 / 0.2)",
+        "0.8185 -> 0.8178 / 0.8202 / 0.8197 / 0.8204 / 0.8164",
+        "0.8237 -> 0.8329 / 0.8328 / 0.8335 / 0.8249 / 0.8204",
+        "-",
+    ),
 ]
 
 

@@ -68,6 +68,10 @@ def trust_line(h: dict) -> str:
         deprecated = "not deprecated"
     elif dp["status"] == "deprecated":
         deprecated = "DEPRECATED: " + dp["evidence"]["markers"][0]["reason"]
+    elif dp["status"].startswith("unlabelled"):
+        deprecated = f"released docs version folder {dp['evidence']['version_folder']}, not labelled" + (
+            " (targeted)" if dp["status"].endswith("targeted") else ""
+        )
     else:
         deprecated = "legacy docs version" + (" (targeted)" if dp["status"].endswith("targeted") else "")
     return f"{tier} · {verified} · updated {updated} · {deprecated} · confidence {h['display_confidence']:.0%}"

@@ -22,8 +22,9 @@ from trustindex.query import response as R
 from trustindex.query.answer_confidence import COVERAGE_HITS, ChannelOutcome, match_tier, measure, probability
 from trustindex.query.fusion import rrf, top_ranking
 from trustindex.query.lexical_signals import lexical_signals
-from trustindex.query.pages import with_page_support
+from trustindex.query.pages import page_term_coverage, with_page_support, with_page_vector
 from trustindex.query.reader import SnapshotData
+from trustindex.query.relevance import dense_relevance
 from trustindex.query.relevance import relevance as relevance_of
 from trustindex.query.state import SearchState
 from trustindex.query.trust import (
@@ -39,6 +40,7 @@ from trustindex.query.versionmatch import Target, parse_target_args, resolve_doc
 from trustindex.schemas.answer_signals import LOW_CONFIDENCE
 from trustindex.schemas.components import LABEL_COMPONENTS
 from trustindex.schemas.errors import QueryError
+from trustindex.schemas.lexical import tokenize
 from trustindex.schemas.policy import Policy
 from trustindex.schemas.snapshot import resolve_current
 
@@ -210,6 +212,13 @@ class Index:
         order_key = with_page_support(
             cands, d.chunk_doc, _rerank(st, query, cands, channels), fz["page_weight"], fz["page_passages"]
         )
+        if fz["page_vector_weight"] > 0 and cands:
+            order_key = with_page_vector(order_key, _page_relevance(st, vecs[0], cands), fz["page_vector_weight"])
+        if fz["page_terms_weight"] > 0 and cands and lex_ran:
+            cover = page_term_coverage(d.lexical, tokenize(query), d.chunk_doc_row, len(d.docs))
+            order_key = with_page_vector(
+                order_key, {c["i"]: float(cover[d.chunk_doc_row[c["i"]]]) for c in cands}, fz["page_terms_weight"]
+            )
         cands.sort(key=lambda c: (-order_key(c), -c["ranking"], d.chunk_ids[c["i"]]))
         hits = _collapse(d, cands)
         pool_best = max((c["confidence"] for c in cands), default=0.0)
@@ -276,7 +285,7 @@ def _factors(st: SearchState, i: int, today, vf: dict | None, targets, strict: b
             d.verifications.get(doc_id, []), policy, home_tier_of(d.attribution.get(doc_id))
         ),
         "freshness": freshness_factor(d.docs[doc_id], policy, today),
-        "deprecation": deprecation_factor(d.deprecation_rows(i), policy, docs_targeted),
+        "deprecation": deprecation_factor(d.deprecation_rows(i), policy, docs_targeted, d.version_folder(i)),
         "version_match": vf,
         "content_risk": content_risk_factor(d.content_risk_rows(i), policy),
     }
@@ -345,6 +354,18 @@ def _rerank(st: SearchState, query: str, cands: list[dict], channels: dict):
     for c, s in zip(top, scores, strict=True):
         c["rerank"] = 1.0 / (1.0 + math.exp(-float(s)))
     return lambda c: c.get("rerank", -1.0) * c["trust"] if "rerank" in c else -1.0 + c["confidence"]
+
+
+def _page_relevance(st: SearchState, query_vector: np.ndarray, cands: list[dict]) -> dict[int, float]:
+    """Per candidate row: the dense relevance of the query to its page's mean passage vector."""
+    d, r = st.data, st.policy["relevance"]
+    docs = list(dict.fromkeys(d.chunk_doc[c["i"]] for c in cands))
+    q = np.asarray(query_vector, dtype=np.float32)
+    cos = d.page_vectors(docs) @ (q / max(float(np.linalg.norm(q)), 1e-12))
+    rel = dict(
+        zip(docs, np.asarray(dense_relevance(cos, r["cosine_floor"], r["cosine_ceiling"])).tolist(), strict=True)
+    )
+    return {c["i"]: rel[d.chunk_doc[c["i"]]] for c in cands}
 
 
 def _collapse(d: SnapshotData, cands: list[dict]) -> list[dict]:

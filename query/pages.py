@@ -3,14 +3,18 @@
 A page that answers a question usually matches it in several passages (its introduction, the steps, the
 example); a page that mentions the topic once has one.  Each candidate's order key is its own key plus
 ``fusion.page_weight`` × the keys of the next best ``fusion.page_passages`` candidates of the same document
-(CombSUM over a page's top passages, Fox & Shaw 1994, with the page's best passage at full weight).  Only the
-order changes: every hit keeps its own confidence.
+(CombSUM over a page's top passages, Fox & Shaw 1994, with the page's best passage at full weight).  Two page-level
+channels add to that key: the page's mean passage vector against the query (``fusion.page_vector_weight``) and
+the share of the query's terms the page contains anywhere (``fusion.page_terms_weight``).  Only the order
+changes: every hit keeps its own confidence.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
+
+import numpy as np
 
 
 def with_page_support(
@@ -34,3 +38,29 @@ def with_page_support(
         return own + weight * sum(rest[:passages])
 
     return supported
+
+
+def with_page_vector(key: Callable[[dict], float], page_relevance: dict[int, float], weight: float):
+    """The order key plus ``weight`` x a page-level score of the candidate's whole page (by row): the dense
+    relevance of its mean passage vector (query/relevance.py dense_relevance), or its query-term coverage
+    (``page_term_coverage``).  A page about the question as a whole gains over a page with one passage that
+    happens to match."""
+    if weight <= 0:
+        return key
+    return lambda c: key(c) + weight * page_relevance[c["i"]]
+
+
+def page_term_coverage(lexical, tokens: list[str], passage_page: np.ndarray, pages: int) -> np.ndarray:
+    """Per page (row of the documents table): the idf-weighted share of the query's distinct known terms found
+    in any of its passages (idf as the lexical index's BM25 computes it: ln(1 + (N - df + 0.5) / (df + 0.5)))."""
+    out = np.zeros(max(pages, 0), dtype=np.float64)
+    total = 0.0
+    for t in dict.fromkeys(tok for tok in tokens if tok in lexical.vocab):
+        col = lexical.vocab[t]
+        lo, hi = lexical.indptr[col], lexical.indptr[col + 1]
+        df = hi - lo
+        idf = float(np.log(1.0 + (lexical.n_docs - df + 0.5) / (df + 0.5)))
+        rows = passage_page[lexical.indices[lo:hi]]
+        out[np.unique(rows[rows >= 0])] += idf
+        total += idf
+    return out / total if total > 0 else out

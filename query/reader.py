@@ -23,6 +23,8 @@ import pyarrow.parquet as pq
 
 from trustindex.query.lexical import LexicalIndex
 from trustindex.schemas.components import ComponentRegistry
+from trustindex.schemas.docs_versions import COMPONENT as DOCS_COMPONENT
+from trustindex.schemas.docs_versions import CURRENT, LATEST, names_of, version_folder
 from trustindex.schemas.errors import SnapshotError
 from trustindex.schemas.snapshot import (
     BM25_DIR,
@@ -109,6 +111,7 @@ PROVENANCE_COLUMNS = ("start_line", "end_line", "heading_path", "symbol_path")  
 class SnapshotData:
     def __init__(self, directory: Path, verify: bool = True):
         self.dir = Path(directory)
+        self._page_rows: dict[str, np.ndarray] | None = None
         self._text_groups: list[int] | None = None
         self.manifest: Manifest = verify_snapshot(self.dir, checksums=verify)
         self.checksums_verified = bool(verify)
@@ -189,10 +192,30 @@ class SnapshotData:
             groups = self._text_groups = [first.setdefault(t, i) for i, t in enumerate(texts)]
         return groups
 
+    def page_rows(self) -> dict[str, np.ndarray]:
+        """Per document, the rows of its passages (built on first use; a search's page-level channel reads it)."""
+        pr = self._page_rows
+        if pr is None:
+            lists: dict[str, list[int]] = defaultdict(list)
+            for i, doc in enumerate(self.chunk_doc):
+                lists[doc].append(i)
+            pr = self._page_rows = {doc: np.asarray(rows, dtype=np.int64) for doc, rows in lists.items()}
+        return pr
+
+    def page_vectors(self, docs: list[str]) -> np.ndarray:
+        """Each page's unit mean passage vector (the page as one vector), one row per document of ``docs``."""
+        pr = self.page_rows()
+        out = np.zeros((len(docs), self.embeddings.shape[1]), dtype=np.float32)
+        for j, doc in enumerate(docs):
+            mean = np.asarray(self.embeddings[pr[doc]], dtype=np.float32).sum(axis=0)
+            out[j] = mean / max(float(np.linalg.norm(mean)), 1e-12)
+        return out
+
     def warm(self) -> None:
         """What every search reads, prepared once for a long-lived process: the text groups and, as Python
         lists, the columns each hit's provenance reads (a scalar read from Arrow costs ~15 µs)."""
         self.text_groups()
+        self.page_rows()
         for name in PROVENANCE_COLUMNS:
             if name in self.chunks.table.column_names:
                 self.chunks[name]
@@ -209,6 +232,19 @@ class SnapshotData:
 
     def content_risk_rows(self, i: int) -> list[dict]:
         return self.content_risks.get(self.chunk_ids[i], [])
+
+    def version_folder(self, i: int) -> str | None:
+        """The released docs version folder of passage ``i``'s page when that version is neither the current docs
+        nor the one served by default (``latest``), else None (schemas/docs_versions.py ``version_folder``).
+        Legacy pages have their own marker; this covers versions whose standing the snapshot cannot tell (no
+        versions file indexed), which still are frozen copies of an earlier release."""
+        for r in self.doc_versions.get(self.chunk_doc[i], []):
+            named = names_of(r["intervals"]) if r["component"] == DOCS_COMPONENT else None
+            if named and (named[0] == CURRENT or CURRENT in named[1] or LATEST in named[1]):
+                return None
+            if r["component"] == DOCS_COMPONENT and r["constraint"] == CURRENT:
+                return None
+        return version_folder(self.chunks.value("path", i))
 
     def deprecation_rows(self, i: int) -> list[dict]:
         return self.chunk_deprecations.get(self.chunk_ids[i], []) + self.doc_deprecations.get(self.chunk_doc[i], [])

@@ -139,22 +139,32 @@ def freshness_factor(doc: dict, policy: Policy, today: datetime) -> dict:
     }
 
 
-def deprecation_factor(marks: list[dict], policy: Policy, docs_targeted: bool = False) -> dict:
+def deprecation_factor(
+    marks: list[dict], policy: Policy, docs_targeted: bool = False, folder: str | None = None
+) -> dict:
     """Deprecated content takes the deprecation multiplier; a legacy docs version's page takes the legacy one
-    too, unless the query names a docs version (then it competes as that version)."""
-    if not marks:
-        return {"multiplier": 1.0, "status": "not_deprecated", "evidence": {}}
+    too, unless the query names a docs version (then it competes as that version).  ``folder``: the released
+    version folder of a page no docs config labels (SnapshotData.version_folder), a milder doubt than legacy."""
     dp = policy["deprecation"]
     legacy = [m for m in marks if m["marker"] == LEGACY_MARKER]
     other = len(legacy) < len(marks)
-    mult = (dp["multiplier"] if other else 1.0) * (
-        dp["legacy_docs_multiplier"] if legacy and not docs_targeted else 1.0
-    )
+    if not marks and folder is None:
+        return {"multiplier": 1.0, "status": "not_deprecated", "evidence": {}}
+    older = dp["legacy_docs_multiplier"] if legacy else (dp["version_folder_multiplier"] if folder else 1.0)
+    mult = (dp["multiplier"] if other else 1.0) * (older if not docs_targeted else 1.0)
     evidence: dict = {"markers": [{"scope": m["scope"], "reason": m["reason"], "marker": m["marker"]} for m in marks]}
     if legacy:
         evidence["superseded_by"] = superseded_by(legacy[0]["reason"])
         evidence["legacy_lifted_by_docs_target"] = docs_targeted
-    status = "deprecated" if other else ("legacy_docs_version_targeted" if docs_targeted else "legacy_docs_version")
+    elif folder:
+        evidence["version_folder"] = folder
+        evidence["version_folder_lifted_by_docs_target"] = docs_targeted
+    if other:
+        status = "deprecated"
+    elif legacy:
+        status = "legacy_docs_version_targeted" if docs_targeted else "legacy_docs_version"
+    else:
+        status = "unlabelled_docs_version_targeted" if docs_targeted else "unlabelled_docs_version"
     return {"multiplier": mult, "status": status, "evidence": evidence}
 
 

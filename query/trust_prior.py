@@ -94,8 +94,10 @@ class TrustPrior:
                     f = content_risk_factor(data.content_risks[chunk_id], policy)
                     risk[r], self.excluded[r] = f["multiplier"], f["status"] == "excluded"
         self.base_docs_targeted = (base * not_legacy) * risk
-        self.base = (base * (not_legacy * np.where(legacy, dp["legacy_docs_multiplier"], 1.0))) * risk
-        self.deprecated = other | legacy
+        folder = np.array([data.version_folder(i) is not None for i in range(len(rows))], dtype=bool)
+        older = np.where(legacy, dp["legacy_docs_multiplier"], np.where(folder, dp["version_folder_multiplier"], 1.0))
+        self.base = (base * (not_legacy * older)) * risk
+        self.deprecated = other | legacy | folder
         self.legacy = legacy
 
     def for_targets(self, docs_targeted: bool) -> np.ndarray:

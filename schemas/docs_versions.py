@@ -19,6 +19,8 @@ CURRENT = "current"
 LATEST = "latest"
 SUPERSEDED_BY = " (superseded by {path})"
 _SUPERSEDED_RE = re.compile(r" \(superseded by (?P<path>[^()]+)\)$")
+# A released version's folder (Docusaurus: ``versioned_docs/version-X/``, ``<id>_versioned_docs/version-X/``).
+_VERSION_FOLDER_RE = re.compile(r"^(?P<folder>(?:.*/)?(?:[^/]+_)?versioned_docs/version-[^/]+)/")
 
 
 def label_json(name: str, aliases: list[str] | tuple[str, ...] = ()) -> str:
@@ -46,3 +48,12 @@ def superseded_by(reason: str) -> str | None:
     """The current page a legacy page's deprecation reason points to, if any."""
     m = _SUPERSEDED_RE.search(reason or "")
     return m["path"] if m else None
+
+
+def version_folder(path: str) -> str | None:
+    """The released docs version folder a repository path lies in (``main_versioned_docs/version-0.0.0``), if any.
+
+    A page there that no docs config labels (the config and versions file were not indexed) is still a frozen
+    copy of an earlier release: query/trust.py gives it the policy's ``version_folder_multiplier``."""
+    m = _VERSION_FOLDER_RE.match(path)
+    return m["folder"] if m else None

@@ -48,6 +48,10 @@ SPEC: dict[str, Any] = {
         # A page of a legacy docs version (Docusaurus: older than lastVersion) with no docs target in the query;
         # a query naming a docs version lifts it (legacy pages then compete as that version).
         "legacy_docs_multiplier": (0.5, _NUM, 0.0, 1.0),
+        # A page in a released version's folder (``*versioned_docs/version-X/``) that no docs config labels: a
+        # frozen copy of an earlier release whose standing is unknown, so a milder doubt than legacy; lifted like
+        # legacy by a docs target.  Real docs, dev half: 0.9 ranked files better (docs/benchmarks.md).
+        "version_folder_multiplier": (0.9, _NUM, 0.0, 1.0),
         "path_patterns": (["**/*-deprecated/**", "**/deprecated/**"], [str], None, None),
     },
     "version": {
@@ -104,6 +108,14 @@ SPEC: dict[str, Any] = {
         # its page's next page_passages best candidates; 0 orders passages alone.
         "page_weight": (0.3, _NUM, 0.0, 10.0),
         "page_passages": (1, int, 0, 100),
+        # Page-level dense channel (query/pages.py with_page_vector): the order key gains page_vector_weight x the
+        # dense relevance of the query to the page's mean passage vector; 0 leaves it out.  Real docs, dev half: 0.1
+        # ranked files best (nDCG@10 +0.010 dev, +0.005 test; docs/benchmarks.md).
+        "page_vector_weight": (0.1, _NUM, 0.0, 10.0),
+        # Page-level lexical channel (query/pages.py page_term_coverage): the order key gains page_terms_weight x
+        # the idf-weighted share of the query's terms found anywhere in the page; 0 leaves it out.  Real docs, dev
+        # half: 0.075 ranked files best (nDCG@10 +0.002 dev, +0.009 test; docs/benchmarks.md).
+        "page_terms_weight": (0.075, _NUM, 0.0, 10.0),
         "candidate_depth": (100, int, 1, 100_000),
     },
     "match": {

@@ -125,3 +125,59 @@ def test_a_page_with_several_strong_passages_outranks_a_single_mention():
     # the page's best passage counts its next two at half weight; the single mention keeps its own key
     assert pages(cands[0]) == pytest.approx(0.50 + 0.5 * (0.45 + 0.40))
     assert pages(cands[3]) == pytest.approx(0.55)
+
+
+def test_a_released_version_folder_is_named_only_for_docusaurus_version_folders():
+    from trustindex.schemas.docs_versions import version_folder
+
+    assert version_folder("main_versioned_docs/version-0.0.0/develop/faq.mdx") == "main_versioned_docs/version-0.0.0"
+    assert version_folder("website/versioned_docs/version-2.1/intro.md") == "website/versioned_docs/version-2.1"
+    assert version_folder("docs/troubleshoot/faq.mdx") is None
+    assert version_folder("docs/versioned_docs_guide.md") is None
+
+
+def test_an_unlabelled_version_folder_page_takes_a_milder_doubt_than_legacy_lifted_by_a_docs_target():
+    from trustindex.query.trust import deprecation_factor
+    from trustindex.schemas.docs_versions import LEGACY_MARKER
+
+    policy = Policy.from_dict({})
+    dp = policy["deprecation"]
+    folder = "main_versioned_docs/version-0.0.0"
+    older = deprecation_factor([], policy, folder=folder)
+    assert older["multiplier"] == dp["version_folder_multiplier"] < 1.0
+    assert older["status"] == "unlabelled_docs_version" and older["evidence"]["version_folder"] == folder
+    assert dp["legacy_docs_multiplier"] < dp["version_folder_multiplier"]
+    targeted = deprecation_factor([], policy, docs_targeted=True, folder=folder)
+    assert targeted["multiplier"] == 1.0 and targeted["status"] == "unlabelled_docs_version_targeted"
+    # a legacy marker already says more than the folder: the legacy multiplier alone applies
+    legacy = [{"scope": "document", "reason": "0.0.0: unmaintained docs version", "marker": LEGACY_MARKER}]
+    assert deprecation_factor(legacy, policy, folder=folder)["multiplier"] == dp["legacy_docs_multiplier"]
+    assert deprecation_factor([], policy)["status"] == "not_deprecated"
+
+
+def test_the_page_vector_channel_lifts_the_page_about_the_question_as_a_whole():
+    from trustindex.query.pages import with_page_vector
+
+    # passage 0: one lucky match on a page about something else; passage 1: a page about the question throughout
+    cands = [{"i": 0, "confidence": 0.60}, {"i": 1, "confidence": 0.55}]
+    key = lambda c: c["confidence"]  # noqa: E731
+    page_relevance = {0: 0.1, 1: 0.9}
+    assert with_page_vector(key, page_relevance, 0.0) is key
+    lifted = with_page_vector(key, page_relevance, 0.1)
+    assert [c["i"] for c in sorted(cands, key=lambda c: -lifted(c))] == [1, 0]
+    assert lifted(cands[1]) == pytest.approx(0.55 + 0.1 * 0.9)
+
+
+def test_page_term_coverage_counts_each_query_term_once_per_page_by_idf(data):
+    from trustindex.query.pages import page_term_coverage
+    from trustindex.schemas.lexical import tokenize
+
+    # pages: 0 = witnesses.md + overview.md, 1 = the deploy pages, 2 = errors.md + fees.md
+    passage_page = np.array([0, 0, 1, 1, 2, 2], dtype=np.int64)
+    cover = page_term_coverage(data.lexical, tokenize("deploy contract witnesses"), passage_page, 3)
+    known = [t for t in dict.fromkeys(tokenize("deploy contract witnesses")) if t in data.lexical.vocab]
+    assert len(known) >= 2
+    # the deploy page holds "deploy" and "contract", page 0 "witnesses" and "contract"; the errors page none
+    assert cover[2] == 0.0 and 0.0 < cover[0] < 1.0 and 0.0 < cover[1] < 1.0
+    assert page_term_coverage(data.lexical, tokenize("deploy contract"), passage_page, 3)[1] == pytest.approx(1.0)
+    assert not page_term_coverage(data.lexical, ["zzzunknown"], passage_page, 3).any()
