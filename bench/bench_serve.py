@@ -76,12 +76,27 @@ def query_set(name: str, n: int) -> list[str]:
 
 # -- the in-process reference (its own process) ----------------------------------------------------
 def inprocess_worker(data: str, bounds: LoadBounds, queries_name: str) -> dict:
+    """Also the share of search time spent inside onnxruntime (the query encoder and the int8 dense bounds),
+    which runs without the GIL: the rest, Python ranking and response building, holds it."""
+    import onnxruntime as ort
+
     from trustindex.query.index import Index
     from trustindex.query.serving import QUERY_CACHE
 
+    in_ort, run = [0.0], ort.InferenceSession.run
+
+    def timed_run(self, *args, **kwargs):
+        t0 = time.perf_counter()
+        try:
+            return run(self, *args, **kwargs)
+        finally:
+            in_ort[0] += time.perf_counter() - t0
+
+    ort.InferenceSession.run = timed_run  # type: ignore[method-assign]
     queries = query_set(queries_name, bounds.max_requests + 1)
     index = Index.open(data_dir=data, query_cache=QUERY_CACHE).warm()
     index.search(queries[-1], k=10)
+    in_ort[0] = 0.0
     times: list[float] = []
     end = time.perf_counter() + bounds.duration_s
     t_all = time.perf_counter()
@@ -90,7 +105,8 @@ def inprocess_worker(data: str, bounds: LoadBounds, queries_name: str) -> dict:
         t0 = time.perf_counter()
         index.search(q, k=10)
         times.append(time.perf_counter() - t0)
-    return latency_summary(times, 0, time.perf_counter() - t_all)
+    out = latency_summary(times, 0, time.perf_counter() - t_all)
+    return {**out, "onnxruntime_share": round(in_ort[0] / sum(times), 3) if times else None}
 
 
 def measure_inprocess(data: Path, bounds: LoadBounds, queries_name: str) -> dict:
@@ -190,6 +206,11 @@ def run(data_dir: str | None, sizes: list[int], levels: list[int], workers: list
             figures.append(figure(f"in-process search queries/s{of} @ {label}, 1 client", ref["qps"], "q/s"))
             figures.append(figure(f"in-process search p50{of} @ {label}, 1 client", ref["p50_ms"], "ms"))
             figures.append(figure(f"in-process search p99{of} @ {label}, 1 client", ref["p99_ms"], "ms"))
+            share = ref.get("onnxruntime_share")
+            if share is not None:  # the rest of a search holds the GIL: what one process cannot run in parallel
+                figures.append(
+                    figure(f"in-process search time in onnxruntime (GIL released){of} @ {label}", 100 * share, "%")
+                )
         for w in workers:
             tag = f"{label}, {w} worker{'s' if w > 1 else ''}"
             log = WORK / f"serve-{label.replace(' ', '-')}-{w}w.log"
