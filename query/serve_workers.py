@@ -19,9 +19,12 @@ import logging
 import os
 import shutil
 import signal
+import socket
 import tempfile
 import threading
 from dataclasses import dataclass, field
+
+from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
 from trustindex.query.http_metrics import MULTIPROCESS_ENV, ServeMetrics, multiprocess
 from trustindex.query.http_server import ServeConfig, ServeLimits, build_app
@@ -29,6 +32,7 @@ from trustindex.query.serving import SourceSpec
 
 SETUP_ENV = "TRUSTINDEX_SERVE_SETUP"
 APP_FACTORY = f"{__name__}:worker_app"
+HTTP_PROTOCOL = f"{__name__}:NoDelayHTTP"
 # uvicorn's supervisor pings each worker; one busy with searches on a loaded machine may take seconds to answer,
 # and one that does not answer in time is killed
 HEALTHCHECK_SECONDS = 60
@@ -98,6 +102,20 @@ def _exit_with_parent(parent: int, stop: threading.Event) -> None:
             return
 
 
+class NoDelayHTTP(AutoHTTPProtocol):  # type: ignore[valid-type,misc]
+    """uvicorn's HTTP protocol with Nagle's algorithm off on every connection.  With ``workers`` uvicorn binds the
+    shared socket itself (``socket.socket(AF_INET)``: protocol number 0), and asyncio sets TCP_NODELAY only on
+    connections of sockets that say IPPROTO_TCP; without it a small response waits for the client's delayed ACK:
+    measured 44 ms for ``/healthz`` over keep-alive with 2 workers, 1.1 ms with 1 (1.6 ms with this)."""
+
+    def connection_made(self, transport) -> None:
+        sock = transport.get_extra_info("socket")
+        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        super().connection_made(transport)
+
+
 def serve(setup: ServeSetup) -> None:
     """Load the first snapshot, start polling the source, and serve until interrupted."""
     import uvicorn
@@ -120,6 +138,7 @@ def serve(setup: ServeSetup) -> None:
             port=config.port,
             log_level="warning",
             timeout_worker_healthcheck=HEALTHCHECK_SECONDS,
+            http=HTTP_PROTOCOL,
         )
     finally:
         shutil.rmtree(metrics_dir, ignore_errors=True)
