@@ -1,7 +1,7 @@
 """Serving load: ``trustindex serve`` over HTTP on loopback at 1, 4 and 16 clients, against in-process search.
 
     PYTHONPATH=. .venv/bin/python bench/bench_serve.py [--data DIR] [--sizes 20000 [100000]] [--duration 15]
-        [--max-requests 5000]
+        [--max-requests 5000] [--workers 1 2]
 
 Snapshot: ``--data DIR``, a built data directory (the real-docs one: ~20k passages of the
 Midnight docs), or else synthetic ones (bench/synthetic.py) of ``--sizes`` passages (20,000 by
@@ -13,9 +13,11 @@ skip the encoder; the hits are read from the server's /metrics and reported), an
 every request a query text not asked before (a question or judged query of bench/eval with two
 added words), so every request runs the encoder.
 
-Server: ``python -m trustindex.cli.main serve --data DIR --port P`` in its own process (the
-clients never share its GIL), ready once ``/readyz`` answers (it has opened, verified and
-warmed the snapshot by then).  Clients: threads in this process, each with its own
+Server: ``python -m trustindex.cli.main serve --data DIR --port P --workers N`` in its own
+process (the clients never share its GIL), a fresh one for each N of ``--workers`` (1 and 2 by
+default), ready once ``/readyz`` answers and every worker serves the snapshot (each has opened,
+verified and warmed it by then).  Load generator and server: bench/serve_load.py.
+Clients: threads in this process, each with its own
 keep-alive ``httpx.Client``, posting ``{"query": q, "k": 10}`` to ``/v1/search`` over the
 30 questions of bench/bench_query.py in turn; each level runs for ``--duration`` seconds or
 ``--max-requests`` requests, whichever ends first, after one untimed request per client.
@@ -34,20 +36,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
-import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import WORK, bench_env, figure, print_figures, save, setup_env  # noqa: E402
+from bench.serve_load import LoadBounds, ServerProcess, http_load, latency_summary, vector_lookups  # noqa: E402
 
 LEVELS = (1, 4, 16)
+WORKERS = (1, 2)
 QUERY_SETS = ("repeated", "distinct")
 EXTRA_WORDS = (
     "example", "error", "version", "setup", "testnet", "wallet", "contract", "node", "docker", "typescript",
@@ -56,89 +55,6 @@ EXTRA_WORDS = (
 GOAL_QPS = 200.0
 GOAL_P99_MS = 50.0
 GOAL_OVERHEAD = 1.3
-
-
-@dataclass(frozen=True)
-class LoadBounds:
-    duration_s: float = 15.0
-    max_requests: int = 5000
-
-
-def latency_summary(seconds: list[float], errors: int, wall_s: float) -> dict:
-    """queries/s over every answered request (errors included), percentiles over the successful ones."""
-    a = np.asarray(seconds, dtype=float) * 1000
-    pct = {f"p{p}_ms": round(float(np.percentile(a, p)), 2) if a.size else None for p in (50, 95, 99)}
-    done = int(a.size) + errors
-    return {
-        "requests": done,
-        "ok": int(a.size),
-        "errors": errors,
-        "wall_s": round(wall_s, 3),
-        "qps": round(done / wall_s, 1) if wall_s > 0 else 0.0,
-        **pct,
-    }
-
-
-def http_load(url: str, queries: list[str], clients: int, bounds: LoadBounds) -> dict:
-    """``clients`` threads posting searches until the time or request bound; their latencies and errors."""
-    import httpx
-
-    lock = threading.Lock()
-    state = {"next": 0}
-    times: list[float] = []
-    failures: dict[str, int] = {}
-    deadline = [0.0]
-    t0 = [0.0]
-
-    def begin() -> None:  # runs once every client holds an open connection
-        t0[0] = time.perf_counter()
-        deadline[0] = t0[0] + bounds.duration_s
-
-    start = threading.Barrier(clients + 1, action=begin)
-
-    def take() -> int | None:
-        with lock:
-            n = state["next"]
-            if n >= bounds.max_requests or time.perf_counter() >= deadline[0]:
-                return None
-            state["next"] = n + 1
-            return n
-
-    def client() -> None:
-        with httpx.Client(base_url=url, timeout=30) as c:
-            try:  # untimed: opens the connection
-                c.post("/v1/search", json={"query": queries[0], "k": 10})
-            except httpx.HTTPError:
-                pass  # the timed loop counts what fails
-            start.wait()
-            mine: list[float] = []
-            while (n := take()) is not None:
-                t0 = time.perf_counter()
-                try:
-                    r = c.post("/v1/search", json={"query": queries[n % len(queries)], "k": 10})
-                    why = None if r.status_code == 200 else f"HTTP {r.status_code}"
-                except httpx.HTTPError as e:
-                    why = type(e).__name__
-                took = time.perf_counter() - t0
-                if why is None:
-                    mine.append(took)
-                else:
-                    with lock:
-                        failures[why] = failures.get(why, 0) + 1
-            with lock:
-                times.extend(mine)
-
-    threads = [threading.Thread(target=client, daemon=True) for _ in range(clients)]
-    for t in threads:
-        t.start()
-    start.wait()
-    for t in threads:
-        t.join(timeout=bounds.duration_s + 120)
-    wall = time.perf_counter() - t0[0]
-    out = latency_summary(times, sum(failures.values()), wall)
-    out["clients"] = clients
-    out["failures"] = failures
-    return out
 
 
 def query_set(name: str, n: int) -> list[str]:
@@ -160,12 +76,27 @@ def query_set(name: str, n: int) -> list[str]:
 
 # -- the in-process reference (its own process) ----------------------------------------------------
 def inprocess_worker(data: str, bounds: LoadBounds, queries_name: str) -> dict:
+    """Also the share of search time spent inside onnxruntime (the query encoder and the int8 dense bounds),
+    which runs without the GIL: the rest, Python ranking and response building, holds it."""
+    import onnxruntime as ort
+
     from trustindex.query.index import Index
     from trustindex.query.serving import QUERY_CACHE
 
+    in_ort, run = [0.0], ort.InferenceSession.run
+
+    def timed_run(self, *args, **kwargs):
+        t0 = time.perf_counter()
+        try:
+            return run(self, *args, **kwargs)
+        finally:
+            in_ort[0] += time.perf_counter() - t0
+
+    ort.InferenceSession.run = timed_run  # type: ignore[method-assign]
     queries = query_set(queries_name, bounds.max_requests + 1)
     index = Index.open(data_dir=data, query_cache=QUERY_CACHE).warm()
     index.search(queries[-1], k=10)
+    in_ort[0] = 0.0
     times: list[float] = []
     end = time.perf_counter() + bounds.duration_s
     t_all = time.perf_counter()
@@ -174,7 +105,8 @@ def inprocess_worker(data: str, bounds: LoadBounds, queries_name: str) -> dict:
         t0 = time.perf_counter()
         index.search(q, k=10)
         times.append(time.perf_counter() - t0)
-    return latency_summary(times, 0, time.perf_counter() - t_all)
+    out = latency_summary(times, 0, time.perf_counter() - t_all)
+    return {**out, "onnxruntime_share": round(in_ort[0] / sum(times), 3) if times else None}
 
 
 def measure_inprocess(data: Path, bounds: LoadBounds, queries_name: str) -> dict:
@@ -194,87 +126,6 @@ def measure_inprocess(data: Path, bounds: LoadBounds, queries_name: str) -> dict
     if p.returncode != 0:
         raise RuntimeError(f"in-process worker failed:\n{p.stderr[-3000:]}")
     return json.loads(p.stdout.strip().splitlines()[-1])
-
-
-# -- the server process ----------------------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class ServerProcess:
-    """``trustindex serve`` on a free loopback port, ready once /readyz answers 200."""
-
-    def __init__(self, data: Path, log: Path, ready_timeout_s: float = 600):
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log_path = log
-        self.ready_timeout_s = ready_timeout_s
-        self.cmd = [
-            sys.executable,
-            "-m",
-            "trustindex.cli.main",
-            "serve",
-            "--data",
-            str(data),
-            "--port",
-            str(self.port),
-            "--poll",
-            "3600",  # the snapshot does not change during the run
-        ]
-
-    def __enter__(self) -> ServerProcess:
-        import httpx
-
-        self.log = self.log_path.open("w")
-        t0 = time.perf_counter()
-        self.proc = subprocess.Popen(self.cmd, stdout=self.log, stderr=subprocess.STDOUT, env=bench_env())
-        while True:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"server exited ({self.proc.returncode}):\n{self.log_path.read_text()[-3000:]}")
-            if time.perf_counter() - t0 > self.ready_timeout_s:
-                self.__exit__()
-                raise RuntimeError(f"server not ready after {self.ready_timeout_s} s; log {self.log_path}")
-            try:
-                if httpx.get(f"{self.url}/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        self.ready_s = time.perf_counter() - t0
-        return self
-
-    def peak_rss_mib(self) -> float | None:
-        """The server's peak resident memory (VmHWM), read while it still runs."""
-        try:
-            for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
-                if line.startswith("VmHWM:"):
-                    return round(int(line.split()[1]) / 1024, 1)
-        except OSError:
-            pass
-        return None
-
-    def __exit__(self, *exc) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.log.close()
-
-
-def vector_lookups(url: str) -> dict[str, int]:
-    """The server's query-vector cache lookups so far, by result (its /metrics)."""
-    import httpx
-
-    out = {"hit": 0, "miss": 0}
-    for line in httpx.get(f"{url}/metrics", timeout=30).text.splitlines():
-        if line.startswith("trustindex_query_vector_lookups_total{"):
-            result = line.split('result="', 1)[1].split('"', 1)[0]
-            out[result] = out.get(result, 0) + int(float(line.rsplit(" ", 1)[1]))
-    return out
 
 
 def level_figures(at_what: str, qset: str, c: int, r: dict, ref: dict) -> list[dict]:
@@ -324,7 +175,24 @@ def snapshots(data_dir: str | None, sizes: list[int]):
         yield f"{n // 1000}k", data, info
 
 
-def run(data_dir: str | None, sizes: list[int], levels: list[int], bounds: LoadBounds) -> dict:
+def load_levels(server: ServerProcess, levels: list[int], bounds: LoadBounds, tag: str) -> dict[str, dict]:
+    """Every query set at every client level against one running server: {query set: {clients: result}}."""
+    per_level: dict[str, dict] = {q: {} for q in QUERY_SETS}
+    per = bounds.max_requests + max(levels)  # a level's timed requests and its clients' warm-up ones
+    for q in QUERY_SETS:
+        queries = query_set(q, per * len(levels))
+        for j, c in enumerate(levels):  # distinct: each level its own queries, none asked before
+            before = vector_lookups(server.url)
+            r = http_load(server.url, queries if q == "repeated" else queries[j * per : (j + 1) * per], c, bounds)
+            after = vector_lookups(server.url)
+            r["vector_lookups"] = {k: after[k] - before.get(k, 0) for k in after}
+            r["load_average_1m"] = round(os.getloadavg()[0], 2)
+            per_level[q][str(c)] = r
+            print(f"  {tag} HTTP, {q} queries, {c} clients: {r}", flush=True)
+    return per_level
+
+
+def run(data_dir: str | None, sizes: list[int], levels: list[int], workers: list[int], bounds: LoadBounds) -> dict:
     figures, results, builds = [], {}, {}
     load_before = round(os.getloadavg()[0], 2)
     for label, data, info in snapshots(data_dir, sizes):
@@ -332,38 +200,45 @@ def run(data_dir: str | None, sizes: list[int], levels: list[int], bounds: LoadB
         refs = {q: measure_inprocess(data, bounds, q) for q in QUERY_SETS}
         for q, ref in refs.items():
             print(f"  {label} in-process, {q} queries, 1 client: {ref}", flush=True)
-        per_level: dict[str, dict] = {q: {} for q in QUERY_SETS}
-        with ServerProcess(data, WORK / f"serve-{label.replace(' ', '-')}.log") as server:
-            print(f"  {label} server ready in {server.ready_s:.1f} s", flush=True)
-            per = bounds.max_requests + max(levels)  # a level's timed requests and its clients' warm-up ones
-            for q in QUERY_SETS:
-                queries = query_set(q, per * len(levels))
-                for j, c in enumerate(levels):  # distinct: each level its own queries, none asked before
-                    before = vector_lookups(server.url)
-                    r = http_load(
-                        server.url, queries if q == "repeated" else queries[j * per : (j + 1) * per], c, bounds
-                    )
-                    after = vector_lookups(server.url)
-                    r["vector_lookups"] = {k: after[k] - before.get(k, 0) for k in after}
-                    r["load_average_1m"] = round(os.getloadavg()[0], 2)
-                    per_level[q][str(c)] = r
-                    print(f"  {label} HTTP, {q} queries, {c} clients: {r}", flush=True)
-            rss = server.peak_rss_mib()
-        results[label] = {
-            "inprocess": refs,
-            "http": per_level,
-            "server_ready_s": round(server.ready_s, 2),
-            "server_peak_rss_mib": rss,
-        }
+        results[label] = {"inprocess": refs, "http": {}, "server_ready_s": {}, "server_peak_rss_mib": {}}
         for q, ref in refs.items():
             of = "" if q == "repeated" else ", distinct queries"
             figures.append(figure(f"in-process search queries/s{of} @ {label}, 1 client", ref["qps"], "q/s"))
             figures.append(figure(f"in-process search p50{of} @ {label}, 1 client", ref["p50_ms"], "ms"))
             figures.append(figure(f"in-process search p99{of} @ {label}, 1 client", ref["p99_ms"], "ms"))
-            for c in levels:
-                figures += level_figures(label, q, c, per_level[q][str(c)], ref)
-        if rss is not None:
-            figures.append(figure(f"server peak RSS @ {label}", rss, "MiB"))
+            share = ref.get("onnxruntime_share")
+            if share is not None:  # the rest of a search holds the GIL: what one process cannot run in parallel
+                figures.append(
+                    figure(f"in-process search time in onnxruntime (GIL released){of} @ {label}", 100 * share, "%")
+                )
+        for w in workers:
+            tag = f"{label}, {w} worker{'s' if w > 1 else ''}"
+            log = WORK / f"serve-{label.replace(' ', '-')}-{w}w.log"
+            with ServerProcess(data, log, workers=w) as server:
+                print(f"  {tag}: server ready in {server.ready_s:.1f} s", flush=True)
+                per_level = load_levels(server, levels, bounds, tag)
+                rss = server.peak_rss_mib()
+            results[label]["http"][str(w)] = per_level
+            results[label]["server_ready_s"][str(w)] = round(server.ready_s, 2)
+            results[label]["server_peak_rss_mib"][str(w)] = rss
+            for q, ref in refs.items():
+                for c in levels:
+                    figures += level_figures(tag, q, c, per_level[q][str(c)], ref)
+                one = results[label]["http"].get(str(min(workers)), {}).get(q, {}).get(str(max(levels)))
+                if w > min(workers) and one:
+                    r, of = per_level[q][str(max(levels))], "" if q == "repeated" else ", distinct queries"
+                    figures.append(
+                        figure(
+                            f"HTTP queries/s{of} @ {tag}, {max(levels)} clients, vs {min(workers)} worker(s)",
+                            r["qps"],
+                            "q/s",
+                            reference=f"{min(workers)} worker(s), same clients",
+                            reference_value=one["qps"],
+                            ratio=r["qps"] / one["qps"] if one["qps"] else None,
+                        )
+                    )
+            if rss is not None:
+                figures.append(figure(f"server peak RSS (all processes) @ {tag}", rss, "MiB"))
     what = (
         "a data directory given by --data ("
         + ", ".join(f"{k}: snapshot {b['snapshot_id']}" for k, b in builds.items())
@@ -377,7 +252,8 @@ def run(data_dir: str | None, sizes: list[int], levels: list[int], bounds: LoadB
         "builds": builds,
         "load_average_1m_before": load_before,
         "method": f"bench/bench_serve.py: {what} with the real ONNX int8 query encoder; `trustindex serve "
-        f"--data` in its own process on loopback (it keeps the last 1,024 query vectors), clients = threads in "
+        f"--data --workers N` (N = {', '.join(map(str, workers))}, one fresh server each) in its own process on "
+        f"loopback (each worker keeps the last 1,024 query vectors), clients = threads in "
         f"the bench process, one keep-alive httpx client each, POST /v1/search k 10; two query sets: repeated "
         f"(the 30 questions of bench_query.py in turn: after the first round the server's query-vector cache "
         f"answers, the hits are counted from its /metrics) and distinct (every request a text not asked before: "
@@ -385,7 +261,7 @@ def run(data_dir: str | None, sizes: list[int], levels: list[int], bounds: LoadB
         f"levels {', '.join(map(str, levels))} clients, each {bounds.duration_s:g} s or "
         f"{bounds.max_requests} requests, whichever first; q/s counts every answer, percentiles the successful "
         f"ones. Reference: Index.open(query_cache=1024).warm() then Index.search(k=10), the same query set at 1 "
-        f"client in a fresh process, bounded the same way, before the server starts; overhead = HTTP p50 / "
+        f"client in a fresh process, bounded the same way, before the servers start; overhead = HTTP p50 / "
         f"in-process p50 at 1 client. Clients and server share the machine's cores, so the multi-client figures "
         f"include the load generator's cost; the 1-minute load average is recorded per level.",
     }
@@ -396,6 +272,7 @@ def main(argv=None) -> int:
     ap.add_argument("--data", metavar="DIR", help="a built data directory to serve (else synthetic --sizes)")
     ap.add_argument("--sizes", type=int, nargs="+", default=[20_000], help="snapshot sizes (100000 is opt-in)")
     ap.add_argument("--levels", type=int, nargs="+", default=list(LEVELS), help="concurrent clients per level")
+    ap.add_argument("--workers", type=int, nargs="+", default=list(WORKERS), help="serve --workers N, each in turn")
     ap.add_argument("--duration", type=float, default=LoadBounds.duration_s, help="seconds per level")
     ap.add_argument("--max-requests", type=int, default=LoadBounds.max_requests, help="requests per level at most")
     ap.add_argument("--inprocess-worker", metavar="DATA_DIR", help=argparse.SUPPRESS)
@@ -408,7 +285,7 @@ def main(argv=None) -> int:
         print(json.dumps(inprocess_worker(a.inprocess_worker, bounds, a.queries)))
         return 0
     print(f"  load average (1 min) at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores", flush=True)
-    r = run(a.data, sorted(a.sizes), sorted(a.levels), bounds)
+    r = run(a.data, sorted(a.sizes), sorted(a.levels), sorted(a.workers), bounds)
     print_figures("serve", r["figures"])
     print(f"  load average (1 min) at end: {os.getloadavg()[0]:.2f}", flush=True)
     if not a.no_save:

@@ -258,22 +258,29 @@ def cmd_mcp(a) -> int:
 
 def cmd_serve(a) -> int:
     require("serve")
-    from trustindex.query.http_server import ServeConfig, ServeLimits, load_tokens, serve
-    from trustindex.query.serving import DataDirSource, ExportSource, SnapshotHolder
+    from trustindex.query.http_server import ServeConfig, ServeLimits, load_tokens
+    from trustindex.query.serve_workers import ServeSetup, serve
+    from trustindex.query.serving import SourceSpec
 
+    if a.workers < 1:
+        raise TrustIndexError(f"--workers must be at least 1, got {a.workers}")
     limits = ServeLimits(
         max_body_bytes=a.max_body, max_k=a.max_k, max_batch=a.max_batch, max_concurrency=a.max_concurrency
     )
     tokens = load_tokens(a.token_file, os.environ.get("TRUSTINDEX_TOKENS"))
     config = ServeConfig(host=a.host, port=a.port, limits=limits, tokens=tokens, poll_seconds=a.poll)
     config.check()
-    source = (
-        ExportSource(a.source, Path(a.cache), endpoint=a.endpoint, grace_seconds=a.grace)
-        if a.source
-        else DataDirSource(Path(a.data))
-    )
     cache = {} if a.query_cache is None else {"query_cache": a.query_cache}  # default: serving.QUERY_CACHE
-    serve(SnapshotHolder(source, a.policy, **cache), config)
+    source = SourceSpec(
+        data=None if a.source else str(a.data),
+        uri=a.source,
+        cache=str(Path(a.cache).resolve()),
+        endpoint=a.endpoint,
+        grace_seconds=a.grace,
+        policy=a.policy,
+        **cache,
+    )
+    serve(ServeSetup(config=config, source=source, workers=a.workers))
     return 0
 
 

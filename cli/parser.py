@@ -238,6 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
         "an HTTP server (the query API, /mcp, /metrics) over a data directory or an export target",
         [
             "trustindex serve --data data --port 8080",
+            "trustindex serve --data data --workers 2",
             "trustindex serve --from s3://bucket/prefix --endpoint http://127.0.0.1:9000 --cache /var/cache/ti",
         ],
         ["data"],
@@ -262,7 +263,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--max-k", type=int, default=100, help="the largest k a request may ask for")
     s.add_argument("--max-batch", type=int, default=64, help="the most requests in one batch")
     s.add_argument("--max-body", type=int, default=1 << 20, metavar="BYTES", help="the largest request body")
-    s.add_argument("--max-concurrency", type=int, default=64, help="requests at once before 503")
+    s.add_argument("--max-concurrency", type=int, default=64, help="requests at once before 503 (per worker)")
+    s.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="server processes sharing the port, each a full replica (about one per core; docs/serving.md)",
+    )
 
     e = command(
         "export",

@@ -1,14 +1,27 @@
-"""The serving tier's Prometheus metrics (prometheus_client), one registry per server so tests can run many."""
+"""The serving tier's Prometheus metrics (prometheus_client), one registry per server so tests can run many.
+
+With ``serve --workers N`` (N > 1) the workers share prometheus_client's multiprocess mode: the parent points
+``PROMETHEUS_MULTIPROC_DIR`` at a fresh directory before it starts them, every worker writes its counters and
+histograms there, and ``/metrics``, whichever worker answers it, sums them over the workers.  The
+snapshot gauge keeps one series per worker (a ``pid`` label), so a scrape shows which snapshot each serves; load
+and swap counts are summed (a swap counts once per worker).
+"""
 
 from __future__ import annotations
 
+import os
+import threading
 from collections.abc import Callable
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.core import CounterMetricFamily
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"  # prometheus_client's own name for it
+
+
+def multiprocess() -> bool:
+    return bool(os.environ.get(MULTIPROCESS_ENV))
 
 
 class ServeMetrics:
@@ -28,36 +41,58 @@ class ServeMetrics:
         self.abstentions = Counter(
             "trustindex_abstentions", "searches that abstained, by reason", ["reason"], registry=r
         )
-        self.snapshot = Gauge("trustindex_snapshot_info", "the served snapshot (value 1)", ["snapshot_id"], registry=r)
+        self.snapshot = Gauge(
+            "trustindex_snapshot_info",
+            "the served snapshot (value 1; per worker under --workers)",
+            ["snapshot_id"],
+            registry=r,
+            multiprocess_mode="liveall",
+        )
         self.swaps = Counter("trustindex_snapshot_swaps", "snapshots loaded and swapped in", registry=r)
         self.failures = Counter(
             "trustindex_snapshot_load_failures", "snapshots not served, by the stage that failed", ["stage"], registry=r
         )
+        self.lookups = Counter(
+            "trustindex_query_vector_lookups",
+            "query vectors looked up in the served snapshot's cache, by result",
+            ["snapshot_id", "result"],
+            registry=r,
+        )
+        self._served_state: Callable[[], Any] = lambda: None
+        self._counted: tuple[Any, int, int] | None = None  # (QueryVectors, hits, misses) already counted
+        self._lock = threading.Lock()
+        self._snapshot_id: str | None = None
 
     def watch_query_vectors(self, served_state: Callable[[], Any]) -> None:
-        """Report the served state's query-vector lookups (query/state.py ``QueryVectors``), hits and misses, as
-        counters labelled with the snapshot (a swap starts new series: the vectors belong to its encoder)."""
+        """Count the served state's query-vector lookups (query/state.py ``QueryVectors``), hits and misses,
+        labelled with the snapshot (a swap starts new series: the vectors belong to its encoder).  The cache
+        counts them itself; they are copied into the counters after every search and before every scrape, so
+        multiprocess mode can sum them over the workers."""
+        self._served_state = served_state
 
-        class Lookups:
-            def collect(self):
-                family = CounterMetricFamily(
-                    "trustindex_query_vector_lookups",
-                    "query vectors looked up in the served snapshot's cache, by result",
-                    labels=["snapshot_id", "result"],
-                )
-                state = served_state()
-                if state is not None:
-                    qv = state.query_vectors
-                    family.add_metric([state.snapshot_id, "hit"], qv.hits)
-                    family.add_metric([state.snapshot_id, "miss"], qv.misses)
-                yield family
-
-        self.registry.register(Lookups())
+    def count_lookups(self) -> None:
+        state = self._served_state()
+        if state is None:
+            return
+        qv = state.query_vectors
+        with self._lock:
+            hits, misses = qv.hits, qv.misses
+            seen = self._counted if self._counted is not None and self._counted[0] is qv else (qv, 0, 0)
+            if hits > seen[1]:
+                self.lookups.labels(snapshot_id=state.snapshot_id, result="hit").inc(hits - seen[1])
+            if misses > seen[2]:
+                self.lookups.labels(snapshot_id=state.snapshot_id, result="miss").inc(misses - seen[2])
+            self._counted = (qv, hits, misses)
 
     # query.serving.LoadEvents
     def loaded(self, snapshot_id: str) -> None:
-        self.snapshot.clear()
+        if multiprocess():  # series cannot be removed there: the old one reads 0
+            if self._snapshot_id is not None:
+                self.snapshot.labels(snapshot_id=self._snapshot_id).set(0)
+        else:
+            self.snapshot.clear()
         self.snapshot.labels(snapshot_id=snapshot_id).set(1)
+        self._snapshot_id = snapshot_id
         self.swaps.inc()
 
     def failed(self, stage: str) -> None:
@@ -66,6 +101,14 @@ class ServeMetrics:
     def searched(self, response: dict) -> None:
         if response.get("abstained"):
             self.abstentions.labels(reason=str(response.get("abstention_reason"))).inc()
+        self.count_lookups()
 
     def render(self) -> bytes:
-        return generate_latest(self.registry)
+        self.count_lookups()
+        if not multiprocess():
+            return generate_latest(self.registry)
+        from prometheus_client import multiprocess as mp
+
+        registry = CollectorRegistry()
+        mp.MultiProcessCollector(registry)
+        return generate_latest(registry)

@@ -17,6 +17,7 @@ import contextlib
 import hmac
 import json
 import logging
+import os
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ from trustindex.query.serving import SnapshotHolder
 from trustindex.schemas.errors import SnapshotError, TrustIndexError
 
 log = logging.getLogger("trustindex.serve")
+WORKER_HEADER = "x-trustindex-worker"  # the answering process's id: ``serve --workers N`` runs N of them
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 OPEN_ROUTES = ("/healthz", "/readyz")
 
@@ -122,8 +124,15 @@ def _rendering(fmt: object, max_tokens: object) -> tuple[str, int | None]:
     return str(fmt), max_tokens if max_tokens is not None else DEFAULT_MAX_TOKENS
 
 
-def build_app(holder: SnapshotHolder, config: ServeConfig, metrics: ServeMetrics | None = None) -> Starlette:
+def build_app(
+    holder: SnapshotHolder,
+    config: ServeConfig,
+    metrics: ServeMetrics | None = None,
+    background: Callable[[], contextlib.AbstractContextManager] | None = None,
+) -> Starlette:
+    """The app over ``holder``; ``background`` is entered for the app's lifetime (the snapshot poll)."""
     metrics = metrics or ServeMetrics()
+    worker = str(os.getpid())
     metrics.watch_query_vectors(lambda: (lambda served: served.index.state if served else None)(holder.served))
     limits = config.limits
     busy = {"n": 0}
@@ -150,6 +159,7 @@ def build_app(holder: SnapshotHolder, config: ServeConfig, metrics: ServeMetrics
                         response = _error(500, f"internal error: {type(e).__name__}: {' '.join(str(e).split())}")
                     finally:
                         busy["n"] -= search
+                response.headers[WORKER_HEADER] = worker
                 metrics.requests.labels(route=path, status=str(response.status_code)).inc()
                 metrics.latency.labels(route=path).observe(time.perf_counter() - start)
                 return response
@@ -274,8 +284,9 @@ def build_app(holder: SnapshotHolder, config: ServeConfig, metrics: ServeMetrics
 
     @contextlib.asynccontextmanager
     async def lifespan(_app):
-        async with mcp.session_manager.run():
-            yield
+        with background() if background else contextlib.nullcontext():
+            async with mcp.session_manager.run():
+                yield
 
     mcp_routes = [
         Route(r.path, _BoundedBody(r.app, limits.max_body_bytes), methods=r.methods) if isinstance(r, Route) else r
@@ -332,22 +343,3 @@ def _with_auth(app, tokens: frozenset[str]):
 
     guarded.state = app.state  # type: ignore[attr-defined]
     return guarded
-
-
-def serve(holder: SnapshotHolder, config: ServeConfig) -> None:
-    """Load the first snapshot, start polling the source, and serve until interrupted."""
-    import threading
-
-    import uvicorn
-
-    config.check()
-    logging.basicConfig(level=logging.INFO, format="trustindex serve: %(message)s")
-    metrics = ServeMetrics()
-    holder.events = metrics
-    holder.poll()
-    stop = threading.Event()
-    threading.Thread(target=holder.run, args=(config.poll_seconds, stop), daemon=True, name="snapshot-poll").start()
-    try:
-        uvicorn.run(build_app(holder, config, metrics), host=config.host, port=config.port, log_level="warning")
-    finally:
-        stop.set()

@@ -11,6 +11,7 @@ tried again for ``RETRY_SECONDS``.  Cached snapshots other than the served one a
 from __future__ import annotations
 
 import logging
+import os
 import re
 import shutil
 import threading
@@ -106,7 +107,8 @@ class ExportSource:
         if dest.is_dir():
             return dest  # verified before it was renamed into place; Index.open verifies again
         remote = self._path(SNAPSHOTS_DIR, snapshot_id)
-        part = self.cache / "partial" / f"{snapshot_id}-{threading.get_ident()}"
+        # per process and thread: the workers of ``serve --workers N`` share the cache directory
+        part = self.cache / "partial" / f"{snapshot_id}-{os.getpid()}-{threading.get_ident()}"
         shutil.rmtree(part, ignore_errors=True)
         try:
             infos = self.fs.get_file_info(pafs.FileSelector(remote, recursive=True, allow_not_found=True))
@@ -125,7 +127,11 @@ class ExportSource:
             if manifest.snapshot_id != snapshot_id:
                 raise SnapshotError(f"{self.label}: snapshot {snapshot_id}'s manifest says {manifest.snapshot_id}")
             dest.parent.mkdir(parents=True, exist_ok=True)
-            part.rename(dest)
+            try:
+                part.rename(dest)
+            except OSError:
+                if not dest.is_dir():  # else another worker renamed its verified copy into place first
+                    raise
         finally:
             shutil.rmtree(part, ignore_errors=True)
         return dest
@@ -142,6 +148,28 @@ class ExportSource:
                 shutil.rmtree(d, ignore_errors=True)
                 self._retired.pop(d.name, None)
                 log.info("removed cached snapshot %s", d.name)
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    """What ``serve`` serves, as plain values (each worker of ``serve --workers N`` builds its own holder from
+    it): a data directory (``data``) or an export target (``uri``, downloaded into ``cache``)."""
+
+    data: str | None = None
+    uri: str | None = None
+    cache: str = "serve-cache"
+    endpoint: str | None = None
+    grace_seconds: float = 600.0
+    policy: str | None = None
+    query_cache: int = QUERY_CACHE
+
+    def holder(self) -> SnapshotHolder:
+        source: SnapshotSource = (
+            ExportSource(self.uri, Path(self.cache), endpoint=self.endpoint, grace_seconds=self.grace_seconds)
+            if self.uri
+            else DataDirSource(Path(self.data or "data"))
+        )
+        return SnapshotHolder(source, self.policy, query_cache=self.query_cache)
 
 
 class LoadEvents(Protocol):

@@ -1,4 +1,5 @@
-"""bench/bench_serve.py's client loop against a small real uvicorn server on loopback (no timing asserted)."""
+"""bench/serve_load.py (bench_serve.py's load generator): its client loop against a small real uvicorn server on
+loopback (no timing asserted)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from bench.bench_serve import LoadBounds, http_load, latency_summary
+from bench.serve_load import LoadBounds, http_load, latency_summary
 
 
 def test_latency_summary_counts_errors_in_throughput_not_in_percentiles():

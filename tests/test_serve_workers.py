@@ -1,0 +1,160 @@
+"""``trustindex serve --workers 2`` as its own process on loopback: both workers answer, a swap exported to the
+target reaches both, and stopping the parent (SIGTERM, or SIGKILL) leaves no worker behind."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.test_serving_swap import export, twin
+from trustindex.query.http_server import WORKER_HEADER
+from trustindex.query.serve_workers import ServeSetup
+from trustindex.query.serving import SourceSpec
+from trustindex.schemas.snapshot import CURRENT, SNAPSHOTS_DIR, resolve_current
+
+WORKERS = 2
+
+
+def descendants(pid: int) -> set[int]:
+    """Every process below ``pid`` (Linux /proc)."""
+    out: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            kids = {int(k) for k in (task / "children").read_text().split()}
+        except OSError:
+            continue
+        for k in kids - out:
+            out |= {k} | descendants(k)
+    return out
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+class Workers:
+    """``trustindex serve ARGS --workers 2`` on a free port, ready once /readyz answers."""
+
+    def __init__(self, args: list[str], log: Path):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.url = f"http://127.0.0.1:{s.getsockname()[1]}"
+        self.argv = [sys.executable, "-m", "trustindex.cli.main", "serve", *args, "--workers", str(WORKERS)]
+        self.argv += ["--port", self.url.rsplit(":", 1)[1], "--poll", "0.2"]
+        self.log_path = log
+
+    def __enter__(self) -> Workers:
+        self.log = self.log_path.open("w")
+        self.proc = subprocess.Popen(self.argv, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            try:
+                if httpx.get(f"{self.url}/readyz", timeout=5).status_code == 200:
+                    return self
+            except httpx.TransportError:
+                pass
+            time.sleep(0.2)
+        self.__exit__()
+        raise AssertionError(f"serve --workers did not become ready:\n{self.log_path.read_text()[-3000:]}")
+
+    def __exit__(self, *exc) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+
+    def answers(self, until: float = 240) -> dict[int, str]:
+        """Search on a fresh connection each time (the kernel hands each to one worker) until every worker has
+        answered; each worker's pid and the snapshot id of its last answer."""
+        seen: dict[int, str] = {}
+        deadline = time.monotonic() + until
+        while len(seen) < WORKERS:
+            assert time.monotonic() < deadline, f"only workers {sorted(seen)} answered"
+            r = httpx.post(f"{self.url}/v1/search", json={"query": "counter", "k": 3}, timeout=60)
+            assert r.status_code == 200, r.text
+            seen[int(r.headers[WORKER_HEADER])] = r.json()["snapshot_id"]
+            time.sleep(0.05)
+        return seen
+
+    def snapshot_series(self) -> dict[tuple[str, str], float]:
+        """``trustindex_snapshot_info`` from /metrics: (pid, snapshot id) -> value."""
+        out = {}
+        for line in httpx.get(f"{self.url}/metrics", timeout=60).text.splitlines():
+            if line.startswith("trustindex_snapshot_info{"):
+                labels, value = line.rsplit(" ", 1)
+                pid = labels.split('pid="', 1)[1].split('"', 1)[0]
+                sid = labels.split('snapshot_id="', 1)[1].split('"', 1)[0]
+                out[pid, sid] = float(value)
+        return out
+
+    def stopped_cleanly(self, sig: int) -> None:
+        family = descendants(self.proc.pid)
+        assert len(family) >= WORKERS, family
+        os.kill(self.proc.pid, sig)
+        self.proc.wait(timeout=60)
+        deadline = time.monotonic() + 30
+        while any(alive(p) for p in family):
+            assert time.monotonic() < deadline, f"orphans left: {[p for p in family if alive(p)]}"
+            time.sleep(0.2)
+
+
+def test_setup_round_trips_through_json():
+    from trustindex.query.http_server import ServeConfig, ServeLimits
+
+    setup = ServeSetup(
+        config=ServeConfig(port=9, limits=ServeLimits(max_k=7, max_concurrency=3), tokens=frozenset({"a", "b"})),
+        source=SourceSpec(uri="s3://b/p", endpoint="http://127.0.0.1:9000", query_cache=0),
+        workers=3,
+    )
+    assert ServeSetup.from_json(setup.to_json()) == setup
+
+
+def test_two_workers_answer_both_swap_and_stop_with_the_parent(refreshed, tmp_path, capsys):
+    data, to = tmp_path / "data", str(tmp_path / "target")
+    live = resolve_current(refreshed["data"])
+    shutil.copytree(live, data / SNAPSHOTS_DIR / live.name)
+    (data / CURRENT).write_text(live.name + "\n")
+    first, second = live.name, twin(data, live.name, "gzip")
+    export(data, first, to, None, capsys)
+
+    with Workers(["--from", to, "--cache", str(tmp_path / "cache")], tmp_path / "serve.log") as server:
+        seen = server.answers()
+        assert set(seen.values()) == {first}
+        export(data, second, to, None, capsys)
+        deadline = time.monotonic() + 180
+        while {sid for (_, sid), v in server.snapshot_series().items() if v == 1.0} != {second} or len(
+            server.snapshot_series()
+        ) < 2 * WORKERS:
+            assert time.monotonic() < deadline, f"not every worker swapped: {server.snapshot_series()}"
+            time.sleep(0.2)
+        series = server.snapshot_series()
+        assert {pid for (pid, sid), v in series.items() if sid == second and v == 1.0} == {str(p) for p in seen}
+        assert all(v == 0.0 for (_, sid), v in series.items() if sid == first)
+        assert set(server.answers().values()) == {second}
+        metrics = httpx.get(f"{server.url}/metrics", timeout=60).text
+        assert f"trustindex_snapshot_swaps_total {2.0 * WORKERS}" in metrics  # each worker loads each snapshot
+        server.stopped_cleanly(signal.SIGTERM)
+    assert server.proc.returncode == 0
+    log = (tmp_path / "serve.log").read_text()
+    assert all(f"trustindex serve[{pid}]: serving snapshot {second}" in log for pid in seen)
+    assert list((tmp_path / "cache" / SNAPSHOTS_DIR).iterdir()) != []
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+def test_workers_leave_with_the_parent(sig, refreshed, tmp_path):
+    with Workers(["--data", str(refreshed["data"])], tmp_path / "serve.log") as server:
+        server.answers()
+        server.stopped_cleanly(sig)
