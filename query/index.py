@@ -209,16 +209,18 @@ class Index:
             if k_
         ]
         channels = _channels(st, lex_ran, int(pool.size))
-        order_key = with_page_support(
-            cands, d.chunk_doc, _rerank(st, query, cands, channels), fz["page_weight"], fz["page_passages"]
-        )
-        if fz["page_vector_weight"] > 0 and cands:
-            order_key = with_page_vector(order_key, _page_relevance(st, vecs[0], cands), fz["page_vector_weight"])
-        if fz["page_terms_weight"] > 0 and cands and lex_ran:
-            cover = page_term_coverage(d.lexical, tokenize(query), d.chunk_doc_row, len(d.docs))
-            order_key = with_page_vector(
-                order_key, {c["i"]: float(cover[d.chunk_doc_row[c["i"]]]) for c in cands}, fz["page_terms_weight"]
-            )
+        order_key = _rerank(st, query, cands, channels)
+        # A cross-encoder reads the passage with the query: its order stands alone.  Without one, a passage's page
+        # lends it support (its next passages, its mean vector, its share of the query's terms).
+        if not channels["rerank"]["ran"]:
+            order_key = with_page_support(cands, d.chunk_doc, order_key, fz["page_weight"], fz["page_passages"])
+            if fz["page_vector_weight"] > 0 and cands:
+                order_key = with_page_vector(order_key, _page_relevance(st, vecs[0], cands), fz["page_vector_weight"])
+            if fz["page_terms_weight"] > 0 and cands and lex_ran:
+                cover = page_term_coverage(d.lexical, tokenize(query), d.chunk_doc_row, len(d.docs))
+                order_key = with_page_vector(
+                    order_key, {c["i"]: float(cover[d.chunk_doc_row[c["i"]]]) for c in cands}, fz["page_terms_weight"]
+                )
         cands.sort(key=lambda c: (-order_key(c), -c["ranking"], d.chunk_ids[c["i"]]))
         hits = _collapse(d, cands)
         pool_best = max((c["confidence"] for c in cands), default=0.0)
