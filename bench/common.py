@@ -321,5 +321,6 @@ def render(data: dict) -> str:
     for key in ORDER + sorted(k for k in data if k not in ORDER):
         r = data.get(key)
         if isinstance(r, dict) and r.get("method"):
-            lines += [f"**{key}** ({r.get('measured_at', '')}): {r['method']}", ""]
+            note = f" *Note: {r['note']}*" if r.get("note") else ""
+            lines += [f"**{key}** ({r.get('measured_at', '')}): {r['method']}{note}", ""]
     return "\n".join(lines).rstrip() + "\n"

@@ -70,7 +70,9 @@ def step_args(step: str, quick: bool) -> list[str]:
     if step == "serve":
         return [str(b / "bench_serve.py")] + (["--sizes", "2000", "--duration", "2"] if quick else [])
     if step == "refresh":
-        return [str(b / "bench_refresh.py")] + (["--files", "200", "--body-chars", "300"] if quick else [])
+        return [str(b / "bench_refresh.py")] + (
+            ["--corpus", "truncated", "--files", "200", "--body-chars", "300", "--repeats", "1"] if quick else []
+        )
     if step == "signatures":
         return [str(b / "bench_signatures.py")] + (
             ["--commits", "300", "--files", "40", "--rounds", "1"] if quick else []
