@@ -24,9 +24,16 @@ import pyarrow.parquet as pq
 import pytest
 
 from trustindex.schemas.response import validate_response
-from trustindex.schemas.snapshot import EMBEDDINGS, TABLE_FILES, read_manifest, resolve_current
+from trustindex.schemas.snapshot import (
+    BM25_DIR,
+    BM25_FIELDS_DIR,
+    EMBEDDINGS,
+    TABLE_FILES,
+    read_manifest,
+    resolve_current,
+)
 from trustindex.warehouse.bm25 import build_bm25
-from trustindex.warehouse.build import embedding_input
+from trustindex.warehouse.build import embedding_input, field_input
 from trustindex.warehouse.snapshots import current_id, finish_snapshot, new_build_dir, set_current
 from trustindex.warehouse.tables import write_table
 
@@ -65,10 +72,13 @@ def publish_without(data: Path, drop_source: str, corrupt: bool = False) -> str:
     chunks = pq.read_table(live / TABLE_FILES["chunks"])
     rows = np.flatnonzero(np.asarray(pc.not_equal(chunks["source"], drop_source)))
     np.save(build / EMBEDDINGS, np.ascontiguousarray(np.load(live / EMBEDDINGS)[rows]), allow_pickle=False)
-    build_bm25(embedding_input(pq.read_table(build / TABLE_FILES["chunks"])), build / "bm25")
+    kept = pq.read_table(build / TABLE_FILES["chunks"])
+    build_bm25(embedding_input(kept), build / BM25_DIR)
+    build_bm25(field_input(kept), build / BM25_FIELDS_DIR)
     for p in live.rglob("*"):  # anything else the snapshot carries (an ONNX encoder) goes along unchanged
         rel = p.relative_to(live)
-        if p.is_file() and p.name != "manifest.json" and not (build / rel).exists() and rel.parts[0] != "bm25":
+        rebuilt = rel.parts[0] in (BM25_DIR, BM25_FIELDS_DIR)
+        if p.is_file() and p.name != "manifest.json" and not (build / rel).exists() and not rebuilt:
             (build / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(p, build / rel)
     new = finish_snapshot(

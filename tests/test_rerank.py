@@ -33,7 +33,11 @@ def test_rerank_orders_but_never_changes_the_percentages(refreshed, cross_encode
     keys = [h["channels"]["rerank"]["score"] * h["trust_score"] for h in reranked]
     assert keys == sorted(keys, reverse=True)
     before = {h["chunk_id"]: (h["display_confidence"], h["confidence"]) for h in plain["hits"]}
-    for h in ranked["hits"]:
+    # Without a cross-encoder, page support also orders the list, so the two top 50s differ at their tails; every
+    # passage in both shows the same percentages.
+    both = [h for h in ranked["hits"] if h["chunk_id"] in before]
+    assert len(both) >= 40
+    for h in both:
         assert before[h["chunk_id"]] == (h["display_confidence"], h["confidence"])
 
 
