@@ -99,8 +99,13 @@ def term_coverage(lexical, query: str, texts: list[str]) -> float:
     return held / total if total > 0 else 0.0
 
 
+# A fit on a few hundred judged queries cannot support a probability nearer certainty than this: a printed
+# "1.00" would be a fake 100%, and "0.00" a claim that no answer could ever be right.
+PROBABILITY_BOUNDS = (0.01, 0.99)
+
+
 def probability(policy: Policy, signals: dict[str, float]) -> float | None:
-    """answer_confidence under the policy's calibration; None when the policy has none."""
+    """answer_confidence under the policy's calibration, within PROBABILITY_BOUNDS; None when the policy has none."""
     m = policy["match"]
     if policy.calibration_status == UNCALIBRATED:
         return None
@@ -108,7 +113,7 @@ def probability(policy: Policy, signals: dict[str, float]) -> float | None:
     p = 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
     if m["isotonic_x"]:
         p = float(np.interp(p, m["isotonic_x"], m["isotonic_y"]))
-    return p
+    return min(max(p, PROBABILITY_BOUNDS[0]), PROBABILITY_BOUNDS[1])
 
 
 def match_tier(policy: Policy, answer: float | None, best_cosine: float) -> tuple[str, float]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from trustindex.query.answer_confidence import COVERAGE_HITS, match_tier
+from trustindex.query.answer_confidence import COVERAGE_HITS, PROBABILITY_BOUNDS, match_tier
 from trustindex.query.judged import IN_DOMAIN, OFF_TOPIC_KINDS, SPLITS, JudgedQuery
 from trustindex.schemas.answer_signals import DEFAULT_FEATURES, LOW_CONFIDENCE
 from trustindex.schemas.errors import QueryError
@@ -70,7 +70,8 @@ class Model:
     def predict(self, X: np.ndarray) -> np.ndarray:
         z = self.intercept + np.asarray(X, dtype=np.float64) @ np.asarray(self.weights)
         p = 1.0 / (1.0 + np.exp(-z))
-        return np.interp(p, self.isotonic_x, self.isotonic_y) if self.isotonic_x else p
+        p = np.interp(p, self.isotonic_x, self.isotonic_y) if self.isotonic_x else p
+        return np.clip(p, *PROBABILITY_BOUNDS)  # what serving shows (answer_confidence.probability)
 
 
 def matrix(obs: list[Observation], features: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
