@@ -16,17 +16,12 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pytest
 
+from tests.servekit import S3_ENV, moto_s3
 from trustindex.schemas.snapshot import file_sha256, read_manifest, resolve_current, verify_snapshot
 from trustindex.warehouse.export import ExportError, Target, export_snapshot, export_to_target, open_target
 from trustindex.warehouse.snapshots import finish_snapshot, new_build_dir, set_current
 
 ROOT = Path(__file__).resolve().parents[1]
-S3_ENV = {
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_DEFAULT_REGION": "us-east-1",
-    "AWS_EC2_METADATA_DISABLED": "true",
-}
 
 
 def build(data: Path, payload: str) -> str:
@@ -49,20 +44,8 @@ def build(data: Path, payload: str) -> str:
 
 @pytest.fixture(scope="module")
 def s3():
-    """A real S3 endpoint on loopback; yields its URL (http://127.0.0.1:PORT)."""
-    from moto.server import ThreadedMotoServer
-
-    with pytest.MonkeyPatch.context() as mp:
-        for k, v in S3_ENV.items():
-            mp.setenv(k, v)
-        mp.delenv("AWS_ENDPOINT_URL", raising=False)
-        server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-        server.start()
-        host, port = server.get_host_and_port()
-        try:
-            yield f"http://{host}:{port}"
-        finally:
-            server.stop()
+    with moto_s3() as url:
+        yield url
 
 
 @pytest.fixture

@@ -6,15 +6,13 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import httpx
 import pytest
 
+from tests.servekit import ServeProcess
 from tests.test_serving_swap import export, twin
 from trustindex.query.http_server import WORKER_HEADER
 from trustindex.query.serve_workers import ServeSetup
@@ -45,36 +43,11 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
-class Workers:
+class Workers(ServeProcess):
     """``trustindex serve ARGS --workers 2`` on a free port, ready once /readyz answers."""
 
     def __init__(self, args: list[str], log: Path):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.url = f"http://127.0.0.1:{s.getsockname()[1]}"
-        self.argv = [sys.executable, "-m", "trustindex.cli.main", "serve", *args, "--workers", str(WORKERS)]
-        self.argv += ["--port", self.url.rsplit(":", 1)[1], "--poll", "0.2"]
-        self.log_path = log
-
-    def __enter__(self) -> Workers:
-        self.log = self.log_path.open("w")
-        self.proc = subprocess.Popen(self.argv, stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 240
-        while time.monotonic() < deadline and self.proc.poll() is None:
-            try:
-                if httpx.get(f"{self.url}/readyz", timeout=5).status_code == 200:
-                    return self
-            except httpx.TransportError:
-                pass
-            time.sleep(0.2)
-        self.__exit__()
-        raise AssertionError(f"serve --workers did not become ready:\n{self.log_path.read_text()[-3000:]}")
-
-    def __exit__(self, *exc) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        self.log.close()
+        super().__init__([*args, "--workers", str(WORKERS)], log)
 
     def answers(self, until: float = 240) -> dict[int, str]:
         """Search on a fresh connection each time (the kernel hands each to one worker) until every worker has

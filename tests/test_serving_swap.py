@@ -8,11 +8,7 @@ Per client: no failed request, every response names one snapshot id, the ids swi
 
 from __future__ import annotations
 
-import os
 import shutil
-import socket
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -20,35 +16,18 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.servekit import ServeProcess, moto_s3
 from trustindex.cli.main import main as cli
 from trustindex.schemas.snapshot import CURRENT, MANIFEST, SNAPSHOTS_DIR, resolve_current
 
-S3_ENV = {
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_DEFAULT_REGION": "us-east-1",
-    "AWS_EC2_METADATA_DISABLED": "true",
-}
 CLIENTS = 8
 AFTER_SWITCH = 5  # answers a client still asks for once it has seen the new snapshot
 
 
 @pytest.fixture(scope="module")
 def s3():
-    """A real S3 endpoint on loopback (moto's server); yields its URL."""
-    from moto.server import ThreadedMotoServer
-
-    with pytest.MonkeyPatch.context() as mp:
-        for k, v in S3_ENV.items():
-            mp.setenv(k, v)
-        mp.delenv("AWS_ENDPOINT_URL", raising=False)
-        server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-        server.start()
-        host, port = server.get_host_and_port()
-        try:
-            yield f"http://{host}:{port}"
-        finally:
-            server.stop()
+    with moto_s3() as url:
+        yield url
 
 
 def twin(data: Path, of: str, compression: str) -> str:
@@ -90,43 +69,6 @@ def export(data: Path, sid: str, to: str, endpoint: str | None, capsys) -> None:
     assert f"exported snapshot {sid} to" in capsys.readouterr().out
 
 
-class ServeProcess:
-    """``trustindex serve --from TARGET`` in its own process, polling CURRENT every 0.2 s."""
-
-    def __init__(self, to: str, endpoint: str | None, cache: Path, log: Path):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.url = f"http://127.0.0.1:{s.getsockname()[1]}"
-        self.argv = [sys.executable, "-m", "trustindex.cli.main", "serve", "--from", to, "--cache", str(cache)]
-        self.argv += ["--port", self.url.rsplit(":", 1)[1], "--poll", "0.2"]
-        self.argv += ["--endpoint", endpoint] if endpoint else []
-        self.log_path = log
-
-    def __enter__(self) -> ServeProcess:
-        self.log = self.log_path.open("w")
-        env = {**os.environ, **S3_ENV}
-        self.proc = subprocess.Popen(self.argv, env=env, stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline and self.proc.poll() is None:
-            try:
-                if httpx.get(f"{self.url}/readyz", timeout=5).status_code == 200:
-                    return self
-            except httpx.TransportError:
-                pass
-            time.sleep(0.2)
-        self.__exit__()
-        raise AssertionError(f"serve did not become ready:\n{self.log_path.read_text()[-3000:]}")
-
-    def __exit__(self, *exc) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.log.close()
-
-
 def hammer(url: str, first: str, deadline: float):
     """CLIENTS threads querying until each has seen AFTER_SWITCH answers from another snapshot than ``first``
     (or the deadline, or 2000 requests each); their ids in order, and every failure."""
@@ -166,7 +108,8 @@ def test_swap_under_load_then_a_corrupted_export_is_never_served(kind, refreshed
     first, second = live.name, twin(data, live.name, "gzip")
     export(data, first, to, endpoint, capsys)
 
-    with ServeProcess(to, endpoint, tmp_path / "cache", tmp_path / "serve.log") as server:
+    args = ["--from", to, "--cache", str(tmp_path / "cache")] + (["--endpoint", endpoint] if endpoint else [])
+    with ServeProcess(args, tmp_path / "serve.log", ready_timeout_s=180) as server:
         threads, seen, failures = hammer(server.url, first, time.monotonic() + 240)
         while min(len(s) for s in seen) < 3 and any(t.is_alive() for t in threads):
             time.sleep(0.05)  # every client has answers from the first snapshot before the export
