@@ -13,6 +13,25 @@ from pathlib import Path
 
 from tests.test_hostile_repos import GIT_ENV, RawRepo
 
+# The identities the signature tests share: a foundation and a community publisher, and Ada of the foundation
+# (each test appends her keys and its own people).
+IDENTITIES = """
+[[publisher]]
+id = "mf"
+name = "Midnight Foundation"
+tier = "foundation"
+
+[[publisher]]
+id = "com"
+name = "Night Owls Community"
+tier = "community"
+
+[[person]]
+name = "Ada Lovelace"
+emails = ["ada@mf.example"]
+publisher = "mf"
+"""
+
 
 class SshKey:
     def __init__(self, directory: Path, name: str):

@@ -14,7 +14,7 @@ import shutil
 
 import pytest
 
-from tests.sigkit import SignedRepo, SshKey
+from tests.sigkit import IDENTITIES, SignedRepo, SshKey
 from trustindex.extractors.base import approx_token_count
 from trustindex.ingest.source import ingest_source
 from trustindex.query.trust import verification_factor
@@ -32,28 +32,16 @@ EVE = "Eve <eve@evil.example>"
 
 
 def identities(ada_key: str) -> str:
-    return f"""
-[[publisher]]
-id = "mf"
-name = "Midnight Foundation"
-tier = "foundation"
-
-[[publisher]]
-id = "com"
-name = "Night Owls Community"
-tier = "community"
-
-[[person]]
-name = "Ada Lovelace"
-emails = ["ada@mf.example"]
-publisher = "mf"
-signing_keys = ["{ada_key}"]
+    return (
+        IDENTITIES
+        + f"""signing_keys = ["{ada_key}"]
 
 [[person]]
 name = "Carl"
 emails = ["carl@owls.example"]
 publisher = "com"
 """
+    )
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from tests.sigkit import GpgHome, SignedRepo
+from tests.sigkit import IDENTITIES, GpgHome, SignedRepo
 from trustindex.crawl.git import ensure_mirror
 from trustindex.crawl.keyring import operator_keyring
 from trustindex.crawl.signatures import commit_signatures, tag_signatures
@@ -52,22 +52,9 @@ def world(tmp_path_factory, request):
         "rita": home.new_key("Rita <rita@mf.example>"),
         "old": home.new_key("Olga <olga@mf.example>", "seconds=3"),
     }
-    (tmp / "identities.toml").write_text(f"""
-[[publisher]]
-id = "mf"
-name = "Midnight Foundation"
-tier = "foundation"
-
-[[publisher]]
-id = "com"
-name = "Night Owls Community"
-tier = "community"
-
-[[person]]
-name = "Ada Lovelace"
-emails = ["ada@mf.example"]
-publisher = "mf"
-gpg_keys = {toml_list([keys["ada"].public])}
+    (tmp / "identities.toml").write_text(
+        IDENTITIES
+        + f"""gpg_keys = {toml_list([keys["ada"].public])}
 
 [[person]]
 name = "Rita"
@@ -85,7 +72,8 @@ gpg_keys = {toml_list([keys["old"].public])}
 name = "GitHub"
 committer = "{GITHUB}"
 gpg_keys = {toml_list([keys["platform"].public])}
-""")
+"""
+    )
     ids = load_identities(tmp / "identities.toml")
     repo = SignedRepo(tmp / "repo")
     tree = {"README.md": "# Owls\n"}

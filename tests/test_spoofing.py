@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.sigkit import IDENTITIES
 from tests.test_hostile_repos import RawRepo
 from trustindex.extractors.base import approx_token_count
 from trustindex.ingest.source import ingest_source
@@ -25,22 +26,6 @@ from trustindex.schemas.config import LedgerEntry, Source, load_identities
 from trustindex.schemas.policy import Policy
 
 POLICY = Policy.default()
-IDENTITIES = """
-[[publisher]]
-id = "mf"
-name = "Midnight Foundation"
-tier = "foundation"
-
-[[publisher]]
-id = "com"
-name = "Night Owls Community"
-tier = "community"
-
-[[person]]
-name = "Ada Lovelace"
-emails = ["ada@mf.example"]
-publisher = "mf"
-"""
 EVE = "Eve <eve@evil.example>"
 ADA = "Ada Lovelace <ada@mf.example>"
 FAKE_SIG = (
