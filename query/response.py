@@ -7,7 +7,8 @@ import math
 from trustindex.schemas.answer_signals import LOW_CONFIDENCE, UNCALIBRATED
 from trustindex.schemas.page_url import passage_page_url
 
-SCORE_CONTRACT_VERSION = "2"
+# 3: answer_confidence is P(the top hit's page answers), calibration_status and low_confidence (issue 16)
+SCORE_CONTRACT_VERSION = "3"
 
 
 def provenance(d, i: int) -> dict:
