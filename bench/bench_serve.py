@@ -44,10 +44,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import WORK, bench_env, figure, print_figures, save, setup_env  # noqa: E402
 from bench.serve_load import LoadBounds, ServerProcess, http_load, latency_summary, vector_lookups  # noqa: E402
+from bench.wrk_load import available as wrk_available  # noqa: E402
+from bench.wrk_load import wrk_load  # noqa: E402
 
 LEVELS = (1, 4, 16)
 WORKERS = (1, 2)
 QUERY_SETS = ("repeated", "distinct")
+# the load generators: Python threads with httpx (always), and wrk (C, one event loop) when it is on PATH
+GENERATORS = {"httpx": http_load, "wrk": wrk_load}
 EXTRA_WORDS = (
     "example", "error", "version", "setup", "testnet", "wallet", "contract", "node", "docker", "typescript",
     "ledger", "proof", "token", "deploy", "config", "api", "update", "local", "key", "state",
@@ -128,8 +132,9 @@ def measure_inprocess(data: Path, bounds: LoadBounds, queries_name: str) -> dict
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-def level_figures(at_what: str, qset: str, c: int, r: dict, ref: dict) -> list[dict]:
-    at = f"{'' if qset == 'repeated' else ', distinct queries'} @ {at_what}, {c} client{'s' if c > 1 else ''}"
+def level_figures(at_what: str, qset: str, c: int, r: dict, ref: dict, generator: str = "httpx") -> list[dict]:
+    via = "" if generator == "httpx" else f" ({generator} clients)"
+    at = f"{'' if qset == 'repeated' else ', distinct queries'} @ {at_what}, {c} client{'s' if c > 1 else ''}{via}"
     qps_goal = dict(goal=f"≥ {GOAL_QPS:.0f}", met=r["qps"] >= GOAL_QPS) if c == 16 else {}
     p99_goal = dict(goal=f"≤ {GOAL_P99_MS:.0f} ms", met=(r["p99_ms"] or 1e9) <= GOAL_P99_MS) if c == 16 else {}
     qps_ref = dict(reference="in-process, 1 client", reference_value=ref["qps"], ratio=r["qps"] / ref["qps"])
@@ -175,24 +180,36 @@ def snapshots(data_dir: str | None, sizes: list[int]):
         yield f"{n // 1000}k", data, info
 
 
-def load_levels(server: ServerProcess, levels: list[int], bounds: LoadBounds, tag: str) -> dict[str, dict]:
+def load_levels(
+    server: ServerProcess, levels: list[int], bounds: LoadBounds, tag: str, generator: str = "httpx"
+) -> dict[str, dict]:
     """Every query set at every client level against one running server: {query set: {clients: result}}."""
+    load = GENERATORS[generator]
     per_level: dict[str, dict] = {q: {} for q in QUERY_SETS}
     per = bounds.max_requests + max(levels)  # a level's timed requests and its clients' warm-up ones
     for q in QUERY_SETS:
-        queries = query_set(q, per * len(levels))
+        # distinct texts must not repeat what an earlier generator asked this server (its cache would answer)
+        queries = query_set(q, per * len(levels) * (1 + list(GENERATORS).index(generator)))
+        queries = queries[-per * len(levels) :] if q == "distinct" else queries
         for j, c in enumerate(levels):  # distinct: each level its own queries, none asked before
             before = vector_lookups(server.url)
-            r = http_load(server.url, queries if q == "repeated" else queries[j * per : (j + 1) * per], c, bounds)
+            r = load(server.url, queries if q == "repeated" else queries[j * per : (j + 1) * per], c, bounds)
             after = vector_lookups(server.url)
             r["vector_lookups"] = {k: after[k] - before.get(k, 0) for k in after}
             r["load_average_1m"] = round(os.getloadavg()[0], 2)
             per_level[q][str(c)] = r
-            print(f"  {tag} HTTP, {q} queries, {c} clients: {r}", flush=True)
+            print(f"  {tag} HTTP ({generator}), {q} queries, {c} clients: {r}", flush=True)
     return per_level
 
 
-def run(data_dir: str | None, sizes: list[int], levels: list[int], workers: list[int], bounds: LoadBounds) -> dict:
+def run(
+    data_dir: str | None,
+    sizes: list[int],
+    levels: list[int],
+    workers: list[int],
+    bounds: LoadBounds,
+    generators: tuple[str, ...] = ("httpx",),
+) -> dict:
     figures, results, builds = [], {}, {}
     load_before = round(os.getloadavg()[0], 2)
     for label, data, info in snapshots(data_dir, sizes):
@@ -200,7 +217,8 @@ def run(data_dir: str | None, sizes: list[int], levels: list[int], workers: list
         refs = {q: measure_inprocess(data, bounds, q) for q in QUERY_SETS}
         for q, ref in refs.items():
             print(f"  {label} in-process, {q} queries, 1 client: {ref}", flush=True)
-        results[label] = {"inprocess": refs, "http": {}, "server_ready_s": {}, "server_peak_rss_mib": {}}
+        results[label] = {"inprocess": refs, "server_ready_s": {}, "server_peak_rss_mib": {}}
+        results[label] |= {http_key(g): {} for g in generators}
         for q, ref in refs.items():
             of = "" if q == "repeated" else ", distinct queries"
             figures.append(figure(f"in-process search queries/s{of} @ {label}, 1 client", ref["qps"], "q/s"))
@@ -216,20 +234,22 @@ def run(data_dir: str | None, sizes: list[int], levels: list[int], workers: list
             log = WORK / f"serve-{label.replace(' ', '-')}-{w}w.log"
             with ServerProcess(data, log, workers=w) as server:
                 print(f"  {tag}: server ready in {server.ready_s:.1f} s", flush=True)
-                per_level = load_levels(server, levels, bounds, tag)
+                per_gen = {g: load_levels(server, levels, bounds, tag, g) for g in generators}
                 rss = server.peak_rss_mib()
-            results[label]["http"][str(w)] = per_level
             results[label]["server_ready_s"][str(w)] = round(server.ready_s, 2)
             results[label]["server_peak_rss_mib"][str(w)] = rss
-            for q, ref in refs.items():
+            for (g, per_level), q in ((gq, q) for gq in per_gen.items() for q in QUERY_SETS):
+                ref = refs[q]
+                results[label][http_key(g)][str(w)] = per_level
                 for c in levels:
-                    figures += level_figures(tag, q, c, per_level[q][str(c)], ref)
-                one = results[label]["http"].get(str(min(workers)), {}).get(q, {}).get(str(max(levels)))
+                    figures += level_figures(tag, q, c, per_level[q][str(c)], ref, g)
+                one = results[label][http_key(g)].get(str(min(workers)), {}).get(q, {}).get(str(max(levels)))
                 if w > min(workers) and one:
                     r, of = per_level[q][str(max(levels))], "" if q == "repeated" else ", distinct queries"
+                    via = "" if g == "httpx" else f" ({g} clients)"
                     figures.append(
                         figure(
-                            f"HTTP queries/s{of} @ {tag}, {max(levels)} clients, vs {min(workers)} worker(s)",
+                            f"HTTP queries/s{of} @ {tag}, {max(levels)} clients{via}, vs {min(workers)} worker(s)",
                             r["qps"],
                             "q/s",
                             reference=f"{min(workers)} worker(s), same clients",
@@ -260,11 +280,18 @@ def run(data_dir: str | None, sizes: list[int], levels: list[int], workers: list
         f"a question or judged query of bench/eval with two added words, so every request runs the encoder); "
         f"levels {', '.join(map(str, levels))} clients, each {bounds.duration_s:g} s or "
         f"{bounds.max_requests} requests, whichever first; q/s counts every answer, percentiles the successful "
-        f"ones. Reference: Index.open(query_cache=1024).warm() then Index.search(k=10), the same query set at 1 "
+        f"ones. Load generators: {' and '.join(generators)} (wrk: the C load generator, one event-loop thread "
+        f"holding every connection, cycling the same request bodies, bounded the same way; its figures are "
+        f"labelled '(wrk clients)'). Reference: Index.open(query_cache=1024).warm() then Index.search(k=10), "
+        f"the same query set at 1 "
         f"client in a fresh process, bounded the same way, before the servers start; overhead = HTTP p50 / "
         f"in-process p50 at 1 client. Clients and server share the machine's cores, so the multi-client figures "
         f"include the load generator's cost; the 1-minute load average is recorded per level.",
     }
+
+
+def http_key(generator: str) -> str:
+    return "http" if generator == "httpx" else f"http_{generator}"
 
 
 def main(argv=None) -> int:
@@ -275,6 +302,12 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, nargs="+", default=list(WORKERS), help="serve --workers N, each in turn")
     ap.add_argument("--duration", type=float, default=LoadBounds.duration_s, help="seconds per level")
     ap.add_argument("--max-requests", type=int, default=LoadBounds.max_requests, help="requests per level at most")
+    ap.add_argument(
+        "--generators",
+        nargs="+",
+        choices=list(GENERATORS),
+        help="load generators (default: httpx, and wrk when it is on PATH)",
+    )
     ap.add_argument("--inprocess-worker", metavar="DATA_DIR", help=argparse.SUPPRESS)
     ap.add_argument("--queries", choices=QUERY_SETS, default="repeated", help=argparse.SUPPRESS)
     ap.add_argument("--no-save", action="store_true")
@@ -285,7 +318,12 @@ def main(argv=None) -> int:
         print(json.dumps(inprocess_worker(a.inprocess_worker, bounds, a.queries)))
         return 0
     print(f"  load average (1 min) at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores", flush=True)
-    r = run(a.data, sorted(a.sizes), sorted(a.levels), sorted(a.workers), bounds)
+    generators = tuple(a.generators or (["httpx", "wrk"] if wrk_available() else ["httpx"]))
+    if "wrk" in generators and not wrk_available():
+        raise SystemExit("--generators wrk: wrk is not on PATH (Debian: apt-get install wrk)")
+    if "wrk" not in generators:
+        print("  wrk is not on PATH: the httpx clients alone (Debian: apt-get install wrk)", flush=True)
+    r = run(a.data, sorted(a.sizes), sorted(a.levels), sorted(a.workers), bounds, generators)
     print_figures("serve", r["figures"])
     print(f"  load average (1 min) at end: {os.getloadavg()[0]:.2f}", flush=True)
     if not a.no_save:
