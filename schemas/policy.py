@@ -96,8 +96,10 @@ SPEC: dict[str, Any] = {
         # Field-aware lexical scoring: BM25 over title, headings and file name, added at this weight to the
         # passage's BM25 (query/lexical_signals.py); 0 searches the passage text alone.
         "field_weight": (0.0, _NUM, 0.0, 10.0),
-        # The query's identifiers (CamelCase, snake_case, error codes) as their own share of relevance.
-        "identifier_weight": (0.0, _NUM, 0.0, 1.0),
+        # The query's identifiers (CamelCase, snake_case, error codes) as their own share of relevance.  Real docs,
+        # dev half (244 queries): 0.2 ranked files better than 0 (nDCG@10 0.8311 -> 0.8381 dev, 0.8175 -> 0.8227
+        # test; 0.1 / 0.3 / 0.4 / 0.5: 0.8339 / 0.8379 / 0.8359 / 0.8350 dev).
+        "identifier_weight": (0.2, _NUM, 0.0, 1.0),
     },
     "fusion": {
         "rrf_k": (60, int, 1, 10_000),
