@@ -12,8 +12,10 @@ and test by query id).  Per query and system, files are ranked (distinct paths, 
 ``bench_quality.ndcg_at_10`` (graded linear gains, judged files not retrieved appended below the ranking) and
 recall@10 of the grade-2 files.  Systems, all over the same snapshot in the same run:
 
-- ``trustindex``: ``Index.open(data).search(q, k=50)`` under the policy (default: the built-in one); files in
-  hit order;
+- ``trustindex``: ``Index.open(data).search(q, k=50)`` under the policy (default: the built-in one); the files the
+  response names, in order: each hit's file, then the files of the byte-identical passages collapsed into that hit
+  (``also_in``, which every rendering shows under the hit; the baselines list such copies as results of their own);
+  ``trustindex_hits`` reads the same response as hit files only;
 - ``bm25s``: the bm25s library with its own tokenizer (English stopwords, Snowball stemmer) over the texts the
   snapshot indexes (heading path + passage, ``warehouse.build.embedding_input``); files by best passage;
 - ``dense``: exact cosine between the query (the snapshot's own query encoder, one query at a time) and every
@@ -45,8 +47,9 @@ from bench.common import CORPUS, WORK, bench_env, figure, print_figures, save, s
 
 RETRIEVAL_WORK = WORK / "retrieval"
 SOURCE = "midnight-docs"
-SYSTEMS = ("trustindex", "bm25s", "dense", "rrf")
-BASELINES = SYSTEMS[1:]
+# trustindex_hits: the same search read as hit paths only (each hit's byte-identical copies in also_in left out)
+SYSTEMS = ("trustindex", "trustindex_hits", "bm25s", "dense", "rrf")
+BASELINES = SYSTEMS[2:]
 K, DEPTH, RRF_K, SEARCH_K = 10, 100, 60, 50
 GOAL_MARGIN, GOAL_FLOOR = 0.05, 0.80
 SOURCES_TOML = f"""\
@@ -262,12 +265,20 @@ class Baselines:
         return [self.paths[i] for i in rank_files(scores, self.chunk_file, len(self.paths), K)]
 
 
-def trustindex_files(index, query: str) -> list[str]:
+def _file(p: dict) -> str:
+    return p["path"] if p["source"] == SOURCE else f"{p['source']}:{p['path']}"
+
+
+def trustindex_files(index, query: str, copies: bool = True) -> list[str]:
+    """The files a response names, in order: each hit's file, then (``copies``) the files of the byte-identical
+    passages collapsed into it (``also_in``, shown under the hit by every rendering).  The baselines list such
+    copies as results of their own, each taking a rank; here a copy takes the rank after its hit."""
     r = index.search(query, k=SEARCH_K)
     out = []
     for h in r["hits"]:
-        p = h["provenance"]
-        out.append(p["path"] if p["source"] == SOURCE else f"{p['source']}:{p['path']}")
+        out.append(_file(h["provenance"]))
+        if copies:
+            out += [_file(p) for p in h["also_in"]]
     return list(dict.fromkeys(out))[:K]
 
 
@@ -276,7 +287,11 @@ def evaluate(index, queries: list[eval_set.JudgedQuery]) -> list[dict]:
     base = Baselines(index)
     rows = []
     for q in queries:
-        ranked = {"trustindex": trustindex_files(index, q.query), **base.rank(q.query)}
+        ranked = {
+            "trustindex": trustindex_files(index, q.query),
+            "trustindex_hits": trustindex_files(index, q.query, copies=False),
+            **base.rank(q.query),
+        }
         row = {"id": q.id, "query": q.query, "split": q.split, "kind": q.kind, "relevant": q.relevant}
         for name in SYSTEMS:
             row[name] = {
@@ -327,6 +342,9 @@ def figures_of(summary: dict) -> list[dict]:
                 met,
             )
         )
+        figs.append(
+            figure(f"nDCG@10 trustindex, hit paths only, also_in copies left out ({split})", s[SYSTEMS[1]]["ndcg"], "")
+        )
         figs += [figure(f"nDCG@10 {b} ({split})", s[b]["ndcg"], "") for b in BASELINES]
         figs.append(
             figure(
@@ -358,7 +376,8 @@ def section_of(summary: dict) -> list[str]:
         "## Retrieval quality on the real docs (issue 16)",
         "",
         "`bench/bench_retrieval.py`; cells are nDCG@10 / recall@10 of grade-2 files, baselines computed in the",
-        "same run over the same snapshot.",
+        "same run over the same snapshot. `trustindex` reads the files a response names (each hit's file, then the",
+        "files of the identical copies collapsed into it, `also_in`); `trustindex_hits` reads hit paths only.",
         "",
         *table(summary),
         "",
@@ -392,7 +411,8 @@ def run(data: Path, splits: list[str], policy: str | None) -> dict:
         "method": f"bench/bench_retrieval.py: the in-domain judged queries of bench/eval/ (bench/eval_set.py, dev/test "
         f"split by query id) over a real refresh of all {index.data.n:,} passages of the midnight-docs corpus; "
         f"file-level nDCG@10 (bench_quality.ndcg_at_10) and recall@10 of grade-2 files for trustindex "
-        f"(Index.search, k={SEARCH_K}, files in hit order) and, in the same run, bm25s (its own tokenizer, "
+        f"(Index.search, k={SEARCH_K}, the files a response names in order: each hit's file then its also_in "
+        f"copies; trustindex_hits: hit files only) and, in the same run, bm25s (its own tokenizer, "
         f"stopwords en, Snowball stemmer, over heading path + passage), dense (exact cosine over the stored "
         f"passage vectors, the snapshot's query encoder) and their RRF (top {DEPTH} each, k = {RRF_K}); baselines "
         f"rank files by their best passage. Table cells: nDCG@10 / recall@10.",
