@@ -226,7 +226,9 @@ class SnapshotData:
         for r in self.doc_versions.get(self.chunk_doc[i], []):
             out[r["component"]].append(r)
         chunk_rows = self.chunk_versions.get(self.chunk_ids[i], [])
-        for comp in {r["component"] for r in chunk_rows}:
+        # first-seen order, not a set's: the response lists the components in this order, and a set of strings
+        # iterates in an order that changes with each process's hash seed
+        for comp in dict.fromkeys(r["component"] for r in chunk_rows):
             out[comp] = [r for r in chunk_rows if r["component"] == comp]
         return out
 
