@@ -217,7 +217,7 @@ class Index:
             if fz["page_vector_weight"] > 0 and cands:
                 order_key = with_page_vector(order_key, _page_relevance(st, vecs[0], cands), fz["page_vector_weight"])
             if fz["page_terms_weight"] > 0 and cands and lex_ran:
-                cover = page_term_coverage(d.lexical, tokenize(query), d.chunk_doc_row, len(d.docs))
+                cover = page_term_coverage(d.lexical, tokenize(query), d.chunk_doc_row, len(d.docs), d.term_pages())
                 order_key = with_page_vector(
                     order_key, {c["i"]: float(cover[d.chunk_doc_row[c["i"]]]) for c in cands}, fz["page_terms_weight"]
                 )

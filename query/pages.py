@@ -50,17 +50,38 @@ def with_page_vector(key: Callable[[dict], float], page_relevance: dict[int, flo
     return lambda c: key(c) + weight * page_relevance[c["i"]]
 
 
-def page_term_coverage(lexical, tokens: list[str], passage_page: np.ndarray, pages: int) -> np.ndarray:
+def page_term_coverage(
+    lexical, tokens: list[str], passage_page: np.ndarray, pages: int, term_pages: TermPages | None = None
+) -> np.ndarray:
     """Per page (row of the documents table): the idf-weighted share of the query's distinct known terms found
-    in any of its passages (idf as the lexical index's BM25 computes it: ln(1 + (N - df + 0.5) / (df + 0.5)))."""
+    in any of its passages (idf as the lexical index's BM25 computes it: ln(1 + (N - df + 0.5) / (df + 0.5))).
+    ``term_pages``: the same snapshot's memo of each term's pages (a long-lived process keeps one)."""
+    term_pages = term_pages or TermPages(lexical, passage_page)
     out = np.zeros(max(pages, 0), dtype=np.float64)
     total = 0.0
     for t in dict.fromkeys(tok for tok in tokens if tok in lexical.vocab):
-        col = lexical.vocab[t]
-        lo, hi = lexical.indptr[col], lexical.indptr[col + 1]
-        df = hi - lo
-        idf = float(np.log(1.0 + (lexical.n_docs - df + 0.5) / (df + 0.5)))
-        rows = passage_page[lexical.indices[lo:hi]]
-        out[np.unique(rows[rows >= 0])] += idf
+        idf, rows = term_pages.of(lexical.vocab[t])
+        out[rows] += idf
         total += idf
     return out / total if total > 0 else out
+
+
+class TermPages:
+    """Per lexical term (column of the BM25 index): its idf and the pages (rows of the documents table) whose
+    passages hold it, each worked out once (np.unique over a common term's passages is most of the coverage's
+    cost); at most one entry a vocabulary term."""
+
+    def __init__(self, lexical, passage_page: np.ndarray):
+        self.lexical, self.passage_page = lexical, passage_page
+        self._memo: dict[int, tuple[float, np.ndarray]] = {}
+
+    def of(self, col: int) -> tuple[float, np.ndarray]:
+        hit = self._memo.get(col)
+        if hit is None:
+            lex = self.lexical
+            lo, hi = lex.indptr[col], lex.indptr[col + 1]
+            df = hi - lo
+            idf = float(np.log(1.0 + (lex.n_docs - df + 0.5) / (df + 0.5)))
+            rows = self.passage_page[lex.indices[lo:hi]]
+            hit = self._memo[col] = (idf, np.unique(rows[rows >= 0]))
+        return hit

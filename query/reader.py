@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from trustindex.query.lexical import LexicalIndex
+from trustindex.query.pages import TermPages
 from trustindex.schemas.components import ComponentRegistry
 from trustindex.schemas.docs_versions import COMPONENT as DOCS_COMPONENT
 from trustindex.schemas.docs_versions import CURRENT, LATEST, names_of, version_folder
@@ -114,6 +115,7 @@ class SnapshotData:
         self._page_rows: dict[str, np.ndarray] | None = None
         self._text_groups: list[int] | None = None
         self._page_vectors: tuple[dict[str, int], np.ndarray] | None = None
+        self._term_pages: TermPages | None = None
         self.manifest: Manifest = verify_snapshot(self.dir, checksums=verify)
         self.checksums_verified = bool(verify)
         # ParquetFile.read, not read_table: it avoids importing pyarrow.dataset (~0.5 s of a cold start)
@@ -209,6 +211,13 @@ class SnapshotData:
         if pm is not None:  # warm: every page's vector computed once
             return pm[1][[pm[0][doc] for doc in docs]]
         return self._unit_means([self.page_rows()[doc] for doc in docs])
+
+    def term_pages(self) -> TermPages:
+        """Each lexical term's pages, memoised for this snapshot (query/pages.py page_term_coverage)."""
+        tp = self._term_pages
+        if tp is None:
+            tp = self._term_pages = TermPages(self.lexical, self.chunk_doc_row)
+        return tp
 
     def _unit_means(self, row_sets: list[np.ndarray]) -> np.ndarray:
         out = np.zeros((len(row_sets), self.embeddings.shape[1]), dtype=np.float32)
