@@ -234,7 +234,7 @@ class Index:
         shown = [pool.hit(j, also) for j, also in hits[:k]]
         for h, text in zip(shown, d.texts([h["i"] for h in shown]), strict=True):
             h["text"] = text
-            h["factors"] = _factors(st, h["i"], today, vfs.get(h["i"]), tlist, strict, docs_targeted)
+            h.update(_shown(st, h["i"], today, vfs.get(h["i"]), docs_targeted))
         # the channels' ranks and scores of the shown hits
         at = {r: j for j, r in enumerate(pool_rows.tolist())}
         cos_user = {h["i"]: float(pool_cos[at[h["i"]]]) for h in shown}
@@ -285,6 +285,18 @@ def _factors(st: SearchState, i: int, today, vf: dict | None, targets, strict: b
         "version_match": vf,
         "content_risk": content_risk_factor(d.content_risk_rows(i), policy),
     }
+
+
+def _shown(st: SearchState, i: int, today, vf: dict | None, docs_targeted: bool) -> dict:
+    """Hit ``i``'s provenance and cleaned factors: worked out once a day (and docs target) per state, with the
+    search's own version match (``vf``, when it has targets) in its place."""
+    out = st.shown(
+        ("hit", i, today, docs_targeted),
+        lambda: R.shown(st.data, i, _factors(st, i, today, None, [], False, docs_targeted)),
+    )
+    if vf is not None:
+        out["factors"]["version_match"] = R.clean(vf)  # the same key: its place in the factors is kept
+    return out
 
 
 def _target_report(st: SearchState, targets: list[Target]) -> tuple[list[dict], list[Target]]:
