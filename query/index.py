@@ -159,7 +159,8 @@ class Index:
         # The user's own query first: its channels also explain the hits and set the match tier.
         dense_user, dense_cos = st.dense.top(vecs[0], depth)
         best_cosine = float(dense_cos[0]) if dense_cos.size else 0.0  # = dense.best(): the top-1 of this search
-        lex = lexical_signals(d, query, policy)
+        tokens = tokenize(query)  # the lexical channel's, the page terms' and the term coverage's
+        lex = lexical_signals(d, query, policy, tokens)
         lex_user, lex_ran = lex.scores, lex.nterms > 0
         lex_top = top_ranking(lex_user, depth, positive_only=True) if lex_ran else None
         rankings = [(dense_user, fz["dense_weight"])]
@@ -207,7 +208,7 @@ class Index:
             if fz["page_vector_weight"] > 0:
                 order_key = order_key + fz["page_vector_weight"] * _page_relevance(st, vecs[0], docs)[page]
             if fz["page_terms_weight"] > 0 and lex_ran:
-                cover = page_term_coverage(d.lexical, tokenize(query), d.chunk_doc_row, len(d.docs), d.term_pages())
+                cover = page_term_coverage(d.lexical, tokens, d.chunk_doc_row, len(d.docs), d.term_pages())
                 order_key = order_key + fz["page_terms_weight"] * cover[d.chunk_doc_row[pool.rows]]
         rows = pool.rows.tolist()
         hits = collapse(d.text_groups(), rows, pool.order(order_key, d.chunk_ids), max(k, COVERAGE_HITS))
@@ -223,7 +224,7 @@ class Index:
             hits = []
         # Answer confidence and the tier: from the user's own query's channels and the final ranking's top hits.
         top_rows = [rows[j] for j, _also in hits[:COVERAGE_HITS]]
-        signals = measure(d, policy, ChannelOutcome(query, dense_user, dense_cos, lex_top, lex_user, top_rows))
+        signals = measure(d, policy, ChannelOutcome(query, dense_user, dense_cos, lex_top, lex_user, top_rows, tokens))
         answer = probability(policy, signals)
         tier, ceiling = match_tier(policy, answer, best_cosine)
         if not abstained and answer is not None and answer < policy["match"]["min_answer_confidence"]:

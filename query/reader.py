@@ -27,6 +27,7 @@ from trustindex.schemas.components import ComponentRegistry
 from trustindex.schemas.docs_versions import COMPONENT as DOCS_COMPONENT
 from trustindex.schemas.docs_versions import CURRENT, LATEST, names_of, version_folder
 from trustindex.schemas.errors import SnapshotError
+from trustindex.schemas.lexical import tokenize
 from trustindex.schemas.snapshot import (
     BM25_DIR,
     BM25_FIELDS_DIR,
@@ -106,6 +107,7 @@ class Columns:
         return self.table.column(name).take(pa.array(np.asarray(rows, dtype=np.int64))).to_pylist()
 
 
+PASSAGE_TERMS_KEPT = 8192
 PROVENANCE_COLUMNS = ("start_line", "end_line", "heading_path", "symbol_path")  # query/response.py provenance
 
 
@@ -116,6 +118,7 @@ class SnapshotData:
         self._text_groups: list[int] | None = None
         self._page_vectors: tuple[dict[str, int], np.ndarray] | None = None
         self._term_pages: TermPages | None = None
+        self._passage_terms: dict[int, frozenset[str]] = {}
         self.manifest: Manifest = verify_snapshot(self.dir, checksums=verify)
         self.checksums_verified = bool(verify)
         # ParquetFile.read, not read_table: it avoids importing pyarrow.dataset (~0.5 s of a cold start)
@@ -184,6 +187,20 @@ class SnapshotData:
 
     def texts(self, rows) -> list[str]:
         return self.chunks.take("text", rows)
+
+    def passage_terms(self, rows: list[int]) -> list[frozenset[str]]:
+        """Each passage's distinct lexical terms (schemas/lexical.py ``tokenize`` of its text), kept for the last
+        PASSAGE_TERMS_KEPT passages asked for: the answer signals read the top hits' terms on every search."""
+        memo = self._passage_terms
+        got = [memo.get(r) for r in rows]
+        missing = [r for r, terms in zip(rows, got, strict=True) if terms is None]
+        if missing:
+            if len(memo) + len(missing) > PASSAGE_TERMS_KEPT:
+                memo.clear()  # bounded memory; a rare refill costs less than an LRU's bookkeeping
+            fresh = dict(zip(missing, (frozenset(tokenize(t)) for t in self.texts(missing)), strict=True))
+            memo.update(fresh)
+            got = [fresh[r] if terms is None else terms for r, terms in zip(rows, got, strict=True)]
+        return got  # type: ignore[return-value]
 
     def text_groups(self) -> list[int]:
         """Per row, the first row with the same text (identical passages share it): a search collapses them
