@@ -67,7 +67,8 @@ def measure(data, policy: Policy, out: ChannelOutcome) -> dict[str, float]:
     best_bm25 = float(out.lexical_scores[int(lex[0])]) if lex is not None else 0.0
     top_page_rr = 0.0
     if lex is not None and out.top_rows:
-        on_top_page = np.flatnonzero(np.array([page[i] == page[out.top_rows[0]] for i in lex.tolist()]))
+        chunk_page = data.chunk_page()
+        on_top_page = np.flatnonzero(chunk_page[lex] == chunk_page[out.top_rows[0]])
         top_page_rr = 1.0 / (1 + int(on_top_page[0])) if on_top_page.size else 0.0
     return {
         BEST_COSINE: best,

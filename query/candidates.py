@@ -26,18 +26,20 @@ class Pool:
     def size(self) -> int:
         return int(self.rows.size)
 
-    def pages(self, chunk_doc: list[str]) -> tuple[list[str], np.ndarray]:
-        """The candidates' pages in order of first appearance, and each candidate's place in that list."""
-        at: dict[str, int] = {}
-        code = [at.setdefault(chunk_doc[r], len(at)) for r in self.rows.tolist()]
-        return list(at), np.asarray(code, dtype=np.int64)
+    def pages(self, chunk_page: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The candidates' pages (numbers, query/reader.py ``chunk_page``) in order of first appearance, and each
+        candidate's place in that array."""
+        uniq, first, inverse = np.unique(chunk_page[self.rows], return_index=True, return_inverse=True)
+        by_first = np.argsort(first)
+        place = np.empty(by_first.size, dtype=np.int64)
+        place[by_first] = np.arange(by_first.size)
+        return uniq[by_first], place[inverse.reshape(-1)]
 
-    def order(self, key: np.ndarray, chunk_ids: list[str]) -> list[int]:
-        """Positions best first: by ``key``, then the fused score, then the chunk id (both descending, the id
-        ascending: a total order, so equal keys never depend on the pool's layout)."""
-        ids = [chunk_ids[r] for r in self.rows.tolist()]
-        ranked = sorted(zip((-key).tolist(), (-self.ranking).tolist(), ids, range(len(ids)), strict=True))
-        return [j for _k, _r, _id, j in ranked]
+    def order(self, key: np.ndarray, id_rank: np.ndarray) -> np.ndarray:
+        """Positions best first: by ``key``, then the fused score (both descending), then the chunk id
+        (``id_rank``: each row's place in the sorted chunk ids): a total order, so equal keys never depend on
+        the pool's layout."""
+        return np.lexsort((id_rank[self.rows], -self.ranking, -key))
 
     def hit(self, j: int, also: list[int]) -> dict:
         """Candidate ``j`` as the dict query/response.py ``hit`` reads."""
@@ -54,18 +56,15 @@ class Pool:
         return c
 
 
-def collapse(groups, rows: list[int], order: list[int], wanted: int) -> list[tuple[int, list[int]]]:
-    """Identical passages become one hit (the first in order) with the others' rows in its ``also``; the first
-    ``wanted`` hits as (position, also).  ``groups``: per row, the first row with the same text."""
-    first: dict[int, int] = {}
-    hits: list[tuple[int, list[int]]] = []
-    for j in order:
-        r = rows[j]
-        g = groups[r]
-        h = first.get(g)
-        if h is None:
-            first[g] = len(hits)
-            hits.append((j, []))
-        else:
-            hits[h][1].append(r)
-    return hits[:wanted]
+def collapse(groups: np.ndarray, rows: np.ndarray, order: np.ndarray, wanted: int) -> list[tuple[int, list[int]]]:
+    """Identical passages become one hit (the first in ``order``) with the others' rows in its ``also``; the
+    first ``wanted`` hits as (position, also).  ``groups``: per row, the first row with the same text."""
+    ranked = rows[order]
+    _, first, inverse, counts = np.unique(groups[ranked], return_index=True, return_inverse=True, return_counts=True)
+    inverse = inverse.reshape(-1)
+    out = []
+    for at in np.sort(first)[:wanted].tolist():
+        g = inverse[at]
+        also = ranked[inverse == g][1:].tolist() if counts[g] > 1 else []
+        out.append((int(order[at]), also))
+    return out

@@ -203,15 +203,15 @@ class Index:
         # A cross-encoder reads the passage with the query: its order stands alone.  Without one, a passage's page
         # lends it support (its next passages, its mean vector, its share of the query's terms).
         if not channels["rerank"]["ran"] and pool.size:
-            docs, page = pool.pages(d.chunk_doc)
+            pages, page = pool.pages(d.chunk_page())
             order_key = page_support(order_key, page, fz["page_weight"], fz["page_passages"])
             if fz["page_vector_weight"] > 0:
-                order_key = order_key + fz["page_vector_weight"] * _page_relevance(st, vecs[0], docs)[page]
+                order_key = order_key + fz["page_vector_weight"] * _page_relevance(st, vecs[0], pages)[page]
             if fz["page_terms_weight"] > 0 and lex_ran:
                 cover = page_term_coverage(d.lexical, tokens, d.chunk_doc_row, len(d.docs), d.term_pages())
                 order_key = order_key + fz["page_terms_weight"] * cover[d.chunk_doc_row[pool.rows]]
         rows = pool.rows.tolist()
-        hits = collapse(d.text_groups(), rows, pool.order(order_key, d.chunk_ids), max(k, COVERAGE_HITS))
+        hits = collapse(d.text_groups(), pool.rows, pool.order(order_key, d.chunk_id_rank()), max(k, COVERAGE_HITS))
         pool_best = float(pool.confidence.max()) if pool.size else 0.0
         abstained, reason = False, None
         if not pool_rows.size:
@@ -373,9 +373,9 @@ def _rerank(st: SearchState, query: str, pool: Pool, channels: dict) -> np.ndarr
     )
 
 
-def _page_relevance(st: SearchState, query_vector: np.ndarray, docs: list[str]) -> np.ndarray:
-    """Per page of ``docs``: the dense relevance of the query to its mean passage vector."""
+def _page_relevance(st: SearchState, query_vector: np.ndarray, pages: np.ndarray) -> np.ndarray:
+    """Per page of ``pages`` (numbers): the dense relevance of the query to its mean passage vector."""
     d, r = st.data, st.policy["relevance"]
     q = np.asarray(query_vector, dtype=np.float32)
-    cos = d.page_vectors(docs) @ (q / max(float(np.linalg.norm(q)), 1e-12))
+    cos = d.page_vectors(pages) @ (q / max(float(np.linalg.norm(q)), 1e-12))
     return np.asarray(dense_relevance(cos, r["cosine_floor"], r["cosine_ceiling"]), dtype=np.float64)

@@ -115,8 +115,10 @@ class SnapshotData:
     def __init__(self, directory: Path, verify: bool = True):
         self.dir = Path(directory)
         self._page_rows: dict[str, np.ndarray] | None = None
-        self._text_groups: list[int] | None = None
-        self._page_vectors: tuple[dict[str, int], np.ndarray] | None = None
+        self._text_groups: np.ndarray | None = None
+        self._chunk_page: np.ndarray | None = None
+        self._chunk_id_rank: np.ndarray | None = None
+        self._page_vectors: np.ndarray | None = None
         self._term_pages: TermPages | None = None
         self._passage_terms: dict[int, frozenset[str]] = {}
         self.manifest: Manifest = verify_snapshot(self.dir, checksums=verify)
@@ -202,18 +204,20 @@ class SnapshotData:
             got = [fresh[r] if terms is None else terms for r, terms in zip(rows, got, strict=True)]
         return got  # type: ignore[return-value]
 
-    def text_groups(self) -> list[int]:
+    def text_groups(self) -> np.ndarray:
         """Per row, the first row with the same text (identical passages share it): a search collapses them
         by this number instead of comparing texts."""
         groups = self._text_groups
         if groups is None:
             first: dict[str, int] = {}
             texts = self.chunks.table.column("text").to_pylist()
-            groups = self._text_groups = [first.setdefault(t, i) for i, t in enumerate(texts)]
+            groups = np.array([first.setdefault(t, i) for i, t in enumerate(texts)], dtype=np.int64)
+            self._text_groups = groups
         return groups
 
     def page_rows(self) -> dict[str, np.ndarray]:
-        """Per document, the rows of its passages (built on first use; a search's page-level channel reads it)."""
+        """Per document, the rows of its passages (built on first use; a search's page-level channel reads it).
+        Pages are numbered in this order (``chunk_page``)."""
         pr = self._page_rows
         if pr is None:
             lists: dict[str, list[int]] = defaultdict(list)
@@ -222,12 +226,33 @@ class SnapshotData:
             pr = self._page_rows = {doc: np.asarray(rows, dtype=np.int64) for doc, rows in lists.items()}
         return pr
 
-    def page_vectors(self, docs: list[str]) -> np.ndarray:
-        """Each page's unit mean passage vector (the page as one vector), one row per document of ``docs``."""
-        pm = self._page_vectors
-        if pm is not None:  # warm: every page's vector computed once
-            return pm[1][[pm[0][doc] for doc in docs]]
-        return self._unit_means([self.page_rows()[doc] for doc in docs])
+    def chunk_id_rank(self) -> np.ndarray:
+        """Per passage, its chunk id's place among the sorted chunk ids (a search breaks ties by chunk id)."""
+        rank = self._chunk_id_rank
+        if rank is None:
+            ids = self.chunk_ids
+            rank = np.empty(self.n, dtype=np.int64)
+            rank[sorted(range(self.n), key=ids.__getitem__)] = np.arange(self.n, dtype=np.int64)
+            self._chunk_id_rank = rank
+        return rank
+
+    def chunk_page(self) -> np.ndarray:
+        """Per passage, the number of its page (its document's place in ``page_rows``)."""
+        cp = self._chunk_page
+        if cp is None:
+            cp = np.empty(self.n, dtype=np.int64)
+            for j, rows in enumerate(self.page_rows().values()):
+                cp[rows] = j
+            self._chunk_page = cp
+        return cp
+
+    def page_vectors(self, pages: np.ndarray) -> np.ndarray:
+        """Each page's unit mean passage vector (the page as one vector), one row per page number of ``pages``."""
+        matrix = self._page_vectors
+        if matrix is not None:  # warm: every page's vector computed once
+            return matrix[pages]
+        rows = list(self.page_rows().values())
+        return self._unit_means([rows[p] for p in pages.tolist()])
 
     def term_pages(self) -> TermPages:
         """Each lexical term's pages, memoised for this snapshot (query/pages.py page_term_coverage)."""
@@ -248,15 +273,16 @@ class SnapshotData:
         """Every page's vector at once, for a long-lived process: a search reads ~100 pages', and summing their
         passages' rows each time was a quarter of a warm search's CPU (a one-shot query computes its own)."""
         if self._page_vectors is None:
-            pr = self.page_rows()
-            matrix = self._unit_means(list(pr.values()))
+            matrix = self._unit_means(list(self.page_rows().values()))
             matrix.flags.writeable = False
-            self._page_vectors = ({doc: j for j, doc in enumerate(pr)}, matrix)
+            self._page_vectors = matrix
 
     def warm(self) -> None:
         """What every search reads, prepared once for a long-lived process: the text groups and, as Python
         lists, the columns each hit's provenance reads (a scalar read from Arrow costs ~15 µs)."""
         self.text_groups()
+        self.chunk_page()
+        self.chunk_id_rank()
         self._warm_page_vectors()
         for name in PROVENANCE_COLUMNS:
             if name in self.chunks.table.column_names:
