@@ -59,12 +59,18 @@ class Pool:
 def collapse(groups: np.ndarray, rows: np.ndarray, order: np.ndarray, wanted: int) -> list[tuple[int, list[int]]]:
     """Identical passages become one hit (the first in ``order``) with the others' rows in its ``also``; the
     first ``wanted`` hits as (position, also).  ``groups``: per row, the first row with the same text."""
-    ranked = rows[order]
-    _, first, inverse, counts = np.unique(groups[ranked], return_index=True, return_inverse=True, return_counts=True)
-    inverse = inverse.reshape(-1)
-    out = []
-    for at in np.sort(first)[:wanted].tolist():
-        g = inverse[at]
-        also = ranked[inverse == g][1:].tolist() if counts[g] > 1 else []
-        out.append((int(order[at]), also))
-    return out
+    ranked = rows[order].tolist()
+    g = groups[ranked].tolist()
+    positions = order.tolist()
+    if len(set(g)) == len(g):  # the common case: no two candidates share a text
+        return [(j, []) for j in positions[:wanted]]
+    first: dict[int, int] = {}
+    hits: list[tuple[int, list[int]]] = []
+    for j, r, text in zip(positions, ranked, g, strict=True):
+        h = first.get(text)
+        if h is None:
+            first[text] = len(hits)
+            hits.append((j, []))
+        else:
+            hits[h][1].append(r)
+    return hits[:wanted]

@@ -31,15 +31,14 @@ def rrf(rankings: list[tuple[np.ndarray, float]], k: int) -> dict[int, float]:
     return out
 
 
-def rrf_pool(rankings: list[tuple[np.ndarray, float]], k: int) -> tuple[np.ndarray, np.ndarray]:
-    """``rrf`` as arrays: the pool's rows (ascending) and each row's fused score.  Each row's terms are added in
-    the rankings' order, as ``rrf`` adds them, so the scores are ``rrf``'s to the bit."""
-    if not rankings:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-    pool = np.unique(np.concatenate([np.asarray(r, dtype=np.int64) for r, _w in rankings]))
-    scores = np.zeros(pool.size, dtype=np.float64)
+def rrf_pool(rankings: list[tuple[np.ndarray, float]], k: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``rrf`` as arrays over ``n`` rows: the pool's rows (ascending) and each row's fused score.  Each row's terms
+    are added in the rankings' order, as ``rrf`` adds them, so the scores are ``rrf``'s to the bit."""
+    scores = np.zeros(n, dtype=np.float64)
+    seen = np.zeros(n, dtype=bool)
     for ranking, weight in rankings:
-        ranks = np.arange(k + 1, k + 1 + len(ranking), dtype=np.int64)  # k + rank, rank 1-based
-        # a ranking lists each row once, so the fancy-index add is exact
-        scores[np.searchsorted(pool, ranking)] += np.float64(weight) / ranks
-    return pool, scores
+        # a ranking lists each row once, so the fancy-index add is exact; rank is 1-based
+        scores[ranking] += np.float64(weight) / np.arange(k + 1, k + 1 + len(ranking), dtype=np.int64)
+        seen[ranking] = True
+    pool = np.flatnonzero(seen)
+    return pool, scores[pool]

@@ -174,7 +174,7 @@ class Index:
                 rankings.append((top_ranking(other.scores, depth, positive_only=True), fz["lexical_weight"]))
         if lex.identifier is not None:
             rankings.append((top_ranking(lex.identifier, depth, positive_only=True), fz["identifier_weight"]))
-        pool_rows, ranking = rrf_pool(rankings, fz["rrf_k"])
+        pool_rows, ranking = rrf_pool(rankings, fz["rrf_k"], d.n)
         pool_cos = st.dense.cosines(vecs[0], pool_rows)
         ident = lex.identifier[pool_rows] if lex.identifier is not None else None
         rel = (

@@ -24,8 +24,8 @@ def page_support(own: np.ndarray, page: np.ndarray, weight: float, passages: int
     m = own.size
     order = np.lexsort((-own, page))  # grouped by page, each page's keys best first
     page_sorted, key_sorted = page[order], own[order]
-    starts = np.flatnonzero(np.r_[True, page_sorted[1:] != page_sorted[:-1]])
-    sizes = np.diff(np.r_[starts, m])
+    starts = np.flatnonzero(np.concatenate(([True], page_sorted[1:] != page_sorted[:-1])))
+    sizes = np.diff(np.append(starts, m))
     first = np.repeat(starts, sizes)  # each sorted candidate's page's first position
     size = np.repeat(sizes, sizes)
     pos = np.arange(m) - first  # its place within its page
