@@ -90,6 +90,8 @@ def main(argv=None) -> int:
     ap.add_argument("--data", required=True, metavar="DIR", help="a built data directory")
     ap.add_argument("--dump", metavar="FILE", help="write the cases and their responses to FILE")
     ap.add_argument("--check", metavar="FILE", help="compare the responses with FILE's (its own cases)")
+    ap.add_argument("--policy", metavar="FILE", help="a policy.toml (default: the built-in policy)")
+    ap.add_argument("--cases", type=int, metavar="N", help="only the first N cases (with --dump)")
     ap.add_argument("--rounds", type=int, default=5, help="timed rounds over every case")
     ap.add_argument("--profile", type=int, default=0, metavar="N", help="print cProfile's top N functions")
     a = ap.parse_args(argv)
@@ -97,9 +99,9 @@ def main(argv=None) -> int:
     from trustindex.query.index import Index
 
     ref = json.loads(Path(a.check).read_text(encoding="utf-8")) if a.check else None
-    todo = ref["cases"] if ref else cases()
+    todo = ref["cases"] if ref else cases()[: a.cases]
     t0 = time.perf_counter()
-    index = Index.open(data_dir=a.data, query_cache=QUERY_CACHE).warm()
+    index = Index.open(data_dir=a.data, policy=a.policy, query_cache=QUERY_CACHE).warm()
     first = [json.dumps(run_case(index, c), ensure_ascii=False) for c in todo]  # every query vector now cached
     print(f"  open + warm + first round: {time.perf_counter() - t0:.1f} s; {len(todo)} cases", flush=True)
     if a.dump:

@@ -9,6 +9,7 @@ operations in the same order), so the order and the response do not depend on th
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -43,7 +44,7 @@ class Pool:
 
     def hit(self, j: int, also: list[int]) -> dict:
         """Candidate ``j`` as the dict query/response.py ``hit`` reads."""
-        c = {
+        c: dict[str, Any] = {
             "i": int(self.rows[j]),
             "trust": float(self.trust[j]),
             "relevance": float(self.relevance[j]),
