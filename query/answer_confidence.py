@@ -44,6 +44,7 @@ class ChannelOutcome:
     lexical_rows: np.ndarray | None  # the lexical channel's candidates, best first (None: no known query term)
     lexical_scores: np.ndarray  # BM25 of every passage
     top_rows: list[int]  # the final ranking's first hits
+    tokens: list[str] | None = None  # tokenize(query), when the caller has it
 
 
 def measure(data, policy: Policy, out: ChannelOutcome) -> dict[str, float]:
@@ -66,28 +67,32 @@ def measure(data, policy: Policy, out: ChannelOutcome) -> dict[str, float]:
     best_bm25 = float(out.lexical_scores[int(lex[0])]) if lex is not None else 0.0
     top_page_rr = 0.0
     if lex is not None and out.top_rows:
-        on_top_page = np.flatnonzero(np.array([page[i] == page[out.top_rows[0]] for i in lex.tolist()]))
+        chunk_page = data.chunk_page()
+        on_top_page = np.flatnonzero(chunk_page[lex] == chunk_page[out.top_rows[0]])
         top_page_rr = 1.0 / (1 + int(on_top_page[0])) if on_top_page.size else 0.0
     return {
         BEST_COSINE: best,
         PAGE_MARGIN: margin,
-        TERM_COVERAGE: term_coverage(data.lexical, out.query, data.texts(out.top_rows[:COVERAGE_HITS])),
+        TERM_COVERAGE: term_coverage(
+            data.lexical,
+            tokenize(out.query) if out.tokens is None else out.tokens,
+            set().union(*data.passage_terms(out.top_rows[:COVERAGE_HITS])),
+        ),
         CHANNELS_AGREE: agree,
         LEXICAL_STRENGTH: float(lexical_relevance(best_bm25, policy["relevance"]["bm25_half"])),
         TOP_PAGE_LEXICAL_RR: top_page_rr,
     }
 
 
-def term_coverage(lexical, query: str, texts: list[str]) -> float:
-    """Σ idf(term contained in the texts) / Σ idf(term) over the query's distinct terms.
+def term_coverage(lexical, tokens: list[str], seen: set[str] | frozenset[str]) -> float:
+    """Σ idf(term in ``seen``, the top hits' terms) / Σ idf(term) over the query's distinct terms (``tokens``).
 
     idf is BM25's (Lucene's) from the snapshot's document frequencies; a term the corpus never uses has the
     largest idf and is contained nowhere, so a query about something the library lacks scores low.
     """
-    terms = list(dict.fromkeys(tokenize(query)))
+    terms = list(dict.fromkeys(tokens))
     if not terms:
         return 0.0
-    seen = {t for text in texts for t in tokenize(text)}
     n = lexical.n_docs
     total = held = 0.0
     for t in terms:

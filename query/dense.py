@@ -61,6 +61,9 @@ CONNECTIVITY, EXPANSION_ADD = 16, 128
 SEARCH_EXPANSION = 2048
 BUILD_THREADS = 1  # deterministic bytes; see the module docstring
 _BLOCK = 8192  # rows per block of a full float32 scan (bounded temporary memory)
+# A warm index keeps its rows as float32 up to this size (100k passages of 384 dimensions): numpy converts
+# float16 at ~3 ns a value, so re-scoring a search's ~500 candidate rows cost ~0.5 ms of converting alone.
+FLOAT32_COPY_MAX_BYTES = 160 << 20
 _PARALLEL_FROM = 16_384  # rows from which a brute-force scan uses every core (below, thread start-up costs more)
 
 
@@ -126,6 +129,7 @@ class DenseIndex:
         self._scan_threads = 0 if self.n >= _PARALLEL_FROM else 1  # usearch: 0 = all cores
         self.ann: UsearchIndex | None = None
         self._prefilter: Int8Prefilter | None = None  # built by warm()
+        self._emb32: np.ndarray | None = None  # the rows as float32, kept by warm() (exact: float16 ⊂ float32)
         self.reason: str | None = None
         path = Path(snapshot_dir) / DENSE_INDEX if snapshot_dir is not None else None
         if self.n < exact_below:
@@ -180,8 +184,10 @@ class DenseIndex:
         if rows.min() < 0 or rows.max() >= self.n:
             raise IndexError(f"row out of range 0..{self.n - 1}")
         out = np.empty(rows.size, np.float32)
+        emb32 = self._emb32
         for s in range(0, rows.size, _BLOCK):
-            block = np.asarray(self.emb[rows[s : s + _BLOCK]], dtype=np.float32)
+            part = rows[s : s + _BLOCK]
+            block = emb32[part] if emb32 is not None else np.asarray(self.emb[part], dtype=np.float32)
             # einsum reduces each row on its own (no BLAS blocking), so a row's value is the same in any batch.
             out[s : s + _BLOCK] = np.einsum("ij,j->i", block, q)
         return out
@@ -205,7 +211,8 @@ class DenseIndex:
         return self._exact_top(q, depth, fetch)
 
     def warm(self, threads: int | None = None, min_rows: int | None = None) -> bool:
-        """Build the int8 prefilter (query/dense_int8.py) for a long-lived process; True if one is in use."""
+        """For a long-lived process: build the int8 prefilter (query/dense_int8.py) and keep the rows as float32
+        (up to FLOAT32_COPY_MAX_BYTES); True if a prefilter is in use."""
         from trustindex.query.dense_int8 import MIN_ROWS, Int8Prefilter, available
 
         if (
@@ -217,11 +224,18 @@ class DenseIndex:
             # One thread by default: the query encoder's onnxruntime pool keeps spinning for a moment after each
             # run, and a second pool spinning beside it on 2 cores doubled both runs (docs/benchmarks.md).
             self._prefilter = Int8Prefilter(self.emb, threads or 1)
+        if self._emb32 is None and self.emb.dtype != np.float32 and self.n * self.dims * 4 <= FLOAT32_COPY_MAX_BYTES:
+            emb32 = np.asarray(self.emb, dtype=np.float32)
+            emb32.flags.writeable = False
+            self._emb32 = emb32
         return self._prefilter is not None
 
     def share_warmth(self, other: DenseIndex) -> None:
-        """Reuse ``other``'s prefilter (same embeddings; a policy reload must not rebuild it)."""
-        if _same_buffer(other.emb, self.emb) and other._prefilter is not None and self.mode == "exact":
+        """Reuse ``other``'s prefilter and float32 rows (same embeddings; a policy reload must not rebuild them)."""
+        if not _same_buffer(other.emb, self.emb):
+            return
+        self._emb32 = other._emb32
+        if other._prefilter is not None and self.mode == "exact":
             self._prefilter = other._prefilter
 
     def _exact_top(self, q: np.ndarray, depth: int, fetch: int) -> tuple[np.ndarray, np.ndarray]:

@@ -29,3 +29,16 @@ def rrf(rankings: list[tuple[np.ndarray, float]], k: int) -> dict[int, float]:
         for rank, i in enumerate(ranking.tolist(), start=1):
             out[i] = out.get(i, 0.0) + weight / (k + rank)
     return out
+
+
+def rrf_pool(rankings: list[tuple[np.ndarray, float]], k: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``rrf`` as arrays over ``n`` rows: the pool's rows (ascending) and each row's fused score.  Each row's terms
+    are added in the rankings' order, as ``rrf`` adds them, so the scores are ``rrf``'s to the bit."""
+    scores = np.zeros(n, dtype=np.float64)
+    seen = np.zeros(n, dtype=bool)
+    for ranking, weight in rankings:
+        # a ranking lists each row once, so the fancy-index add is exact; rank is 1-based
+        scores[ranking] += np.float64(weight) / np.arange(k + 1, k + 1 + len(ranking), dtype=np.int64)
+        seen[ranking] = True
+    pool = np.flatnonzero(seen)
+    return pool, scores[pool]

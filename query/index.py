@@ -20,9 +20,10 @@ import numpy as np
 
 from trustindex.query import response as R
 from trustindex.query.answer_confidence import COVERAGE_HITS, ChannelOutcome, match_tier, measure, probability
-from trustindex.query.fusion import rrf, top_ranking
+from trustindex.query.candidates import Pool, collapse
+from trustindex.query.fusion import rrf_pool, top_ranking
 from trustindex.query.lexical_signals import lexical_signals
-from trustindex.query.pages import page_term_coverage, with_page_support, with_page_vector
+from trustindex.query.pages import page_support, page_term_coverage
 from trustindex.query.reader import SnapshotData
 from trustindex.query.relevance import dense_relevance
 from trustindex.query.relevance import relevance as relevance_of
@@ -158,7 +159,8 @@ class Index:
         # The user's own query first: its channels also explain the hits and set the match tier.
         dense_user, dense_cos = st.dense.top(vecs[0], depth)
         best_cosine = float(dense_cos[0]) if dense_cos.size else 0.0  # = dense.best(): the top-1 of this search
-        lex = lexical_signals(d, query, policy)
+        tokens = tokenize(query)  # the lexical channel's, the page terms' and the term coverage's
+        lex = lexical_signals(d, query, policy, tokens)
         lex_user, lex_ran = lex.scores, lex.nterms > 0
         lex_top = top_ranking(lex_user, depth, positive_only=True) if lex_ran else None
         rankings = [(dense_user, fz["dense_weight"])]
@@ -172,70 +174,57 @@ class Index:
                 rankings.append((top_ranking(other.scores, depth, positive_only=True), fz["lexical_weight"]))
         if lex.identifier is not None:
             rankings.append((top_ranking(lex.identifier, depth, positive_only=True), fz["identifier_weight"]))
-        fused = rrf(rankings, fz["rrf_k"])
-        dense_rank = {int(i): r for r, i in enumerate(dense_user.tolist(), 1)}
-        lex_rank = {int(i): r for r, i in enumerate(lex_top.tolist(), 1)} if lex_top is not None else {}
-        pool = np.array(sorted(fused), dtype=np.int64)
-        pool_cos = st.dense.cosines(vecs[0], pool)
-        # the user's query's cosine, by row, for the hits
-        cos_user = dict(zip(pool.tolist(), pool_cos.tolist(), strict=True))
-        ident = lex.identifier[pool] if lex.identifier is not None else None
-        rel = relevance_of(pool_cos, lex_user[pool], policy, lex_ran, ident) if pool.size else np.zeros(0)
+        pool_rows, ranking = rrf_pool(rankings, fz["rrf_k"], d.n)
+        pool_cos = st.dense.cosines(vecs[0], pool_rows)
+        ident = lex.identifier[pool_rows] if lex.identifier is not None else None
+        rel = (
+            np.asarray(relevance_of(pool_cos, lex_user[pool_rows], policy, lex_ran, ident), dtype=np.float64)
+            if pool_rows.size
+            else np.zeros(0)
+        )
         today = reference_day()
         prior = st.prior(today)
         # Version match is the only query-dependent trust factor: per candidate, and only when targets are given.
         vfs: dict[int, dict] = {}
-        keep = np.ones(pool.size, dtype=bool)
-        vmult = np.ones(pool.size)
+        keep = np.ones(pool_rows.size, dtype=bool)
+        vmult = np.ones(pool_rows.size)
         if tlist:
-            for pos, i in enumerate(pool.tolist()):
+            for pos, i in enumerate(pool_rows.tolist()):
                 vf, excluded = version_factor(d.version_rows(i), tlist, policy, strict)
                 keep[pos], vmult[pos], vfs[i] = not excluded, vf["multiplier"], vf
         any_version_pass = bool(keep.any())
-        keep &= ~prior.excluded[pool]  # a kind of content risk the policy excludes
+        keep &= ~prior.excluded[pool_rows]  # a kind of content risk the policy excludes
         c = policy["confidence"]
-        trust = np.clip(prior.for_targets(docs_targeted)[pool] * vmult, 0.0, 1.0)
+        trust = np.clip(prior.for_targets(docs_targeted)[pool_rows] * vmult, 0.0, 1.0)
         conf = (trust ** c["trust_weight"]) * (rel ** c["relevance_weight"])
-        cands = [
-            {"i": i, "trust": t, "relevance": r, "confidence": cf, "ranking": fused[i]}
-            for i, t, r, cf, k_ in zip(
-                pool.tolist(),
-                trust.tolist(),
-                np.asarray(rel, dtype=np.float64).tolist(),
-                conf.tolist(),
-                keep.tolist(),
-                strict=True,
-            )
-            if k_
-        ]
-        channels = _channels(st, lex_ran, int(pool.size))
-        order_key = _rerank(st, query, cands, channels)
+        pool = Pool(pool_rows[keep], trust[keep], rel[keep], conf[keep], ranking[keep])
+        channels = _channels(st, lex_ran, int(pool_rows.size))
+        order_key = _rerank(st, query, pool, channels)
         # A cross-encoder reads the passage with the query: its order stands alone.  Without one, a passage's page
         # lends it support (its next passages, its mean vector, its share of the query's terms).
-        if not channels["rerank"]["ran"]:
-            order_key = with_page_support(cands, d.chunk_doc, order_key, fz["page_weight"], fz["page_passages"])
-            if fz["page_vector_weight"] > 0 and cands:
-                order_key = with_page_vector(order_key, _page_relevance(st, vecs[0], cands), fz["page_vector_weight"])
-            if fz["page_terms_weight"] > 0 and cands and lex_ran:
-                cover = page_term_coverage(d.lexical, tokenize(query), d.chunk_doc_row, len(d.docs))
-                order_key = with_page_vector(
-                    order_key, {c["i"]: float(cover[d.chunk_doc_row[c["i"]]]) for c in cands}, fz["page_terms_weight"]
-                )
-        cands.sort(key=lambda c: (-order_key(c), -c["ranking"], d.chunk_ids[c["i"]]))
-        hits = _collapse(d, cands)
-        pool_best = max((c["confidence"] for c in cands), default=0.0)
+        if not channels["rerank"]["ran"] and pool.size:
+            pages, page = pool.pages(d.chunk_page())
+            order_key = page_support(order_key, page, fz["page_weight"], fz["page_passages"])
+            if fz["page_vector_weight"] > 0:
+                order_key = order_key + fz["page_vector_weight"] * _page_relevance(st, vecs[0], pages)[page]
+            if fz["page_terms_weight"] > 0 and lex_ran:
+                cover = page_term_coverage(d.lexical, tokens, d.chunk_doc_row, len(d.docs), d.term_pages())
+                order_key = order_key + fz["page_terms_weight"] * cover[d.chunk_doc_row[pool.rows]]
+        rows = pool.rows.tolist()
+        hits = collapse(d.text_groups(), pool.rows, pool.order(order_key, d.chunk_id_rank()), max(k, COVERAGE_HITS))
+        pool_best = float(pool.confidence.max()) if pool.size else 0.0
         abstained, reason = False, None
-        if not pool.size:
+        if not pool_rows.size:
             abstained, reason = True, "no_candidates"
-        elif not cands:
+        elif not pool.size:
             abstained, reason = True, "version_unavailable" if tlist and not any_version_pass else "no_candidates"
         elif pool_best < policy["match"]["evidence_floor"]:
             abstained, reason = True, "evidence_floor"
         if reason in ("no_candidates", "version_unavailable"):
             hits = []
         # Answer confidence and the tier: from the user's own query's channels and the final ranking's top hits.
-        top_rows = [h["i"] for h in hits[:COVERAGE_HITS]]
-        signals = measure(d, policy, ChannelOutcome(query, dense_user, dense_cos, lex_top, lex_user, top_rows))
+        top_rows = [rows[j] for j, _also in hits[:COVERAGE_HITS]]
+        signals = measure(d, policy, ChannelOutcome(query, dense_user, dense_cos, lex_top, lex_user, top_rows, tokens))
         answer = probability(policy, signals)
         tier, ceiling = match_tier(policy, answer, best_cosine)
         if not abstained and answer is not None and answer < policy["match"]["min_answer_confidence"]:
@@ -243,12 +232,18 @@ class Index:
             abstained, reason = True, LOW_CONFIDENCE
             if strict:
                 hits = []
-        for h, text in zip(hits[:k], d.texts([h["i"] for h in hits[:k]]), strict=True):
+        shown = [pool.hit(j, also) for j, also in hits[:k]]
+        for h, text in zip(shown, d.texts([h["i"] for h in shown]), strict=True):
             h["text"] = text
-            h["factors"] = _factors(st, h["i"], today, vfs.get(h["i"]), tlist, strict, docs_targeted)
+            h.update(_shown(st, h["i"], today, vfs.get(h["i"]), docs_targeted))
+        # the channels' ranks and scores of the shown hits
+        at = {r: j for j, r in enumerate(pool_rows.tolist())}
+        cos_user = {h["i"]: float(pool_cos[at[h["i"]]]) for h in shown}
+        dense_rank = dict(zip(dense_user.tolist(), range(1, dense_user.size + 1), strict=True))
+        lex_rank = dict(zip(lex_top.tolist(), range(1, lex_top.size + 1), strict=True)) if lex_top is not None else {}
         out_hits = [
             R.hit(d, h, rank, ceiling, pool_best, dense_rank, lex_rank, cos_user, lex_user)
-            for rank, h in enumerate(hits[:k], 1)
+            for rank, h in enumerate(shown, 1)
         ]
         return R.response(
             query=query,
@@ -291,6 +286,18 @@ def _factors(st: SearchState, i: int, today, vf: dict | None, targets, strict: b
         "version_match": vf,
         "content_risk": content_risk_factor(d.content_risk_rows(i), policy),
     }
+
+
+def _shown(st: SearchState, i: int, today, vf: dict | None, docs_targeted: bool) -> dict:
+    """Hit ``i``'s provenance and cleaned factors: worked out once a day (and docs target) per state, with the
+    search's own version match (``vf``, when it has targets) in its place."""
+    out = st.shown(
+        ("hit", i, today, docs_targeted),
+        lambda: R.shown(st.data, i, _factors(st, i, today, None, [], False, docs_targeted)),
+    )
+    if vf is not None:
+        out["factors"]["version_match"] = R.clean(vf)  # the same key: its place in the factors is kept
+    return out
 
 
 def _target_report(st: SearchState, targets: list[Target]) -> tuple[list[dict], list[Target]]:
@@ -346,41 +353,29 @@ def _channels(st: SearchState, lex_ran: bool, pool: int) -> dict:
     }
 
 
-def _rerank(st: SearchState, query: str, cands: list[dict], channels: dict):
-    """Order key: confidence, or a cross-encoder's probability × trust when one is configured."""
-    if not channels["rerank"]["ran"] or not cands:
-        return lambda c: c["confidence"]
+def _rerank(st: SearchState, query: str, pool: Pool, channels: dict) -> np.ndarray:
+    """Order key per candidate: its confidence, or a cross-encoder's probability × trust when one is configured
+    (the passages it did not read after those it did, by confidence)."""
+    if not channels["rerank"]["ran"] or not pool.size:
+        return pool.confidence
     reranker = st.reranker()
-    top = sorted(cands, key=lambda c: -c["confidence"])[: st.policy["rerank"]["depth"]]
-    scores = reranker.predict([(query, t) for t in st.data.texts([c["i"] for c in top])])
-    for c, s in zip(top, scores, strict=True):
-        c["rerank"] = 1.0 / (1.0 + math.exp(-float(s)))
-    return lambda c: c.get("rerank", -1.0) * c["trust"] if "rerank" in c else -1.0 + c["confidence"]
-
-
-def _page_relevance(st: SearchState, query_vector: np.ndarray, cands: list[dict]) -> dict[int, float]:
-    """Per candidate row: the dense relevance of the query to its page's mean passage vector."""
-    d, r = st.data, st.policy["relevance"]
-    docs = list(dict.fromkeys(d.chunk_doc[c["i"]] for c in cands))
-    q = np.asarray(query_vector, dtype=np.float32)
-    cos = d.page_vectors(docs) @ (q / max(float(np.linalg.norm(q)), 1e-12))
-    rel = dict(
-        zip(docs, np.asarray(dense_relevance(cos, r["cosine_floor"], r["cosine_ceiling"])).tolist(), strict=True)
+    top = np.argsort(-pool.confidence, kind="stable")[: st.policy["rerank"]["depth"]].tolist()
+    scores = reranker.predict([(query, t) for t in st.data.texts(pool.rows[top].tolist())])
+    pool.rerank = [None] * pool.size
+    for j, s in zip(top, scores, strict=True):
+        pool.rerank[j] = 1.0 / (1.0 + math.exp(-float(s)))
+    return np.array(
+        [
+            -1.0 + cf if p is None else p * t
+            for p, t, cf in zip(pool.rerank, pool.trust.tolist(), pool.confidence.tolist(), strict=True)
+        ],
+        dtype=np.float64,
     )
-    return {c["i"]: rel[d.chunk_doc[c["i"]]] for c in cands}
 
 
-def _collapse(d: SnapshotData, cands: list[dict]) -> list[dict]:
-    """Identical passages become one hit (the first in order) with the others in also_in."""
-    groups = d.text_groups()
-    first: dict[int, dict] = {}
-    hits = []
-    for c in cands:
-        g = groups[c["i"]]
-        if g in first:
-            first[g]["also"].append(c["i"])
-            continue
-        c["also"] = []
-        first[g] = c
-        hits.append(c)
-    return hits
+def _page_relevance(st: SearchState, query_vector: np.ndarray, pages: np.ndarray) -> np.ndarray:
+    """Per page of ``pages`` (numbers): the dense relevance of the query to its mean passage vector."""
+    d, r = st.data, st.policy["relevance"]
+    q = np.asarray(query_vector, dtype=np.float32)
+    cos = d.page_vectors(pages) @ (q / max(float(np.linalg.norm(q)), 1e-12))
+    return np.asarray(dense_relevance(cos, r["cosine_floor"], r["cosine_ceiling"]), dtype=np.float64)

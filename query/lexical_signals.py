@@ -27,9 +27,10 @@ class LexicalSignals:
     identifier: np.ndarray | None  # BM25 of the identifiers' own tokens, per passage
 
 
-def lexical_signals(data, text: str, policy: Policy) -> LexicalSignals:
+def lexical_signals(data, text: str, policy: Policy, tokens: list[str] | None = None) -> LexicalSignals:
+    """``tokens``: tokenize(text), when the caller has it."""
     r = policy["relevance"]
-    tokens = tokenize(text)
+    tokens = tokenize(text) if tokens is None else tokens
     scores, nterms = data.lexical.token_scores(tokens)
     fields = data.field_lexical if r["field_weight"] > 0 else None
     if fields is not None and nterms:

@@ -4,63 +4,74 @@ A page that answers a question usually matches it in several passages (its intro
 example); a page that mentions the topic once has one.  Each candidate's order key is its own key plus
 ``fusion.page_weight`` × the keys of the next best ``fusion.page_passages`` candidates of the same document
 (CombSUM over a page's top passages, Fox & Shaw 1994, with the page's best passage at full weight).  Two page-level
-channels add to that key: the page's mean passage vector against the query (``fusion.page_vector_weight``) and
-the share of the query's terms the page contains anywhere (``fusion.page_terms_weight``).  Only the order
-changes: every hit keeps its own confidence.
+channels add to that key (query/index.py): ``fusion.page_vector_weight`` × the dense relevance of the page's
+mean passage vector (a page about the question as a whole gains over a page with one lucky passage) and
+``fusion.page_terms_weight`` × the share of the query's terms the page contains anywhere
+(``page_term_coverage``).  Only the order changes: every hit keeps its own confidence.  The keys are arrays,
+one value a candidate.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Callable
-
 import numpy as np
 
 
-def with_page_support(
-    cands: list[dict], chunk_doc: list[str], key: Callable[[dict], float], weight: float, passages: int
-) -> Callable[[dict], float]:
-    if weight <= 0 or passages <= 0:
-        return key
-    by_doc: dict[str, list[float]] = defaultdict(list)
-    for c in cands:
-        by_doc[chunk_doc[c["i"]]].append(key(c))
-    support: dict[str, list[float]] = {doc: sorted(v, reverse=True) for doc, v in by_doc.items()}
-
-    def supported(c: dict) -> float:
-        own = key(c)
-        others = support[chunk_doc[c["i"]]]
-        # the page's best passages other than this one (this one counted once, at full weight)
-        rest = others[: passages + 1]
-        if own in rest:
-            rest = list(rest)
-            rest.remove(own)
-        return own + weight * sum(rest[:passages])
-
-    return supported
-
-
-def with_page_vector(key: Callable[[dict], float], page_relevance: dict[int, float], weight: float):
-    """The order key plus ``weight`` x a page-level score of the candidate's whole page (by row): the dense
-    relevance of its mean passage vector (query/relevance.py dense_relevance), or its query-term coverage
-    (``page_term_coverage``).  A page about the question as a whole gains over a page with one passage that
-    happens to match."""
-    if weight <= 0:
-        return key
-    return lambda c: key(c) + weight * page_relevance[c["i"]]
+def page_support(own: np.ndarray, page: np.ndarray, weight: float, passages: int) -> np.ndarray:
+    """Each candidate's key ``own`` plus ``weight`` × the sum of the ``passages`` best keys of the other
+    candidates of its page (``page``: one integer a page), added best first."""
+    if weight <= 0 or passages <= 0 or own.size == 0:
+        return own
+    m = own.size
+    order = np.lexsort((-own, page))  # grouped by page, each page's keys best first
+    page_sorted, key_sorted = page[order], own[order]
+    starts = np.flatnonzero(np.concatenate(([True], page_sorted[1:] != page_sorted[:-1])))
+    sizes = np.diff(np.append(starts, m))
+    first = np.repeat(starts, sizes)  # each sorted candidate's page's first position
+    size = np.repeat(sizes, sizes)
+    pos = np.arange(m) - first  # its place within its page
+    # The page's best passages other than this one: its first passages + 1 keys without this one, the first
+    # ``passages`` of what is left (one of equal keys removed is the same sum, whichever it is).
+    support = np.zeros(m, dtype=np.float64)
+    for j in range(min(passages + 1, int(sizes.max()))):
+        take = (j < size) & (j != pos) & ((j < passages) | (pos < passages))
+        support += np.where(take, key_sorted[np.minimum(first + j, m - 1)], 0.0)
+    out = np.empty(m, dtype=np.float64)
+    out[order] = key_sorted + weight * support
+    return out
 
 
-def page_term_coverage(lexical, tokens: list[str], passage_page: np.ndarray, pages: int) -> np.ndarray:
+def page_term_coverage(
+    lexical, tokens: list[str], passage_page: np.ndarray, pages: int, term_pages: TermPages | None = None
+) -> np.ndarray:
     """Per page (row of the documents table): the idf-weighted share of the query's distinct known terms found
-    in any of its passages (idf as the lexical index's BM25 computes it: ln(1 + (N - df + 0.5) / (df + 0.5)))."""
+    in any of its passages (idf as the lexical index's BM25 computes it: ln(1 + (N - df + 0.5) / (df + 0.5))).
+    ``term_pages``: the same snapshot's memo of each term's pages (a long-lived process keeps one)."""
+    term_pages = term_pages or TermPages(lexical, passage_page)
     out = np.zeros(max(pages, 0), dtype=np.float64)
     total = 0.0
     for t in dict.fromkeys(tok for tok in tokens if tok in lexical.vocab):
-        col = lexical.vocab[t]
-        lo, hi = lexical.indptr[col], lexical.indptr[col + 1]
-        df = hi - lo
-        idf = float(np.log(1.0 + (lexical.n_docs - df + 0.5) / (df + 0.5)))
-        rows = passage_page[lexical.indices[lo:hi]]
-        out[np.unique(rows[rows >= 0])] += idf
+        idf, rows = term_pages.of(lexical.vocab[t])
+        out[rows] += idf
         total += idf
     return out / total if total > 0 else out
+
+
+class TermPages:
+    """Per lexical term (column of the BM25 index): its idf and the pages (rows of the documents table) whose
+    passages hold it, each worked out once (np.unique over a common term's passages is most of the coverage's
+    cost); at most one entry a vocabulary term."""
+
+    def __init__(self, lexical, passage_page: np.ndarray):
+        self.lexical, self.passage_page = lexical, passage_page
+        self._memo: dict[int, tuple[float, np.ndarray]] = {}
+
+    def of(self, col: int) -> tuple[float, np.ndarray]:
+        hit = self._memo.get(col)
+        if hit is None:
+            lex = self.lexical
+            lo, hi = lex.indptr[col], lex.indptr[col + 1]
+            df = hi - lo
+            idf = float(np.log(1.0 + (lex.n_docs - df + 0.5) / (df + 0.5)))
+            rows = self.passage_page[lex.indices[lo:hi]]
+            hit = self._memo[col] = (idf, np.unique(rows[rows >= 0]))
+        return hit

@@ -22,10 +22,12 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from trustindex.query.lexical import LexicalIndex
+from trustindex.query.pages import TermPages
 from trustindex.schemas.components import ComponentRegistry
 from trustindex.schemas.docs_versions import COMPONENT as DOCS_COMPONENT
 from trustindex.schemas.docs_versions import CURRENT, LATEST, names_of, version_folder
 from trustindex.schemas.errors import SnapshotError
+from trustindex.schemas.lexical import tokenize
 from trustindex.schemas.snapshot import (
     BM25_DIR,
     BM25_FIELDS_DIR,
@@ -105,6 +107,7 @@ class Columns:
         return self.table.column(name).take(pa.array(np.asarray(rows, dtype=np.int64))).to_pylist()
 
 
+PASSAGE_TERMS_KEPT = TEXTS_KEPT = 8192
 PROVENANCE_COLUMNS = ("start_line", "end_line", "heading_path", "symbol_path")  # query/response.py provenance
 
 
@@ -112,7 +115,13 @@ class SnapshotData:
     def __init__(self, directory: Path, verify: bool = True):
         self.dir = Path(directory)
         self._page_rows: dict[str, np.ndarray] | None = None
-        self._text_groups: list[int] | None = None
+        self._text_groups: np.ndarray | None = None
+        self._chunk_page: np.ndarray | None = None
+        self._chunk_id_rank: np.ndarray | None = None
+        self._page_vectors: np.ndarray | None = None
+        self._term_pages: TermPages | None = None
+        self._passage_terms: dict[int, frozenset[str]] = {}
+        self._texts: dict[int, str] = {}
         self.manifest: Manifest = verify_snapshot(self.dir, checksums=verify)
         self.checksums_verified = bool(verify)
         # ParquetFile.read, not read_table: it avoids importing pyarrow.dataset (~0.5 s of a cold start)
@@ -180,20 +189,48 @@ class SnapshotData:
             )
 
     def texts(self, rows) -> list[str]:
-        return self.chunks.take("text", rows)
+        """The passages' texts, the last TEXTS_KEPT asked for kept (an Arrow take of a search's ten hits from
+        the chunked text column cost ~0.3 ms)."""
+        rows = [int(r) for r in rows]
+        memo = self._texts
+        got = [memo.get(r) for r in rows]
+        missing = [r for r, text in zip(rows, got, strict=True) if text is None]
+        if missing:
+            if len(memo) + len(missing) > TEXTS_KEPT:
+                memo.clear()  # bounded memory; a rare refill costs less than an LRU's bookkeeping
+            fresh = dict(zip(missing, self.chunks.take("text", missing), strict=True))
+            memo.update(fresh)
+            got = [fresh[r] if text is None else text for r, text in zip(rows, got, strict=True)]
+        return got  # type: ignore[return-value]
 
-    def text_groups(self) -> list[int]:
+    def passage_terms(self, rows: list[int]) -> list[frozenset[str]]:
+        """Each passage's distinct lexical terms (schemas/lexical.py ``tokenize`` of its text), kept for the last
+        PASSAGE_TERMS_KEPT passages asked for: the answer signals read the top hits' terms on every search."""
+        memo = self._passage_terms
+        got = [memo.get(r) for r in rows]
+        missing = [r for r, terms in zip(rows, got, strict=True) if terms is None]
+        if missing:
+            if len(memo) + len(missing) > PASSAGE_TERMS_KEPT:
+                memo.clear()  # bounded memory; a rare refill costs less than an LRU's bookkeeping
+            fresh = dict(zip(missing, (frozenset(tokenize(t)) for t in self.texts(missing)), strict=True))
+            memo.update(fresh)
+            got = [fresh[r] if terms is None else terms for r, terms in zip(rows, got, strict=True)]
+        return got  # type: ignore[return-value]
+
+    def text_groups(self) -> np.ndarray:
         """Per row, the first row with the same text (identical passages share it): a search collapses them
         by this number instead of comparing texts."""
         groups = self._text_groups
         if groups is None:
             first: dict[str, int] = {}
             texts = self.chunks.table.column("text").to_pylist()
-            groups = self._text_groups = [first.setdefault(t, i) for i, t in enumerate(texts)]
+            groups = np.array([first.setdefault(t, i) for i, t in enumerate(texts)], dtype=np.int64)
+            self._text_groups = groups
         return groups
 
     def page_rows(self) -> dict[str, np.ndarray]:
-        """Per document, the rows of its passages (built on first use; a search's page-level channel reads it)."""
+        """Per document, the rows of its passages (built on first use; a search's page-level channel reads it).
+        Pages are numbered in this order (``chunk_page``)."""
         pr = self._page_rows
         if pr is None:
             lists: dict[str, list[int]] = defaultdict(list)
@@ -202,20 +239,64 @@ class SnapshotData:
             pr = self._page_rows = {doc: np.asarray(rows, dtype=np.int64) for doc, rows in lists.items()}
         return pr
 
-    def page_vectors(self, docs: list[str]) -> np.ndarray:
-        """Each page's unit mean passage vector (the page as one vector), one row per document of ``docs``."""
-        pr = self.page_rows()
-        out = np.zeros((len(docs), self.embeddings.shape[1]), dtype=np.float32)
-        for j, doc in enumerate(docs):
-            mean = np.asarray(self.embeddings[pr[doc]], dtype=np.float32).sum(axis=0)
+    def chunk_id_rank(self) -> np.ndarray:
+        """Per passage, its chunk id's place among the sorted chunk ids (a search breaks ties by chunk id)."""
+        rank = self._chunk_id_rank
+        if rank is None:
+            ids = self.chunk_ids
+            rank = np.empty(self.n, dtype=np.int64)
+            rank[sorted(range(self.n), key=ids.__getitem__)] = np.arange(self.n, dtype=np.int64)
+            self._chunk_id_rank = rank
+        return rank
+
+    def chunk_page(self) -> np.ndarray:
+        """Per passage, the number of its page (its document's place in ``page_rows``)."""
+        cp = self._chunk_page
+        if cp is None:
+            cp = np.empty(self.n, dtype=np.int64)
+            for j, rows in enumerate(self.page_rows().values()):
+                cp[rows] = j
+            self._chunk_page = cp
+        return cp
+
+    def page_vectors(self, pages: np.ndarray) -> np.ndarray:
+        """Each page's unit mean passage vector (the page as one vector), one row per page number of ``pages``."""
+        matrix = self._page_vectors
+        if matrix is not None:  # warm: every page's vector computed once
+            return matrix[pages]
+        rows = list(self.page_rows().values())
+        return self._unit_means([rows[p] for p in pages.tolist()])
+
+    def term_pages(self) -> TermPages:
+        """Each lexical term's pages, memoised for this snapshot (query/pages.py page_term_coverage)."""
+        tp = self._term_pages
+        if tp is None:
+            tp = self._term_pages = TermPages(self.lexical, self.chunk_doc_row)
+        return tp
+
+    def _unit_means(self, row_sets: list[np.ndarray]) -> np.ndarray:
+        out = np.zeros((len(row_sets), self.embeddings.shape[1]), dtype=np.float32)
+        emb = np.asarray(self.embeddings)  # a plain view: np.memmap's subclass hooks cost on every gather
+        for j, rows in enumerate(row_sets):
+            mean = np.asarray(emb[rows], dtype=np.float32).sum(axis=0)
             out[j] = mean / max(float(np.linalg.norm(mean)), 1e-12)
         return out
+
+    def _warm_page_vectors(self) -> None:
+        """Every page's vector at once, for a long-lived process: a search reads ~100 pages', and summing their
+        passages' rows each time was a quarter of a warm search's CPU (a one-shot query computes its own)."""
+        if self._page_vectors is None:
+            matrix = self._unit_means(list(self.page_rows().values()))
+            matrix.flags.writeable = False
+            self._page_vectors = matrix
 
     def warm(self) -> None:
         """What every search reads, prepared once for a long-lived process: the text groups and, as Python
         lists, the columns each hit's provenance reads (a scalar read from Arrow costs ~15 µs)."""
         self.text_groups()
-        self.page_rows()
+        self.chunk_page()
+        self.chunk_id_rank()
+        self._warm_page_vectors()
         for name in PROVENANCE_COLUMNS:
             if name in self.chunks.table.column_names:
                 self.chunks[name]
@@ -226,7 +307,9 @@ class SnapshotData:
         for r in self.doc_versions.get(self.chunk_doc[i], []):
             out[r["component"]].append(r)
         chunk_rows = self.chunk_versions.get(self.chunk_ids[i], [])
-        for comp in {r["component"] for r in chunk_rows}:
+        # first-seen order, not a set's: the response lists the components in this order, and a set of strings
+        # iterates in an order that changes with each process's hash seed
+        for comp in dict.fromkeys(r["component"] for r in chunk_rows):
             out[comp] = [r for r in chunk_rows if r["component"] == comp]
         return out
 

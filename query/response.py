@@ -39,6 +39,7 @@ def _round(x: float) -> float:
 
 
 def hit(d, c: dict, rank: int, ceiling: float, pool_best: float, dense_rank: dict, lex_rank: dict, cos, bm25) -> dict:
+    """One hit of the response; ``c["factors"]`` and ``c["provenance"]`` as ``shown`` gives them."""
     i = c["i"]
     display = ceiling * (c["confidence"] / pool_best) if pool_best > 0 else 0.0
     return {
@@ -50,8 +51,8 @@ def hit(d, c: dict, rank: int, ceiling: float, pool_best: float, dense_rank: dic
         "confidence": _round(c["confidence"]),
         "display_confidence": _round(display),
         "text": c["text"] if "text" in c else d.texts([i])[0],
-        "provenance": provenance(d, i),
-        "factors": _clean(c["factors"]),
+        "provenance": c["provenance"],
+        "factors": c["factors"],
         "channels": {
             "dense": {"rank": dense_rank.get(i), "score": _round(float(cos[i]))},
             "lexical": {"rank": lex_rank.get(i), "score": _round(float(bm25[i]))},
@@ -59,6 +60,16 @@ def hit(d, c: dict, rank: int, ceiling: float, pool_best: float, dense_rank: dic
         },
         "also_in": [provenance(d, j) for j in c.get("also", [])],
     }
+
+
+def shown(d, i: int, factors: dict) -> dict:
+    """What a hit shows of passage ``i`` besides its scores: its provenance and its explained factors, cleaned."""
+    return {"provenance": provenance(d, i), "factors": _clean(factors)}
+
+
+def clean(obj):
+    """``obj`` with its floats rounded as the response shows them."""
+    return _clean(obj)
 
 
 def _clean(obj):

@@ -14,9 +14,10 @@ policy reload keeps them.
 
 from __future__ import annotations
 
+import marshal
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -28,6 +29,8 @@ from trustindex.query.reader import SnapshotData
 from trustindex.query.trust_prior import TrustPrior
 from trustindex.query.versionmatch import docs_names
 from trustindex.schemas.policy import Policy
+
+SHOWN_KEPT = 8192  # passages whose shown parts a state keeps (SearchState.shown): a few MiB
 
 
 class Reranker(Protocol):
@@ -72,7 +75,18 @@ class QueryVectors:
 class SearchState:
     """One snapshot with one policy: its data, dense index, encoder and the priors derived from them."""
 
-    __slots__ = ("data", "policy", "dense", "encoder", "query_vectors", "_lock", "_prior", "_reranker", "_docs_names")
+    __slots__ = (
+        "data",
+        "policy",
+        "dense",
+        "encoder",
+        "query_vectors",
+        "_lock",
+        "_prior",
+        "_reranker",
+        "_docs_names",
+        "_shown",
+    )
 
     def __init__(
         self,
@@ -91,6 +105,7 @@ class SearchState:
         self._prior: TrustPrior | None = None
         self._reranker: Reranker | None = None
         self._docs_names: dict[str, str] | None = None
+        self._shown: dict[Hashable, bytes] = {}
 
     @classmethod
     def open(cls, data: SnapshotData, policy: Policy, query_cache: int = 0) -> SearchState:
@@ -119,6 +134,20 @@ class SearchState:
                 if prior is None or prior.key != (self.policy.policy_id, today):
                     prior = self._prior = TrustPrior(self.data, self.policy, today)
         return prior
+
+    def shown(self, key: Hashable, make: Callable[[], Any]) -> Any:
+        """A fresh copy of ``make()``, a JSON-like value (dicts, lists, strings, numbers) that depends on this
+        state and ``key`` alone: what a hit shows of a passage besides its scores (its explained trust factors,
+        its provenance) is the same in every response of a day, and building it was a fifth of a warm search.
+        Kept as marshal bytes, so each response gets its own objects to change (a copy costs a few µs); at
+        most SHOWN_KEPT values, all dropped when full."""
+        blob = self._shown.get(key)
+        if blob is None:
+            blob = marshal.dumps(make())
+            if len(self._shown) >= SHOWN_KEPT:
+                self._shown.clear()  # bounded memory; a rare refill costs less than an LRU's bookkeeping
+            self._shown[key] = blob
+        return marshal.loads(blob)
 
     def reranker(self) -> Reranker:
         with self._lock:

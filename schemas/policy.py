@@ -219,7 +219,9 @@ def _base() -> dict:
     return json.loads(_base_json())
 
 
+@lru_cache(maxsize=1)
 def default_calibration_id() -> str:
+    """The shipped calibration's id (read with ``_base_json``, once: every search asks for it)."""
     return _base()["match"]["calibration_id"]
 
 

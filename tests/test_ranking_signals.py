@@ -112,19 +112,31 @@ def test_no_identifier_and_no_field_index_leave_plain_bm25(data):
 
 
 def test_a_page_with_several_strong_passages_outranks_a_single_mention():
-    from trustindex.query.pages import with_page_support
+    from trustindex.query.pages import page_support
 
-    doc = ["guide", "guide", "guide", "mention"]
-    cands = [{"i": i, "confidence": c} for i, c in enumerate((0.50, 0.45, 0.40, 0.55))]
-    key = lambda c: c["confidence"]  # noqa: E731
-    alone = sorted(cands, key=lambda c: -with_page_support(cands, doc, key, 0.0, 2)(c))
-    assert alone[0]["i"] == 3
-    pages = with_page_support(cands, doc, key, 0.5, 2)
-    order = sorted(cands, key=lambda c: -pages(c))
-    assert [c["i"] for c in order][:3] == [0, 1, 2]
+    page = np.array([0, 0, 0, 1])  # three passages of a guide, one mention elsewhere
+    own = np.array([0.50, 0.45, 0.40, 0.55])
+    assert page_support(own, page, 0.0, 2) is own
+    assert int(np.argmax(own)) == 3
+    keys = page_support(own, page, 0.5, 2)
+    assert np.argsort(-keys).tolist()[:3] == [0, 1, 2]
     # the page's best passage counts its next two at half weight; the single mention keeps its own key
-    assert pages(cands[0]) == pytest.approx(0.50 + 0.5 * (0.45 + 0.40))
-    assert pages(cands[3]) == pytest.approx(0.55)
+    assert keys[0] == pytest.approx(0.50 + 0.5 * (0.45 + 0.40))
+    assert keys[2] == pytest.approx(0.40 + 0.5 * (0.50 + 0.45))
+    assert keys[3] == pytest.approx(0.55)
+
+
+def test_page_support_is_the_scalar_sum_of_each_pages_next_best_keys_to_the_bit():
+    from trustindex.query.pages import page_support
+
+    rng = np.random.default_rng(7)
+    for passages in (1, 2, 3):
+        page = rng.integers(0, 12, 200)
+        own = np.round(rng.random(200), 2)  # ties within a page on purpose
+        keys = page_support(own, page, 0.3, passages)
+        for j in range(200):
+            others = sorted((own[i] for i in range(200) if page[i] == page[j] and i != j), reverse=True)
+            assert keys[j] == own[j] + 0.3 * sum(others[:passages])
 
 
 def test_a_released_version_folder_is_named_only_for_docusaurus_version_folders():
@@ -153,19 +165,6 @@ def test_an_unlabelled_version_folder_page_takes_a_milder_doubt_than_legacy_lift
     legacy = [{"scope": "document", "reason": "0.0.0: unmaintained docs version", "marker": LEGACY_MARKER}]
     assert deprecation_factor(legacy, policy, folder=folder)["multiplier"] == dp["legacy_docs_multiplier"]
     assert deprecation_factor([], policy)["status"] == "not_deprecated"
-
-
-def test_the_page_vector_channel_lifts_the_page_about_the_question_as_a_whole():
-    from trustindex.query.pages import with_page_vector
-
-    # passage 0: one lucky match on a page about something else; passage 1: a page about the question throughout
-    cands = [{"i": 0, "confidence": 0.60}, {"i": 1, "confidence": 0.55}]
-    key = lambda c: c["confidence"]  # noqa: E731
-    page_relevance = {0: 0.1, 1: 0.9}
-    assert with_page_vector(key, page_relevance, 0.0) is key
-    lifted = with_page_vector(key, page_relevance, 0.1)
-    assert [c["i"] for c in sorted(cands, key=lambda c: -lifted(c))] == [1, 0]
-    assert lifted(cands[1]) == pytest.approx(0.55 + 0.1 * 0.9)
 
 
 def test_page_term_coverage_counts_each_query_term_once_per_page_by_idf(data):

@@ -1,0 +1,77 @@
+"""One search's candidate pool as arrays (one value a candidate): its order and its collapse into hits.
+
+A pool holds a few hundred passages and a response shows ten: the pool's scores stay numpy arrays through the
+ranking (query/pages.py page support, the page channels), and a Python dict is made only for a hit that is
+returned.  Every value is the one the scalar formulas give, bit for bit (the arrays apply the same float64
+operations in the same order), so the order and the response do not depend on this representation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+@dataclass
+class Pool:
+    rows: np.ndarray  # the candidates' passages (rows of the chunks table), ascending
+    trust: np.ndarray
+    relevance: np.ndarray
+    confidence: np.ndarray
+    ranking: np.ndarray  # the fused (RRF) score
+    rerank: list[float | None] | None = None  # the cross-encoder's probability, where it read the passage
+
+    @property
+    def size(self) -> int:
+        return int(self.rows.size)
+
+    def pages(self, chunk_page: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The candidates' pages (numbers, query/reader.py ``chunk_page``) in order of first appearance, and each
+        candidate's place in that array."""
+        uniq, first, inverse = np.unique(chunk_page[self.rows], return_index=True, return_inverse=True)
+        by_first = np.argsort(first)
+        place = np.empty(by_first.size, dtype=np.int64)
+        place[by_first] = np.arange(by_first.size)
+        return uniq[by_first], place[inverse.reshape(-1)]
+
+    def order(self, key: np.ndarray, id_rank: np.ndarray) -> np.ndarray:
+        """Positions best first: by ``key``, then the fused score (both descending), then the chunk id
+        (``id_rank``: each row's place in the sorted chunk ids): a total order, so equal keys never depend on
+        the pool's layout."""
+        return np.lexsort((id_rank[self.rows], -self.ranking, -key))
+
+    def hit(self, j: int, also: list[int]) -> dict:
+        """Candidate ``j`` as the dict query/response.py ``hit`` reads."""
+        c: dict[str, Any] = {
+            "i": int(self.rows[j]),
+            "trust": float(self.trust[j]),
+            "relevance": float(self.relevance[j]),
+            "confidence": float(self.confidence[j]),
+            "ranking": float(self.ranking[j]),
+        }
+        if self.rerank is not None and self.rerank[j] is not None:
+            c["rerank"] = self.rerank[j]
+        c["also"] = also
+        return c
+
+
+def collapse(groups: np.ndarray, rows: np.ndarray, order: np.ndarray, wanted: int) -> list[tuple[int, list[int]]]:
+    """Identical passages become one hit (the first in ``order``) with the others' rows in its ``also``; the
+    first ``wanted`` hits as (position, also).  ``groups``: per row, the first row with the same text."""
+    ranked = rows[order].tolist()
+    g = groups[ranked].tolist()
+    positions = order.tolist()
+    if len(set(g)) == len(g):  # the common case: no two candidates share a text
+        return [(j, []) for j in positions[:wanted]]
+    first: dict[int, int] = {}
+    hits: list[tuple[int, list[int]]] = []
+    for j, r, text in zip(positions, ranked, g, strict=True):
+        h = first.get(text)
+        if h is None:
+            first[text] = len(hits)
+            hits.append((j, []))
+        else:
+            hits[h][1].append(r)
+    return hits[:wanted]
