@@ -373,7 +373,7 @@ def _page_relevance(st: SearchState, query_vector: np.ndarray, cands: list[dict]
 def _collapse(d: SnapshotData, cands: list[dict]) -> list[dict]:
     """Identical passages become one hit (the first in order) with the others in also_in."""
     groups = d.text_groups()
-    first: dict[int, dict] = {}
+    first: dict[str | None, dict] = {}  # keyed by the passage text (SnapshotData.text_groups)
     hits = []
     for c in cands:
         g = groups[c["i"]]

@@ -7,7 +7,10 @@ agree with the manifest's model dimensions and the chunk count.
 Tables stay Arrow in memory; Python objects are made only for the rows a query
 returns (``RowMap``, ``Columns``): converting 100k passages to Python lists and
 dicts at open took ~0.3 s of a cold query and ~200 MiB, and a search needs a few
-hundred rows.  The trust prior (``query.trust_prior``) works on the Arrow columns and
+hundred rows.  The passage text, most of the chunks table's bytes, is not loaded
+with it: ``query.passage_text`` reads it from a memory-mapped copy when a search
+asks for rows (``texts``, ``chunks["text"]``); columns only a build reads are left
+out.  The trust prior (``query.trust_prior``) works on the Arrow columns and
 ``chunk_doc_row``, each chunk's row in the documents table.
 """
 
@@ -22,6 +25,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from trustindex.query.lexical import LexicalIndex
+from trustindex.query.passage_text import TEXT_COLUMN, PassageTexts
 from trustindex.schemas.components import ComponentRegistry
 from trustindex.schemas.docs_versions import COMPONENT as DOCS_COMPONENT
 from trustindex.schemas.docs_versions import CURRENT, LATEST, names_of, version_folder
@@ -79,13 +83,17 @@ class RowMap:
 
 
 class Columns:
-    """``chunks[column][row]`` as before, with each column converted to a Python list on first use."""
+    """``chunks[column][row]`` as before, with each column converted to a Python list on first use; ``lazy``
+    columns (the text) are read by row from their own store and never converted whole."""
 
-    def __init__(self, table: pa.Table):
+    def __init__(self, table: pa.Table, lazy: dict[str, PassageTexts] | None = None):
         self.table = table
         self._lists: dict[str, list] = {}
+        self._lazy = lazy or {}
 
     def __getitem__(self, name: str) -> list:
+        if name in self._lazy:
+            return self._lazy[name]  # type: ignore[return-value]  # a read-only sequence, read by row
         col = self._lists.get(name)
         if col is None:
             col = self._lists[name] = self.table.column(name).to_pylist()
@@ -93,12 +101,16 @@ class Columns:
 
     def value(self, name: str, row: int):
         """One value, without converting the column."""
+        if name in self._lazy:
+            return self._lazy[name][row]
         if name in self._lists:
             return self._lists[name][row]
         return self.table.column(name)[row].as_py()
 
     def take(self, name: str, rows) -> list:
         """The values of ``rows`` (any order) without converting the whole column."""
+        if name in self._lazy:
+            return self._lazy[name].take(rows)
         if name in self._lists:
             col = self._lists[name]
             return [col[i] for i in rows]
@@ -106,18 +118,19 @@ class Columns:
 
 
 PROVENANCE_COLUMNS = ("start_line", "end_line", "heading_path", "symbol_path")  # query/response.py provenance
+# Chunks columns a search never reads: the embedding cache key and the chunker's token count (build only).
+BUILD_ONLY_COLUMNS = ("content_sha256", "token_count")
 
 
 class SnapshotData:
     def __init__(self, directory: Path, verify: bool = True):
         self.dir = Path(directory)
         self._page_rows: dict[str, np.ndarray] | None = None
-        self._text_groups: list[int] | None = None
         self.manifest: Manifest = verify_snapshot(self.dir, checksums=verify)
         self.checksums_verified = bool(verify)
         # ParquetFile.read, not read_table: it avoids importing pyarrow.dataset (~0.5 s of a cold start)
         t = {
-            name: pq.ParquetFile(self.dir / file).read()
+            name: _read(self.dir / file, skip=(TEXT_COLUMN, *BUILD_ONLY_COLUMNS) if name == "chunks" else ())
             for name, file in TABLE_FILES.items()
             if (self.dir / file).is_file()
         }
@@ -125,10 +138,11 @@ class SnapshotData:
         if missing:
             raise SnapshotError(f"snapshot {self.manifest.snapshot_id}: missing table {missing[0]}")
         chunks = t["chunks"]
-        self.chunks = Columns(chunks)
+        self.n = chunks.num_rows
+        self.passage_texts = PassageTexts(self.dir / TABLE_FILES["chunks"], self.n)
+        self.chunks = Columns(chunks, {TEXT_COLUMN: self.passage_texts})
         self.chunk_ids: list[str] = self.chunks["chunk_id"]
         self.chunk_doc: list[str] = self.chunks["doc_id"]
-        self.n = len(self.chunk_ids)
         self.docs = RowMap(t["documents"], "doc_id")
         self.attribution = RowMap(t["attribution"], "doc_id")
         # Row of each chunk's document in the documents table (-1: a chunk whose document is missing).
@@ -180,17 +194,12 @@ class SnapshotData:
             )
 
     def texts(self, rows) -> list[str]:
-        return self.chunks.take("text", rows)
+        return self.passage_texts.take(rows)  # type: ignore[return-value]  # None only for a null text, as before
 
-    def text_groups(self) -> list[int]:
-        """Per row, the first row with the same text (identical passages share it): a search collapses them
-        by this number instead of comparing texts."""
-        groups = self._text_groups
-        if groups is None:
-            first: dict[str, int] = {}
-            texts = self.chunks.table.column("text").to_pylist()
-            groups = self._text_groups = [first.setdefault(t, i) for i, t in enumerate(texts)]
-        return groups
+    def text_groups(self) -> PassageTexts:
+        """Per row, a key equal for two rows exactly when their texts are equal (the text, read when asked): a
+        search collapses identical passages among its candidates by it."""
+        return self.passage_texts
 
     def page_rows(self) -> dict[str, np.ndarray]:
         """Per document, the rows of its passages (built on first use; a search's page-level channel reads it)."""
@@ -212,9 +221,9 @@ class SnapshotData:
         return out
 
     def warm(self) -> None:
-        """What every search reads, prepared once for a long-lived process: the text groups and, as Python
-        lists, the columns each hit's provenance reads (a scalar read from Arrow costs ~15 µs)."""
-        self.text_groups()
+        """What every search reads, prepared once for a long-lived process: the passage text's mapped copy and, as
+        Python lists, the columns each hit's provenance reads (a scalar read from Arrow costs ~15 µs)."""
+        self.passage_texts.build()
         self.page_rows()
         for name in PROVENANCE_COLUMNS:
             if name in self.chunks.table.column_names:
@@ -254,6 +263,13 @@ def row_positions(values: pa.ChunkedArray, keys: pa.ChunkedArray) -> np.ndarray:
     """For each value, its row in ``keys`` (-1 where absent)."""
     idx = pc.index_in(values, value_set=keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys)
     return np.asarray(idx.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+def _read(path: Path, skip: tuple[str, ...] = ()) -> pa.Table:
+    f = pq.ParquetFile(path)
+    if not skip:
+        return f.read()
+    return f.read(columns=[c for c in f.schema_arrow.names if c not in skip])
 
 
 def _empty():
