@@ -142,15 +142,18 @@ def recall_figures(index, headings_n: int = 200) -> dict:
     if index.dense.mode != "ann":
         raise SystemExit(f"recall needs an ANN index; this one is {index.dense.mode} ({index.dense.reason})")
     exact = DenseIndex(index.data.embeddings, None, exact_below=1 << 40)
+    exact.warm()  # the int8 prefilter: proven-exact results, a 1M-row scan in a fraction of the time
     qs = QUESTIONS + headings(headings_n)
     vecs = index.encoder.encode(qs)
     r10, r100 = [], []
     for v in vecs:
-        a10, b10 = index.dense.top(v, 10)[0], exact.top(v, 10)[0]
-        a100, b100 = index.dense.top(v, 100)[0], exact.top(v, 100)[0]
+        b100 = exact.top(v, 100)[0]
+        b10 = b100[:10]  # exact order is total (cosine, then row), so the top 10 lead the top 100
+        a10, a100 = index.dense.top(v, 10)[0], index.dense.top(v, 100)[0]
         r10.append(len(set(a10.tolist()) & set(b10.tolist())) / 10)
         r100.append(len(set(a100.tolist()) & set(b100.tolist())) / 100)
     exact_index = Index(index.data, Policy.from_dict({"dense": {"exact_below": 1 << 40}}))
+    exact_index.dense.share_warmth(exact)
     agree = []
     for q in QUESTIONS:
         a = [h["chunk_id"] for h in index.search(q, k=10)["hits"]]
