@@ -126,6 +126,7 @@ class SnapshotData:
     def __init__(self, directory: Path, verify: bool = True):
         self.dir = Path(directory)
         self._page_rows: dict[str, np.ndarray] | None = None
+        self._version_folders: dict[str, str | None] = {}  # by document: its passages share its path
         self.manifest: Manifest = verify_snapshot(self.dir, checksums=verify)
         self.checksums_verified = bool(verify)
         # ParquetFile.read, not read_table: it avoids importing pyarrow.dataset (~0.5 s of a cold start)
@@ -205,10 +206,7 @@ class SnapshotData:
         """Per document, the rows of its passages (built on first use; a search's page-level channel reads it)."""
         pr = self._page_rows
         if pr is None:
-            lists: dict[str, list[int]] = defaultdict(list)
-            for i, doc in enumerate(self.chunk_doc):
-                lists[doc].append(i)
-            pr = self._page_rows = {doc: np.asarray(rows, dtype=np.int64) for doc, rows in lists.items()}
+            pr = self._page_rows = _rows_by_value(self.chunks.table.column("doc_id"))
         return pr
 
     def page_vectors(self, docs: list[str]) -> np.ndarray:
@@ -247,7 +245,13 @@ class SnapshotData:
         nor the one served by default (``latest``), else None (schemas/docs_versions.py ``version_folder``).
         Legacy pages have their own marker; this covers versions whose standing the snapshot cannot tell (no
         versions file indexed), which still are frozen copies of an earlier release."""
-        for r in self.doc_versions.get(self.chunk_doc[i], []):
+        doc = self.chunk_doc[i]
+        if doc not in self._version_folders:  # the trust prior asks for every row: once per document
+            self._version_folders[doc] = self._version_folder(doc, i)
+        return self._version_folders[doc]
+
+    def _version_folder(self, doc: str, i: int) -> str | None:
+        for r in self.doc_versions.get(doc, []):
             named = names_of(r["intervals"]) if r["component"] == DOCS_COMPONENT else None
             if named and (named[0] == CURRENT or CURRENT in named[1] or LATEST in named[1]):
                 return None
@@ -263,6 +267,22 @@ def row_positions(values: pa.ChunkedArray, keys: pa.ChunkedArray) -> np.ndarray:
     """For each value, its row in ``keys`` (-1 where absent)."""
     idx = pc.index_in(values, value_set=keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys)
     return np.asarray(idx.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+def _rows_by_value(column: pa.ChunkedArray) -> dict[str, np.ndarray]:
+    """Per value, the rows holding it (ascending), values in order of first appearance."""
+    if column.null_count:  # not in a valid snapshot; grouped one by one as before
+        lists: dict = defaultdict(list)
+        for i, v in enumerate(column.to_pylist()):
+            lists[v].append(i)
+        return {v: np.asarray(rows, dtype=np.int64) for v, rows in lists.items()}
+    if len(column) == 0:
+        return {}
+    enc = pc.dictionary_encode(column).combine_chunks()  # codes in order of first appearance
+    codes = np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.cumsum(np.bincount(codes, minlength=len(enc.dictionary)))[:-1]
+    return dict(zip(enc.dictionary.to_pylist(), np.split(order, bounds), strict=True))
 
 
 def _read(path: Path, skip: tuple[str, ...] = ()) -> pa.Table:
