@@ -8,7 +8,7 @@ Tables stay Arrow in memory; Python objects are made only for the rows a query
 returns (``RowMap``, ``Columns``): converting 100k passages to Python lists and
 dicts at open took ~0.3 s of a cold query and ~200 MiB, and a search needs a few
 hundred rows.  The passage text, most of the chunks table's bytes, is not loaded
-with it: ``query.passage_text`` reads it from a memory-mapped copy when a search
+with it: ``query.passage_text`` reads it from a temporary copy when a search
 asks for rows (``texts``, ``chunks["text"]``); columns only a build reads are left
 out.  The trust prior (``query.trust_prior``) works on the Arrow columns and
 ``chunk_doc_row``, each chunk's row in the documents table.
@@ -236,7 +236,7 @@ class SnapshotData:
         return out
 
     def warm(self) -> None:
-        """What every search reads, prepared once for a long-lived process: the passage text's mapped copy and, as
+        """What every search reads, prepared once for a long-lived process: the passage text's temporary copy and, as
         Python lists, the columns each hit's provenance reads (a scalar read from Arrow costs ~15 µs)."""
         self.passage_texts.build()
         self.page_rows()

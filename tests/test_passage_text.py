@@ -1,4 +1,4 @@
-"""The query process reads passage text by row from a memory-mapped copy (query/passage_text.py), never the whole
+"""The query process reads passage text by row from a temporary copy (query/passage_text.py), never the whole
 column into memory, and every search answers exactly as when the text was held in memory."""
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def test_rows_read_back_exactly(tmp_path, monkeypatch, row_group_size, spill):
     assert not texts.built
     rows = [9, 0, 3, 2, 6, 6, 7, 1]
     assert texts.take(rows) == [TEXTS[r] for r in rows]
-    assert texts.built and texts.mapped is spill
+    assert texts.built and texts.spilled is spill
     assert [texts[i] for i in range(len(TEXTS))] == TEXTS
     # the collapse key: equal exactly when the texts are equal (null only with null, "" only with "")
     for i, a in enumerate(TEXTS):
@@ -94,4 +94,4 @@ def test_search_answers_identical_to_text_in_memory(index):
             assert json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str), (q, kw)
             collapsed += sum(len(h["also_in"]) for h in a["hits"])
     assert collapsed  # the collapse of identical passages was exercised
-    assert lazy.data.passage_texts.mapped
+    assert lazy.data.passage_texts.spilled
