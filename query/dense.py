@@ -84,10 +84,13 @@ def _usearch():
     return ui
 
 
-def build_ann_index(matrix: np.ndarray, path: Path, threads: int = BUILD_THREADS) -> dict:
+def build_ann_index(
+    matrix: np.ndarray, path: Path, threads: int = BUILD_THREADS, expansion_add: int = EXPANSION_ADD
+) -> dict:
     """Write the HNSW index of ``matrix`` (float16 rows; key = row number) to ``path``; returns its parameters.
 
-    ``threads`` other than 1 builds faster but not byte-identically (benchmarks only).
+    ``threads`` other than 1 builds faster but not byte-identically, and ``expansion_add`` other than
+    ``EXPANSION_ADD`` trades recall for build time (both for benchmarks only).
     """
     ui = _usearch()
     matrix = np.ascontiguousarray(matrix, dtype=STORAGE_DTYPE)
@@ -98,11 +101,11 @@ def build_ann_index(matrix: np.ndarray, path: Path, threads: int = BUILD_THREADS
         metric=ui.MetricKind.IP,
         dtype="f16",
         connectivity=CONNECTIVITY,
-        expansion_add=EXPANSION_ADD,
+        expansion_add=expansion_add,
     )
     ix.add(np.arange(matrix.shape[0], dtype=np.uint64), matrix, threads=threads)
     ix.save(str(path))
-    return {"rows": int(matrix.shape[0]), "connectivity": CONNECTIVITY, "expansion_add": EXPANSION_ADD}
+    return {"rows": int(matrix.shape[0]), "connectivity": CONNECTIVITY, "expansion_add": expansion_add}
 
 
 def _order(rows: np.ndarray, scores: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:

@@ -7,7 +7,10 @@ agree with the manifest's model dimensions and the chunk count.
 Tables stay Arrow in memory; Python objects are made only for the rows a query
 returns (``RowMap``, ``Columns``): converting 100k passages to Python lists and
 dicts at open took ~0.3 s of a cold query and ~200 MiB, and a search needs a few
-hundred rows.  The trust prior (``query.trust_prior``) works on the Arrow columns and
+hundred rows.  The passage text, most of the chunks table's bytes, is not loaded
+with it: ``query.passage_text`` reads it from a temporary copy when a search
+asks for rows (``texts``, ``chunks["text"]``); columns only a build reads are left
+out.  The trust prior (``query.trust_prior``) works on the Arrow columns and
 ``chunk_doc_row``, each chunk's row in the documents table.
 """
 
@@ -23,6 +26,7 @@ import pyarrow.parquet as pq
 
 from trustindex.query.lexical import LexicalIndex
 from trustindex.query.pages import TermPages
+from trustindex.query.passage_text import TEXT_COLUMN, PassageTexts
 from trustindex.schemas.components import ComponentRegistry
 from trustindex.schemas.docs_versions import COMPONENT as DOCS_COMPONENT
 from trustindex.schemas.docs_versions import CURRENT, LATEST, names_of, version_folder
@@ -81,26 +85,47 @@ class RowMap:
 
 
 class Columns:
-    """``chunks[column][row]`` as before, with each column converted to a Python list on first use."""
+    """``chunks[column][row]`` as before, with each column converted to a Python list on first use; ``lazy``
+    columns (the text) are read by row from their own store and never converted whole."""
 
-    def __init__(self, table: pa.Table):
+    def __init__(self, table: pa.Table, lazy: dict[str, PassageTexts] | None = None):
         self.table = table
         self._lists: dict[str, list] = {}
+        self._lazy = lazy or {}
 
     def __getitem__(self, name: str) -> list:
+        if name in self._lazy:
+            return self._lazy[name]  # type: ignore[return-value]  # a read-only sequence, read by row
         col = self._lists.get(name)
         if col is None:
             col = self._lists[name] = self.table.column(name).to_pylist()
         return col
 
+    def shared_strings(self, name: str) -> list:
+        """``self[name]`` with one Python string per distinct value (a document's id once, not once per passage:
+        ~60 MiB less at 1M passages of 8 per page)."""
+        col = self._lists.get(name)
+        if col is None:
+            column = self.table.column(name)
+            if column.null_count or not len(column):
+                return self[name]
+            enc = pc.dictionary_encode(column).combine_chunks()
+            values = enc.dictionary.to_pylist()
+            col = self._lists[name] = [values[c] for c in enc.indices.to_numpy().tolist()]
+        return col
+
     def value(self, name: str, row: int):
         """One value, without converting the column."""
+        if name in self._lazy:
+            return self._lazy[name][row]
         if name in self._lists:
             return self._lists[name][row]
         return self.table.column(name)[row].as_py()
 
     def take(self, name: str, rows) -> list:
         """The values of ``rows`` (any order) without converting the whole column."""
+        if name in self._lazy:
+            return self._lazy[name].take(rows)
         if name in self._lists:
             col = self._lists[name]
             return [col[i] for i in rows]
@@ -109,6 +134,11 @@ class Columns:
 
 PASSAGE_TERMS_KEPT = TEXTS_KEPT = 8192
 PROVENANCE_COLUMNS = ("start_line", "end_line", "heading_path", "symbol_path")  # query/response.py provenance
+# Rows from which warm() leaves the provenance columns in Arrow: as Python objects they cost more memory than their
+# scalar reads cost time (heading_path alone: ~160 MiB at 1M passages, against ~15 µs a read for the ten hits).
+PROVENANCE_LISTS_BELOW = 200_000
+# Chunks columns a search never reads: the embedding cache key and the chunker's token count (build only).
+BUILD_ONLY_COLUMNS = ("content_sha256", "token_count")
 
 
 class SnapshotData:
@@ -122,22 +152,25 @@ class SnapshotData:
         self._term_pages: TermPages | None = None
         self._passage_terms: dict[int, frozenset[str]] = {}
         self._texts: dict[int, str] = {}
+        self._version_folders: dict[str, str | None] = {}  # by document: its passages share its path
         self.manifest: Manifest = verify_snapshot(self.dir, checksums=verify)
         self.checksums_verified = bool(verify)
         # ParquetFile.read, not read_table: it avoids importing pyarrow.dataset (~0.5 s of a cold start)
         t = {
-            name: pq.ParquetFile(self.dir / file).read()
+            name: _read(self.dir / file, skip=(TEXT_COLUMN, *BUILD_ONLY_COLUMNS) if name == "chunks" else ())
             for name, file in TABLE_FILES.items()
             if (self.dir / file).is_file()
         }
         missing = [n for n in ("documents", "chunks", "attribution") if n not in t]
         if missing:
             raise SnapshotError(f"snapshot {self.manifest.snapshot_id}: missing table {missing[0]}")
+        pa.default_memory_pool().release_unused()  # Parquet decoding's buffers, back to the system
         chunks = t["chunks"]
-        self.chunks = Columns(chunks)
+        self.n = chunks.num_rows
+        self.passage_texts = PassageTexts(self.dir / TABLE_FILES["chunks"], self.n)
+        self.chunks = Columns(chunks, {TEXT_COLUMN: self.passage_texts})
         self.chunk_ids: list[str] = self.chunks["chunk_id"]
-        self.chunk_doc: list[str] = self.chunks["doc_id"]
-        self.n = len(self.chunk_ids)
+        self.chunk_doc: list[str] = self.chunks.shared_strings("doc_id")
         self.docs = RowMap(t["documents"], "doc_id")
         self.attribution = RowMap(t["attribution"], "doc_id")
         # Row of each chunk's document in the documents table (-1: a chunk whose document is missing).
@@ -190,7 +223,7 @@ class SnapshotData:
 
     def texts(self, rows) -> list[str]:
         """The passages' texts, the last TEXTS_KEPT asked for kept (an Arrow take of a search's ten hits from
-        the chunked text column cost ~0.3 ms)."""
+        the text store costs more than a dict lookup)."""
         rows = [int(r) for r in rows]
         memo = self._texts
         got = [memo.get(r) for r in rows]
@@ -198,7 +231,7 @@ class SnapshotData:
         if missing:
             if len(memo) + len(missing) > TEXTS_KEPT:
                 memo.clear()  # bounded memory; a rare refill costs less than an LRU's bookkeeping
-            fresh = dict(zip(missing, self.chunks.take("text", missing), strict=True))
+            fresh = dict(zip(missing, self.passage_texts.take(missing), strict=True))
             memo.update(fresh)
             got = [fresh[r] if text is None else text for r, text in zip(rows, got, strict=True)]
         return got  # type: ignore[return-value]
@@ -219,12 +252,12 @@ class SnapshotData:
 
     def text_groups(self) -> np.ndarray:
         """Per row, the first row with the same text (identical passages share it): a search collapses them
-        by this number instead of comparing texts."""
+        by this number instead of comparing texts (the texts are compared by digest, never held in memory)."""
         groups = self._text_groups
         if groups is None:
-            first: dict[str, int] = {}
-            texts = self.chunks.table.column("text").to_pylist()
-            groups = np.array([first.setdefault(t, i) for i, t in enumerate(texts)], dtype=np.int64)
+            first: dict[bytes | None, int] = {}
+            digests = self.passage_texts.digests()
+            groups = np.array([first.setdefault(t, i) for i, t in enumerate(digests)], dtype=np.int64)
             self._text_groups = groups
         return groups
 
@@ -233,10 +266,7 @@ class SnapshotData:
         Pages are numbered in this order (``chunk_page``)."""
         pr = self._page_rows
         if pr is None:
-            lists: dict[str, list[int]] = defaultdict(list)
-            for i, doc in enumerate(self.chunk_doc):
-                lists[doc].append(i)
-            pr = self._page_rows = {doc: np.asarray(rows, dtype=np.int64) for doc, rows in lists.items()}
+            pr = self._page_rows = _rows_by_value(self.chunks.table.column("doc_id"))
         return pr
 
     def chunk_id_rank(self) -> np.ndarray:
@@ -291,15 +321,19 @@ class SnapshotData:
             self._page_vectors = matrix
 
     def warm(self) -> None:
-        """What every search reads, prepared once for a long-lived process: the text groups and, as Python
+        """What every search reads, prepared once for a long-lived process: the passage text's temporary copy, the
+        text groups, pages and chunk-id order, every page's vector and, below PROVENANCE_LISTS_BELOW rows, as Python
         lists, the columns each hit's provenance reads (a scalar read from Arrow costs ~15 µs)."""
+        self.passage_texts.build()
         self.text_groups()
         self.chunk_page()
         self.chunk_id_rank()
         self._warm_page_vectors()
-        for name in PROVENANCE_COLUMNS:
-            if name in self.chunks.table.column_names:
-                self.chunks[name]
+        if self.n < PROVENANCE_LISTS_BELOW:
+            for name in PROVENANCE_COLUMNS:
+                if name in self.chunks.table.column_names:
+                    self.chunks[name]
+        pa.default_memory_pool().release_unused()  # what decoding the text and the lists left behind
 
     def version_rows(self, i: int) -> dict[str, list[dict]]:
         """Chunk-scoped constraints override document-scoped ones per component."""
@@ -321,7 +355,13 @@ class SnapshotData:
         nor the one served by default (``latest``), else None (schemas/docs_versions.py ``version_folder``).
         Legacy pages have their own marker; this covers versions whose standing the snapshot cannot tell (no
         versions file indexed), which still are frozen copies of an earlier release."""
-        for r in self.doc_versions.get(self.chunk_doc[i], []):
+        doc = self.chunk_doc[i]
+        if doc not in self._version_folders:  # the trust prior asks for every row: once per document
+            self._version_folders[doc] = self._version_folder(doc, i)
+        return self._version_folders[doc]
+
+    def _version_folder(self, doc: str, i: int) -> str | None:
+        for r in self.doc_versions.get(doc, []):
             named = names_of(r["intervals"]) if r["component"] == DOCS_COMPONENT else None
             if named and (named[0] == CURRENT or CURRENT in named[1] or LATEST in named[1]):
                 return None
@@ -337,6 +377,29 @@ def row_positions(values: pa.ChunkedArray, keys: pa.ChunkedArray) -> np.ndarray:
     """For each value, its row in ``keys`` (-1 where absent)."""
     idx = pc.index_in(values, value_set=keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys)
     return np.asarray(idx.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+def _rows_by_value(column: pa.ChunkedArray) -> dict[str, np.ndarray]:
+    """Per value, the rows holding it (ascending), values in order of first appearance."""
+    if column.null_count:  # not in a valid snapshot; grouped one by one as before
+        lists: dict = defaultdict(list)
+        for i, v in enumerate(column.to_pylist()):
+            lists[v].append(i)
+        return {v: np.asarray(rows, dtype=np.int64) for v, rows in lists.items()}
+    if len(column) == 0:
+        return {}
+    enc = pc.dictionary_encode(column).combine_chunks()  # codes in order of first appearance
+    codes = np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.cumsum(np.bincount(codes, minlength=len(enc.dictionary)))[:-1]
+    return dict(zip(enc.dictionary.to_pylist(), np.split(order, bounds), strict=True))
+
+
+def _read(path: Path, skip: tuple[str, ...] = ()) -> pa.Table:
+    f = pq.ParquetFile(path)
+    if not skip:
+        return f.read()
+    return f.read(columns=[c for c in f.schema_arrow.names if c not in skip])
 
 
 def _empty():
