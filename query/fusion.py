@@ -42,3 +42,21 @@ def rrf_pool(rankings: list[tuple[np.ndarray, float]], k: int, n: int) -> tuple[
         seen[ranking] = True
     pool = np.flatnonzero(seen)
     return pool, scores[pool]
+
+
+# A channel whose pages are capped reads this many times its depth, so the pages left after the cap still fill it.
+CAP_REACH = 4
+
+
+def per_page_capped(ranking: np.ndarray, page_of: np.ndarray, cap: int, depth: int) -> np.ndarray:
+    """The first ``depth`` entries of ``ranking`` once each page's passages after its best ``cap`` are left out, so
+    one long page cannot fill a channel's share of the candidate pool on its own; ``cap`` 0 cuts to ``depth`` only."""
+    if cap <= 0:
+        return ranking[:depth]
+    pages = page_of[ranking]
+    by_page = np.argsort(pages, kind="stable")  # within a page, the ranking's order
+    grouped = pages[by_page]
+    starts = np.r_[0, np.flatnonzero(grouped[1:] != grouped[:-1]) + 1]
+    nth = np.empty(ranking.size, dtype=np.int64)  # each entry's place among its page's entries, 0 first
+    nth[by_page] = np.arange(ranking.size) - np.repeat(starts, np.diff(np.r_[starts, ranking.size]))
+    return ranking[nth < cap][:depth]

@@ -21,7 +21,7 @@ import numpy as np
 from trustindex.query import response as R
 from trustindex.query.answer_confidence import COVERAGE_HITS, ChannelOutcome, match_tier, measure, probability
 from trustindex.query.candidates import Pool, collapse
-from trustindex.query.fusion import rrf_pool, top_ranking
+from trustindex.query.fusion import CAP_REACH, per_page_capped, rrf_pool, top_ranking
 from trustindex.query.lexical_signals import lexical_signals
 from trustindex.query.pages import page_support, page_term_coverage
 from trustindex.query.reader import SnapshotData
@@ -154,26 +154,35 @@ class Index:
         if phrasings:
             vecs = np.concatenate([vecs, st.encoder.encode(phrasings)])
         fz, depth = policy["fusion"], policy["fusion"]["candidate_depth"]
+        # With a per-page cap each channel reads deeper, then gives the pool its first `depth` passages of capped pages.
+        cap = fz["max_passages_per_page"]
+        reach = depth * CAP_REACH if cap else depth
+
+        def pooled(ranking: np.ndarray) -> np.ndarray:
+            return per_page_capped(ranking, d.chunk_doc_row, cap, depth)
+
         # Dense candidates from the dense index (exact or ANN: query/dense.py), never a scan of every chunk's
         # cosine in ANN mode; the pool's cosines with the user's query are computed exactly below.
         # The user's own query first: its channels also explain the hits and set the match tier.
-        dense_user, dense_cos = st.dense.top(vecs[0], depth)
+        dense_all, dense_cos = st.dense.top(vecs[0], reach)
+        dense_user, dense_cos = dense_all[:depth], dense_cos[:depth]
         best_cosine = float(dense_cos[0]) if dense_cos.size else 0.0  # = dense.best(): the top-1 of this search
         tokens = tokenize(query)  # the lexical channel's, the page terms' and the term coverage's
         lex = lexical_signals(d, query, policy, tokens)
         lex_user, lex_ran = lex.scores, lex.nterms > 0
-        lex_top = top_ranking(lex_user, depth, positive_only=True) if lex_ran else None
-        rankings = [(dense_user, fz["dense_weight"])]
-        if lex_top is not None:
-            rankings.append((lex_top, fz["lexical_weight"]))
+        lex_all = top_ranking(lex_user, reach, positive_only=True) if lex_ran else None
+        lex_top = lex_all[:depth] if lex_all is not None else None
+        rankings = [(pooled(dense_all), fz["dense_weight"])]
+        if lex_all is not None:
+            rankings.append((pooled(lex_all), fz["lexical_weight"]))
         for j, text in enumerate(phrasings, 1):
-            rows, _cos = st.dense.top(vecs[j], depth)
+            rows, _cos = st.dense.top(vecs[j], reach)
             other = lexical_signals(d, text, policy)
-            rankings.append((rows, fz["dense_weight"]))
+            rankings.append((pooled(rows), fz["dense_weight"]))
             if other.nterms:
-                rankings.append((top_ranking(other.scores, depth, positive_only=True), fz["lexical_weight"]))
+                rankings.append((pooled(top_ranking(other.scores, reach, positive_only=True)), fz["lexical_weight"]))
         if lex.identifier is not None:
-            rankings.append((top_ranking(lex.identifier, depth, positive_only=True), fz["identifier_weight"]))
+            rankings.append((pooled(top_ranking(lex.identifier, reach, positive_only=True)), fz["identifier_weight"]))
         pool_rows, ranking = rrf_pool(rankings, fz["rrf_k"], d.n)
         pool_cos = st.dense.cosines(vecs[0], pool_rows)
         ident = lex.identifier[pool_rows] if lex.identifier is not None else None

@@ -139,6 +139,18 @@ def test_page_support_is_the_scalar_sum_of_each_pages_next_best_keys_to_the_bit(
             assert keys[j] == own[j] + 0.3 * sum(others[:passages])
 
 
+def test_a_per_page_cap_lets_more_pages_into_a_channel_and_keeps_its_order():
+    from trustindex.query.fusion import per_page_capped
+
+    # rows 0-5 on page 7 (a long page), then rows 6-9 on pages 1-4, ranked best first
+    page_of = np.array([7, 7, 7, 7, 7, 7, 1, 2, 3, 4])
+    ranking = np.arange(10)
+    assert per_page_capped(ranking, page_of, 0, 4).tolist() == [0, 1, 2, 3]
+    assert per_page_capped(ranking, page_of, 2, 4).tolist() == [0, 1, 6, 7]
+    assert per_page_capped(ranking, page_of, 2, 100).tolist() == [0, 1, 6, 7, 8, 9]
+    assert per_page_capped(ranking[::-1], page_of, 1, 3).tolist() == [9, 8, 7]
+
+
 def test_a_released_version_folder_is_named_only_for_docusaurus_version_folders():
     from trustindex.schemas.docs_versions import version_folder
 
