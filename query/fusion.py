@@ -45,7 +45,8 @@ def rrf_pool(rankings: list[tuple[np.ndarray, float]], k: int, n: int) -> tuple[
 
 
 # A channel whose pages are capped reads this many times its depth, so the pages left after the cap still fill it.
-CAP_REACH = 4
+# Real docs, dev half: 2 ranks as 4 does (nDCG@10 0.8757 / 0.8759) for ~0.7 ms less CPU a search (~1.9 ms at 4).
+CAP_REACH = 2
 
 
 def per_page_capped(ranking: np.ndarray, page_of: np.ndarray, cap: int, depth: int) -> np.ndarray:

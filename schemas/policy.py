@@ -122,8 +122,8 @@ SPEC: dict[str, Any] = {
         # Per-page cap on each channel's candidates (query/fusion.py per_page_capped): a page gives a channel at
         # most this many passages before the channel is cut to candidate_depth, so one long page cannot fill the
         # pool; 0 leaves the channels uncapped.  Real docs (files a response names, also_in included): 2 ranked
-        # files better than 0 (nDCG@10 0.8727 -> 0.8759 dev, +16/-5 queries; 0.8471 -> 0.8483 test; caps 1 / 3 /
-        # 5 / 10: 0.8433 / 0.8741 / 0.8740 / 0.8730 dev).
+        # files better than 0 (nDCG@10 0.8727 -> 0.8757 dev, +15/-5 queries; 0.8471 -> 0.8483 test; caps 1 / 3 /
+        # 5 / 10: 0.8433 / 0.8741 / 0.8740 / 0.8730 dev, channels read 4x deep).
         "max_passages_per_page": (2, int, 0, 100_000),
     },
     "match": {
