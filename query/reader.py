@@ -224,31 +224,14 @@ class SnapshotData:
     def texts(self, rows) -> list[str]:
         """The passages' texts, the last TEXTS_KEPT asked for kept (an Arrow take of a search's ten hits from
         the text store costs more than a dict lookup)."""
-        rows = [int(r) for r in rows]
-        memo = self._texts
-        got = [memo.get(r) for r in rows]
-        missing = [r for r, text in zip(rows, got, strict=True) if text is None]
-        if missing:
-            if len(memo) + len(missing) > TEXTS_KEPT:
-                memo.clear()  # bounded memory; a rare refill costs less than an LRU's bookkeeping
-            fresh = dict(zip(missing, self.passage_texts.take(missing), strict=True))
-            memo.update(fresh)
-            got = [fresh[r] if text is None else text for r, text in zip(rows, got, strict=True)]
-        return got  # type: ignore[return-value]
+        return _memoised(self._texts, [int(r) for r in rows], TEXTS_KEPT, self.passage_texts.take)
 
     def passage_terms(self, rows: list[int]) -> list[frozenset[str]]:
         """Each passage's distinct lexical terms (schemas/lexical.py ``tokenize`` of its text), kept for the last
         PASSAGE_TERMS_KEPT passages asked for: the answer signals read the top hits' terms on every search."""
-        memo = self._passage_terms
-        got = [memo.get(r) for r in rows]
-        missing = [r for r, terms in zip(rows, got, strict=True) if terms is None]
-        if missing:
-            if len(memo) + len(missing) > PASSAGE_TERMS_KEPT:
-                memo.clear()  # bounded memory; a rare refill costs less than an LRU's bookkeeping
-            fresh = dict(zip(missing, (frozenset(tokenize(t)) for t in self.texts(missing)), strict=True))
-            memo.update(fresh)
-            got = [fresh[r] if terms is None else terms for r, terms in zip(rows, got, strict=True)]
-        return got  # type: ignore[return-value]
+        return _memoised(
+            self._passage_terms, rows, PASSAGE_TERMS_KEPT, lambda m: [frozenset(tokenize(t)) for t in self.texts(m)]
+        )
 
     def text_groups(self) -> np.ndarray:
         """Per row, the first row with the same text (identical passages share it): a search collapses them
@@ -404,3 +387,17 @@ def _read(path: Path, skip: tuple[str, ...] = ()) -> pa.Table:
 
 def _empty():
     return pa.table({})
+
+
+def _memoised(memo: dict, rows: list[int], limit: int, compute) -> list:
+    """Each row's value from ``memo``, the missing ones computed together by ``compute(rows)`` and kept; the memo
+    is emptied when it would pass ``limit`` (bounded memory; a rare refill costs less than an LRU's bookkeeping)."""
+    got = [memo.get(r) for r in rows]
+    missing = [r for r, value in zip(rows, got, strict=True) if value is None]
+    if missing:
+        if len(memo) + len(missing) > limit:
+            memo.clear()
+        fresh = dict(zip(missing, compute(missing), strict=True))
+        memo.update(fresh)
+        got = [fresh[r] if value is None else value for r, value in zip(rows, got, strict=True)]
+    return got
