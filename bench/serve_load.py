@@ -172,13 +172,20 @@ class ServerProcess:
         return round(total / 1024, 1) if total else None
 
     def __exit__(self, *exc) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        stop_process(self.proc)
         self.log.close()
+
+
+def stop_process(proc: subprocess.Popen, grace_s: float = 30) -> None:
+    """SIGTERM, then SIGKILL after ``grace_s`` seconds; waits for the exit either way (nothing left running)."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def vector_lookups(url: str) -> dict[str, int]:

@@ -5,7 +5,6 @@ Both listen on loopback only; the server process is bounded by a readiness deadl
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -15,6 +14,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+
+from bench.serve_load import free_port, stop_process
 
 S3_ENV = {
     "AWS_ACCESS_KEY_ID": "testing",
@@ -46,9 +47,7 @@ class ServeProcess:
     """``trustindex serve ARGS`` on a free loopback port, polling every 0.2 s; ready once /readyz answers."""
 
     def __init__(self, args: list[str], log: Path, ready_timeout_s: float = 240):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.url = f"http://127.0.0.1:{s.getsockname()[1]}"
+        self.url = f"http://127.0.0.1:{free_port()}"
         self.argv = [sys.executable, "-m", "trustindex.cli.main", "serve", *args]
         self.argv += ["--port", self.url.rsplit(":", 1)[1], "--poll", "0.2"]
         self.log_path = log
@@ -70,11 +69,5 @@ class ServeProcess:
         raise AssertionError(f"{' '.join(self.argv[3:])} did not become ready:\n{self.log_path.read_text()[-3000:]}")
 
     def __exit__(self, *exc) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
         self.log.close()
