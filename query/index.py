@@ -246,8 +246,8 @@ class Index:
             h["text"] = text
             h.update(_shown(st, h["i"], today, vfs.get(h["i"]), docs_targeted))
         # the channels' ranks and scores of the shown hits
-        at = {r: j for j, r in enumerate(pool_rows.tolist())}
-        cos_user = {h["i"]: float(pool_cos[at[h["i"]]]) for h in shown}
+        shown_rows = [h["i"] for h in shown]  # pool_rows is sorted (rrf_pool): each shown row's place by bisection
+        cos_user = dict(zip(shown_rows, pool_cos[np.searchsorted(pool_rows, shown_rows)].tolist(), strict=True))
         dense_rank = dict(zip(dense_user.tolist(), range(1, dense_user.size + 1), strict=True))
         lex_rank = dict(zip(lex_top.tolist(), range(1, lex_top.size + 1), strict=True)) if lex_top is not None else {}
         out_hits = [
