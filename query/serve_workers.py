@@ -2,8 +2,12 @@
 
 A search is mostly Python under one GIL (the encoder and the numpy products release it, the ranking around them
 does not), so one process uses about one core however many requests it runs at once.  ``--workers N`` starts N
-uvicorn worker processes on the one listening socket (uvicorn's own supervisor: it restarts a worker that dies
-and stops them all on SIGTERM or SIGINT).  Each worker is a full stateless replica: it builds its own
+uvicorn worker processes, each listening on its own socket bound to the one port with SO_REUSEPORT, so the
+kernel spreads new connections over the workers by their addresses.  uvicorn's own supervisor shares one
+listening socket instead, and there the worker that wakes first accepts: measured with wrk's 16 keep-alive
+connections opened at once, one worker took all 16 and the other stayed idle (143 q/s; see docs/serving.md).
+The supervisor here (``Supervisor``) restarts a worker that dies and stops them all on SIGTERM or SIGINT.  Each
+worker is a full stateless replica: it builds its own
 ``SnapshotHolder`` from the ``ServeSetup`` the parent serialises into ``TRUSTINDEX_SERVE_SETUP``, loads, polls,
 verifies and swaps its own snapshot, and keeps its own query-vector cache.  Workers of an export target share
 its cache directory (a snapshot is downloaded by whichever worker gets there first).  Metrics use
@@ -22,21 +26,22 @@ import signal
 import socket
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
-
-from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
 from trustindex.query.http_metrics import MULTIPROCESS_ENV, ServeMetrics, multiprocess
 from trustindex.query.http_server import ServeConfig, ServeLimits, build_app
 from trustindex.query.serving import SourceSpec
+from trustindex.schemas.errors import TrustIndexError
 
 SETUP_ENV = "TRUSTINDEX_SERVE_SETUP"
 APP_FACTORY = f"{__name__}:worker_app"
-HTTP_PROTOCOL = f"{__name__}:NoDelayHTTP"
-# uvicorn's supervisor pings each worker; one busy with searches on a loaded machine may take seconds to answer,
-# and one that does not answer in time is killed
-HEALTHCHECK_SECONDS = 60
 PARENT_CHECK_SECONDS = 1.0
+LISTEN_BACKLOG = 2048  # uvicorn's default
+STOP_SECONDS = 30  # a worker finishing its requests after SIGTERM; then it is killed
+# A worker that dies sooner than this after starting, this many times in a row, is a setup error (a port taken,
+# a broken snapshot source): the supervisor stops instead of restarting it forever.
+EARLY_DEATH_SECONDS, EARLY_DEATHS = 10.0, 3
 
 
 @dataclass(frozen=True)
@@ -102,20 +107,6 @@ def _exit_with_parent(parent: int, stop: threading.Event) -> None:
             return
 
 
-class NoDelayHTTP(AutoHTTPProtocol):  # type: ignore[valid-type,misc]
-    """uvicorn's HTTP protocol with Nagle's algorithm off on every connection.  With ``workers`` uvicorn binds the
-    shared socket itself (``socket.socket(AF_INET)``: protocol number 0), and asyncio sets TCP_NODELAY only on
-    connections of sockets that say IPPROTO_TCP; without it a small response waits for the client's delayed ACK:
-    measured 44 ms for ``/healthz`` over keep-alive with 2 workers, 1.1 ms with 1 (1.6 ms with this)."""
-
-    def connection_made(self, transport) -> None:
-        sock = transport.get_extra_info("socket")
-        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
-            with contextlib.suppress(OSError):
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        super().connection_made(transport)
-
-
 def serve(setup: ServeSetup) -> None:
     """Load the first snapshot, start polling the source, and serve until interrupted."""
     import uvicorn
@@ -130,15 +121,80 @@ def serve(setup: ServeSetup) -> None:
     os.environ[MULTIPROCESS_ENV] = metrics_dir
     os.environ[SETUP_ENV] = setup.to_json()
     try:
-        uvicorn.run(
-            APP_FACTORY,
-            factory=True,
-            workers=setup.workers,
-            host=config.host,
-            port=config.port,
-            log_level="warning",
-            timeout_worker_healthcheck=HEALTHCHECK_SECONDS,
-            http=HTTP_PROTOCOL,
-        )
+        Supervisor(setup).run()
     finally:
         shutil.rmtree(metrics_dir, ignore_errors=True)
+
+
+def reuseport_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` that other sockets of this user may bind too (SO_REUSEPORT)."""
+    family, kind, proto, _name, address = socket.getaddrinfo(
+        host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP, flags=socket.AI_PASSIVE
+    )[0]
+    sock = socket.socket(family, kind, proto)  # IPPROTO_TCP: asyncio then sets TCP_NODELAY on its connections
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind(address)
+        sock.listen(LISTEN_BACKLOG)
+    except OSError as e:
+        sock.close()
+        raise TrustIndexError(f"cannot listen on {host}:{port} ({e.strerror})") from None
+    return sock
+
+
+def _worker_main(setup_json: str) -> None:
+    """One worker process: its own listening socket on the shared port, then uvicorn until SIGTERM or SIGINT."""
+    import uvicorn
+
+    os.environ[SETUP_ENV] = setup_json
+    c = ServeSetup.from_json(setup_json).config
+    sock = reuseport_socket(c.host, c.port)
+    server = uvicorn.Server(uvicorn.Config(APP_FACTORY, factory=True, log_level="warning", timeout_graceful_shutdown=5))
+    server.run(sockets=[sock])
+
+
+class Supervisor:
+    """``setup.workers`` worker processes (``_worker_main``), each restarted when it dies, all stopped together."""
+
+    def __init__(self, setup: ServeSetup):
+        import multiprocessing
+
+        self.setup = setup
+        self.ctx = multiprocessing.get_context("spawn")  # a fresh interpreter: no threads or locks copied by fork
+        self.stop = threading.Event()
+        self.log = logging.getLogger("trustindex.serve")
+
+    def _start(self):
+        p = self.ctx.Process(target=_worker_main, args=(self.setup.to_json(),), name="trustindex-serve-worker")
+        p.start()
+        return p, time.monotonic()
+
+    def run(self) -> None:
+        logging.basicConfig(level=logging.INFO, format="trustindex serve: %(message)s")
+        # the port checked once here, so a taken port is one clear error rather than N dying workers
+        reuseport_socket(self.setup.config.host, self.setup.config.port).close()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: self.stop.set())
+        workers = [self._start() for _ in range(self.setup.workers)]
+        early = 0
+        try:
+            while not self.stop.wait(0.5):
+                for n, (p, started) in enumerate(workers):
+                    if p.is_alive():
+                        continue
+                    early = early + 1 if time.monotonic() - started < EARLY_DEATH_SECONDS else 0
+                    if early >= EARLY_DEATHS:
+                        raise TrustIndexError(f"serve: workers keep dying at start-up (last exit code {p.exitcode})")
+                    self.log.warning("worker %s exited with code %s; starting another", p.pid, p.exitcode)
+                    workers[n] = self._start()
+        finally:
+            for p, _ in workers:
+                if p.is_alive():
+                    p.terminate()  # SIGTERM: uvicorn finishes the requests it has, then exits
+            deadline = time.monotonic() + STOP_SECONDS
+            for p, _ in workers:
+                p.join(max(0.0, deadline - time.monotonic()))
+                if p.is_alive():
+                    p.kill()
+                    p.join()

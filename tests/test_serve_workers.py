@@ -3,6 +3,7 @@ target reaches both, and stopping the parent (SIGTERM, or SIGKILL) leaves no wor
 
 from __future__ import annotations
 
+import http.client
 import os
 import shutil
 import signal
@@ -126,8 +127,43 @@ def test_two_workers_answer_both_swap_and_stop_with_the_parent(refreshed, tmp_pa
     assert list((tmp_path / "cache" / SNAPSHOTS_DIR).iterdir()) != []
 
 
+def listening_sockets(port: int) -> int:
+    """How many sockets listen on loopback ``port`` (/proc/net/tcp: state 0A is LISTEN)."""
+    rows = Path("/proc/net/tcp").read_text().splitlines()[1:]
+    return sum(1 for r in rows if r.split()[1].endswith(f":{port:04X}") and r.split()[3] == "0A")
+
+
+def keep_alive_spread(url: str, connections: int = 16) -> list[set[int]]:
+    """Open ``connections`` keep-alive connections in one tight loop (as wrk does), then ask 3 times on each: the
+    workers that answered on each connection."""
+    host, port = httpx.URL(url).host, httpx.URL(url).port
+    conns = [http.client.HTTPConnection(host, port, timeout=60) for _ in range(connections)]
+    try:
+        for c in conns:
+            c.connect()  # the kernel completes each handshake before any worker accepts
+        out = []
+        for c in conns:
+            seen = set()
+            for _ in range(3):
+                c.request("GET", "/healthz")
+                r = c.getresponse()
+                r.read()
+                seen.add(int(r.headers[WORKER_HEADER]))
+            out.append(seen)
+        return out
+    finally:
+        for c in conns:
+            c.close()
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
 def test_workers_leave_with_the_parent(sig, refreshed, tmp_path):
     with Workers(["--data", str(refreshed["data"])], tmp_path / "serve.log") as server:
         server.answers()
+        # Each worker listens on its own SO_REUSEPORT socket, so connections opened together spread over the workers
+        # (with one shared socket, the first worker to wake took all 16); a connection stays with its worker.
+        assert listening_sockets(httpx.URL(server.url).port) == WORKERS
+        per_connection = keep_alive_spread(server.url)
+        assert all(len(w) == 1 for w in per_connection), per_connection
+        assert len(set().union(*per_connection)) == WORKERS, per_connection
         server.stopped_cleanly(sig)
