@@ -23,7 +23,7 @@ from trustindex.query.answer_confidence import COVERAGE_HITS, ChannelOutcome, ma
 from trustindex.query.candidates import Pool, collapse
 from trustindex.query.fusion import CAP_REACH, per_page_capped, rrf_pool, top_ranking
 from trustindex.query.lexical_signals import lexical_signals
-from trustindex.query.pages import page_support, page_term_coverage
+from trustindex.query.pages import page_support
 from trustindex.query.reader import SnapshotData
 from trustindex.query.relevance import dense_relevance
 from trustindex.query.relevance import relevance as relevance_of
@@ -217,8 +217,8 @@ class Index:
             if fz["page_vector_weight"] > 0:
                 order_key = order_key + fz["page_vector_weight"] * _page_relevance(st, vecs[0], pages)[page]
             if fz["page_terms_weight"] > 0 and lex_ran:
-                cover = page_term_coverage(d.lexical, tokens, d.chunk_doc_row, len(d.docs), d.term_pages())
-                order_key = order_key + fz["page_terms_weight"] * cover[d.chunk_doc_row[pool.rows]]
+                cover = d.page_term_coverage(tokens, d.chunk_doc_row[pool.rows])
+                order_key = order_key + fz["page_terms_weight"] * cover
         rows = pool.rows.tolist()
         hits = collapse(d.text_groups(), pool.rows, pool.order(order_key, d.chunk_id_rank()), max(k, COVERAGE_HITS))
         pool_best = float(pool.confidence.max()) if pool.size else 0.0

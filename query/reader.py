@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from trustindex.query.lexical import LexicalIndex
-from trustindex.query.pages import TermPages
+from trustindex.query.pages import TermPages, page_term_coverage, pool_term_coverage, stored_page_by_page
 from trustindex.query.passage_text import TEXT_COLUMN, PassageTexts
 from trustindex.schemas.components import ComponentRegistry
 from trustindex.schemas.docs_versions import COMPONENT as DOCS_COMPONENT
@@ -150,6 +150,7 @@ class SnapshotData:
         self._chunk_id_rank: np.ndarray | None = None
         self._page_vectors: np.ndarray | None = None
         self._term_pages: TermPages | None = None
+        self._page_by_page: bool | None = None  # stored_page_by_page, checked on first use
         self._passage_terms: dict[int, frozenset[str]] = {}
         self._texts: dict[int, str] = {}
         self._version_folders: dict[str, str | None] = {}  # by document: its passages share its path
@@ -280,12 +281,17 @@ class SnapshotData:
         rows = list(self.page_rows().values())
         return self._unit_means([rows[p] for p in pages.tolist()])
 
-    def term_pages(self) -> TermPages:
-        """Each lexical term's pages, memoised for this snapshot (query/pages.py page_term_coverage)."""
-        tp = self._term_pages
-        if tp is None:
-            tp = self._term_pages = TermPages(self.lexical, self.chunk_doc_row)
-        return tp
+    def page_term_coverage(self, tokens: list[str], pages: np.ndarray) -> np.ndarray:
+        """Per entry of ``pages`` (rows of the documents table), the idf-weighted share of the query's terms the page
+        holds (query/pages.py): read from the candidates' pages when the snapshot stores passages page by page (every
+        build does; checked once), else from every term's pages, memoised."""
+        if self._page_by_page is None:
+            self._page_by_page = stored_page_by_page(self.lexical, self.chunk_doc_row)
+        if self._page_by_page:
+            return pool_term_coverage(self.lexical, tokens, self.chunk_doc_row, pages)
+        if self._term_pages is None:
+            self._term_pages = TermPages(self.lexical, self.chunk_doc_row)
+        return page_term_coverage(self.lexical, tokens, self.chunk_doc_row, len(self.docs), self._term_pages)[pages]
 
     def _unit_means(self, row_sets: list[np.ndarray]) -> np.ndarray:
         out = np.zeros((len(row_sets), self.embeddings.shape[1]), dtype=np.float32)
@@ -312,6 +318,8 @@ class SnapshotData:
         self.chunk_page()
         self.chunk_id_rank()
         self._warm_page_vectors()
+        if self._page_by_page is None:
+            self._page_by_page = stored_page_by_page(self.lexical, self.chunk_doc_row)
         if self.n < PROVENANCE_LISTS_BELOW:
             for name in PROVENANCE_COLUMNS:
                 if name in self.chunks.table.column_names:

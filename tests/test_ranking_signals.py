@@ -192,3 +192,20 @@ def test_page_term_coverage_counts_each_query_term_once_per_page_by_idf(data):
     assert cover[2] == 0.0 and 0.0 < cover[0] < 1.0 and 0.0 < cover[1] < 1.0
     assert page_term_coverage(data.lexical, tokenize("deploy contract"), passage_page, 3)[1] == pytest.approx(1.0)
     assert not page_term_coverage(data.lexical, ["zzzunknown"], passage_page, 3).any()
+
+
+def test_pool_term_coverage_reads_the_same_values_from_the_candidates_pages(data):
+    from trustindex.query.pages import page_term_coverage, pool_term_coverage, stored_page_by_page
+    from trustindex.schemas.lexical import tokenize
+
+    passage_page = np.array([0, 0, 1, 1, 2, 2], dtype=np.int64)  # stored page by page, as every build writes
+    assert stored_page_by_page(data.lexical, passage_page)
+    for query in ("deploy contract witnesses", "fees errors contract", "zzzunknown"):
+        tokens = tokenize(query)
+        whole = page_term_coverage(data.lexical, tokens, passage_page, 3)
+        for pages in ([2, 0, 0, 1], [1], [2, 2]):
+            got = pool_term_coverage(data.lexical, tokens, passage_page, np.array(pages))
+            assert got.tolist() == whole[pages].tolist()  # the same floats, not only close ones
+    # passages not grouped by page, or a passage without a page: the whole-corpus path must be used
+    assert not stored_page_by_page(data.lexical, np.array([0, 1, 0, 1, 2, 2]))
+    assert not stored_page_by_page(data.lexical, np.array([-1, 0, 1, 1, 2, 2]))
