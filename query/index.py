@@ -37,6 +37,7 @@ from trustindex.query.trust import (
     reference_day,
     verification_factor,
 )
+from trustindex.query.unpublished import unpublished_key
 from trustindex.query.versionmatch import Target, parse_target_args, resolve_docs_target, version_factor
 from trustindex.schemas.answer_signals import LOW_CONFIDENCE
 from trustindex.schemas.components import LABEL_COMPONENTS
@@ -210,7 +211,8 @@ class Index:
         channels = _channels(st, lex_ran, int(pool_rows.size))
         order_key = _rerank(st, query, pool, channels)
         # A cross-encoder reads the passage with the query: its order stands alone.  Without one, a passage's page
-        # lends it support (its next passages, its mean vector, its share of the query's terms).
+        # lends it support (its next passages, its mean vector, its share of the query's terms), and a page the
+        # site does not serve (query/unpublished.py) yields to the served ones.
         if not channels["rerank"]["ran"] and pool.size:
             pages, page = pool.pages(d.chunk_page())
             order_key = page_support(order_key, page, fz["page_weight"], fz["page_passages"])
@@ -219,6 +221,7 @@ class Index:
             if fz["page_terms_weight"] > 0 and lex_ran:
                 cover = d.page_term_coverage(tokens, d.chunk_doc_row[pool.rows])
                 order_key = order_key + fz["page_terms_weight"] * cover
+            order_key = unpublished_key(order_key, pool.rows, d, fz["unpublished_multiplier"])
         rows = pool.rows.tolist()
         hits = collapse(d.text_groups(), pool.rows, pool.order(order_key, d.chunk_id_rank()), max(k, COVERAGE_HITS))
         pool_best = float(pool.confidence.max()) if pool.size else 0.0

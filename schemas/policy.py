@@ -118,6 +118,11 @@ SPEC: dict[str, Any] = {
         # the idf-weighted share of the query's terms found anywhere in the page; 0 leaves it out.  Real docs, dev
         # half: 0.075 ranked files best (nDCG@10 +0.002 dev, +0.009 test; docs/benchmarks.md).
         "page_terms_weight": (0.075, _NUM, 0.0, 10.0),
+        # A passage of a page the docs site does not serve (a file or folder name starting with "_": Docusaurus's
+        # partials, drafts and hidden sections; query/unpublished.py) has its order key scaled by this; 1 leaves
+        # it alone.  Real docs, dev half: 0.94 ranked files better than 1 (nDCG@10 0.8757 -> 0.8803, +17/-3
+        # queries; 0.92 / 0.96: 0.8786 / 0.8784).
+        "unpublished_multiplier": (0.94, _NUM, 0.0, 1.0),
         "candidate_depth": (100, int, 1, 100_000),
         # Per-page cap on each channel's candidates (query/fusion.py per_page_capped): a page gives a channel at
         # most this many passages before the channel is cut to candidate_depth, so one long page cannot fill the
