@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -84,8 +85,7 @@ def measure(data, policy: Policy, out: ChannelOutcome) -> dict[str, float]:
     }
 
 
-@dataclass(frozen=True)
-class TermWeight:
+class TermWeight(NamedTuple):  # a tuple, not a dataclass: a search builds one per query term
     """One distinct query term: its BM25 (Lucene) idf in the snapshot, and whether any passage uses it."""
 
     term: str
@@ -110,7 +110,11 @@ def term_coverage(weights: list[TermWeight], seen: set[str] | frozenset[str]) ->
 
     An unknown term is contained nowhere, so a query about something the library lacks scores low.
     """
-    return _idf_share(weights, [w.term in seen for w in weights])
+    total = held = 0.0
+    for term, idf, _known in weights:  # in query order, as the sums always were
+        total += idf
+        held += idf if term in seen else 0.0
+    return held / total if total > 0 else 0.0
 
 
 def unknown_term_share(weights: list[TermWeight]) -> float:
@@ -121,15 +125,11 @@ def unknown_term_share(weights: list[TermWeight]) -> float:
     scores 0 even when no single passage answers it.  Unknown, not merely rare: rare terms are what identifier and
     error-message queries are made of.
     """
-    return _idf_share(weights, [not w.known for w in weights])
-
-
-def _idf_share(weights: list[TermWeight], chosen: list[bool]) -> float:
-    total = held = 0.0
-    for w, c in zip(weights, chosen, strict=True):  # in query order, as the sums were always taken
-        total += w.idf
-        held += w.idf if c else 0.0
-    return held / total if total > 0 else 0.0
+    total = unknown = 0.0
+    for _term, idf, known in weights:
+        total += idf
+        unknown += 0.0 if known else idf
+    return unknown / total if total > 0 else 0.0
 
 
 # A fit on a few hundred judged queries cannot support a probability nearer certainty than this: a printed
