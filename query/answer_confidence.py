@@ -2,10 +2,11 @@
 
 The signals (vocabulary: schemas/answer_signals.py) are measured once per search from its own channels: the
 dense ranking (best cosine; its margin over the next distinct page), the lexical scores (their saturated best;
-whether they put the same page first), and the top hits' text (how much of the query's IDF-weighted terms they
-contain).  The probability is a logistic regression over them with the policy's coefficients, then the policy's
-isotonic map when it has one (both fitted by ``trustindex calibrate``, query/calibrate.py); the match tier
-follows the probability.  A policy with no model keeps the cosine tiers and reports no probability.
+whether they put the same page first), the top hits' text (how much of the query's IDF-weighted terms they
+contain) and the snapshot's vocabulary (how much of the query's IDF weight no passage uses).  The probability is
+a logistic regression over them with the policy's coefficients, then the policy's isotonic map when it has one
+(both fitted by ``trustindex calibrate``, query/calibrate.py); the match tier follows the probability.  A policy
+with no model keeps the cosine tiers and reports no probability.
 
 Pure numpy on purpose: this runs on every query of the base install (no scikit-learn there).
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -26,6 +28,7 @@ from trustindex.schemas.answer_signals import (
     TERM_COVERAGE,
     TOP_PAGE_LEXICAL_RR,
     UNCALIBRATED,
+    UNKNOWN_TERM_SHARE,
 )
 from trustindex.schemas.lexical import tokenize
 from trustindex.schemas.policy import Policy
@@ -70,38 +73,63 @@ def measure(data, policy: Policy, out: ChannelOutcome) -> dict[str, float]:
         chunk_page = data.chunk_page()
         on_top_page = np.flatnonzero(chunk_page[lex] == chunk_page[out.top_rows[0]])
         top_page_rr = 1.0 / (1 + int(on_top_page[0])) if on_top_page.size else 0.0
+    weights = term_weights(data.lexical, tokenize(out.query) if out.tokens is None else out.tokens)
     return {
         BEST_COSINE: best,
         PAGE_MARGIN: margin,
-        TERM_COVERAGE: term_coverage(
-            data.lexical,
-            tokenize(out.query) if out.tokens is None else out.tokens,
-            set().union(*data.passage_terms(out.top_rows[:COVERAGE_HITS])),
-        ),
+        TERM_COVERAGE: term_coverage(weights, set().union(*data.passage_terms(out.top_rows[:COVERAGE_HITS]))),
         CHANNELS_AGREE: agree,
         LEXICAL_STRENGTH: float(lexical_relevance(best_bm25, policy["relevance"]["bm25_half"])),
         TOP_PAGE_LEXICAL_RR: top_page_rr,
+        UNKNOWN_TERM_SHARE: unknown_term_share(weights),
     }
 
 
-def term_coverage(lexical, tokens: list[str], seen: set[str] | frozenset[str]) -> float:
-    """Σ idf(term in ``seen``, the top hits' terms) / Σ idf(term) over the query's distinct terms (``tokens``).
+class TermWeight(NamedTuple):  # a tuple, not a dataclass: a search builds one per query term
+    """One distinct query term: its BM25 (Lucene) idf in the snapshot, and whether any passage uses it."""
 
-    idf is BM25's (Lucene's) from the snapshot's document frequencies; a term the corpus never uses has the
-    largest idf and is contained nowhere, so a query about something the library lacks scores low.
-    """
-    terms = list(dict.fromkeys(tokens))
-    if not terms:
-        return 0.0
+    term: str
+    idf: float
+    known: bool
+
+
+def term_weights(lexical, tokens: list[str]) -> list[TermWeight]:
+    """The query's distinct terms (``tokens``, in order) weighted by idf from the snapshot's document frequencies; a
+    term the corpus never uses has the largest idf."""
     n = lexical.n_docs
-    total = held = 0.0
-    for t in terms:
+    out = []
+    for t in dict.fromkeys(tokens):
         col = lexical.vocab.get(t)
         df = lexical.indptr[col + 1] - lexical.indptr[col] if col is not None else 0
-        idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+        out.append(TermWeight(t, math.log(1.0 + (n - df + 0.5) / (df + 0.5)), df > 0))
+    return out
+
+
+def term_coverage(weights: list[TermWeight], seen: set[str] | frozenset[str]) -> float:
+    """Σ idf(term in ``seen``, the top hits' terms) / Σ idf(term) over the query's distinct terms.
+
+    An unknown term is contained nowhere, so a query about something the library lacks scores low.
+    """
+    total = held = 0.0
+    for term, idf, _known in weights:  # in query order, as the sums always were
         total += idf
-        held += idf if t in seen else 0.0
+        held += idf if term in seen else 0.0
     return held / total if total > 0 else 0.0
+
+
+def unknown_term_share(weights: list[TermWeight]) -> float:
+    """Σ idf(term no passage uses) / Σ idf(term) over the query's distinct terms; 0 when it has none.
+
+    It reads the query against the snapshot's vocabulary, never the hits: a question asked in another tool's words
+    is off the library's subject however close its nearest passage, while a question in the library's own words
+    scores 0 even when no single passage answers it.  Unknown, not merely rare: rare terms are what identifier and
+    error-message queries are made of.
+    """
+    total = unknown = 0.0
+    for _term, idf, known in weights:
+        total += idf
+        unknown += 0.0 if known else idf
+    return unknown / total if total > 0 else 0.0
 
 
 # A fit on a few hundred judged queries cannot support a probability nearer certainty than this: a printed

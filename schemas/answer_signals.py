@@ -3,7 +3,8 @@
 ``answer_confidence`` is P(the top hit's page is judged relevant), a logistic regression over these signals
 (optionally followed by an isotonic map), its coefficients in the policy's ``[match]`` section
 (query/answer_confidence.py computes both).  Every signal is a number a search already has, in a range that
-does not depend on the corpus size.
+does not depend on the corpus size.  All but one read what the search found; ``unknown_term_share`` reads the
+query alone against the snapshot's vocabulary (is the query about this library's subject at all?).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ TERM_COVERAGE = "term_coverage"
 CHANNELS_AGREE = "channels_agree"
 LEXICAL_STRENGTH = "lexical_strength"
 TOP_PAGE_LEXICAL_RR = "top_page_lexical_rr"
+UNKNOWN_TERM_SHARE = "unknown_term_share"
 
 SIGNALS: dict[str, str] = {
     BEST_COSINE: "the best raw cosine between the query and any passage",
@@ -23,11 +25,14 @@ SIGNALS: dict[str, str] = {
     CHANNELS_AGREE: "1 when the dense and the lexical channel rank the same page first, else 0",
     LEXICAL_STRENGTH: "the best BM25 score saturated as s / (s + bm25_half), 0 when no query term is known",
     TOP_PAGE_LEXICAL_RR: "1 / the lexical channel's rank of the top hit's page (its best passage), 0 when absent",
+    UNKNOWN_TERM_SHARE: "the share of the query's IDF-weighted terms that no passage of the snapshot uses: whether the "
+    "query is in the library's vocabulary at all, whatever the hits (0 when it has no terms)",
 }
 
 # What `trustindex calibrate` fits on unless told otherwise: of the subsets of SIGNALS, the one with the lowest Brier
-# score and ECE in repeated 5-fold cross-validation on the dev half of bench/eval (the others stay in the response,
-# so an operator can fit on them: --features).
+# score and ECE in repeated 5-fold cross-validation on the dev half of bench/eval (`bench/fit_default_calibration.py
+# --dev-cv` ranks them; the others stay in the response, so an operator can fit on them: --features).  Chosen before
+# unknown_term_share existed; it changes with the shipped calibration's refit, never apart from it.
 DEFAULT_FEATURES = (BEST_COSINE, PAGE_MARGIN, TERM_COVERAGE, TOP_PAGE_LEXICAL_RR)
 
 # "default": the calibration the package ships (fitted on the project's judged real-docs set); "operator": one
