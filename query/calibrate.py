@@ -210,14 +210,22 @@ HIGH_TIER_FLOOR = 0.8
 
 
 def choose_tiers(obs: list[Observation], p: np.ndarray, base: Policy) -> dict[str, float]:
-    """The tier thresholds, from the training queries: mid just above every clearly off-topic query (unless that
-    would drop more than 10% of in-domain queries to low); high at least HIGH_TIER_FLOOR and above 80% of
-    near-domain ones."""
+    """The tier thresholds, from the training queries: mid just above every clearly off-topic query it can hold low
+    without dropping more than 10% of in-domain queries to low; high at least HIGH_TIER_FLOOR and above 80% of
+    near-domain ones.
+
+    An off-topic query above that cap stays mid or high whatever mid is, so it must not set mid: on the real docs
+    one off-topic question written in the docs' own words (p 0.88) pulled mid up to the cap, which dropped a tenth of
+    the in-domain queries to low and held no off-topic query low that 0.29 did not."""
     kinds = np.array([o.query.group for o in obs])
     off, near, ind = p[kinds == OFF_TOPIC_KINDS[0]], p[kinds == OFF_TOPIC_KINDS[1]], p[kinds == IN_DOMAIN]
-    mid = float(off.max()) + 0.01 if off.size else base["match"]["mid_probability"]
-    if ind.size:
-        mid = min(mid, float(np.quantile(ind, 0.1)))
+    cap = float(np.quantile(ind, 0.1)) if ind.size else 1.0
+    holdable = off[off < cap]
+    if holdable.size:
+        mid = float(holdable.max()) + 0.01
+    else:  # no off-topic query to hold (or none that can be held): the policy's own mid, within the cap
+        mid = base["match"]["mid_probability"] if not off.size else cap
+    mid = min(mid, cap)
     high = max(HIGH_TIER_FLOOR, mid, float(np.quantile(near, 0.8)) + 0.01 if near.size else 0.0)
     floor = min(base["match"]["min_answer_confidence"], mid)
     return {
@@ -248,10 +256,12 @@ def calibrate(
         raise QueryError(f"calibration needs at least 10 queries to fit and 10 to test; got {len(train)}/{len(held)}")
     X, y = matrix(train, features)
     model = fit(X, y, features, isotonic)
-    p_train = model.predict(X)
-    tiers = choose_tiers(train, p_train, base)
+    # The tiers are read from what the model says of queries it was not fitted on (out of fold): in-sample
+    # probabilities are surer than the model will be of a new query, at both ends.
+    p_oof = out_of_fold(X, y, features, isotonic)
+    tiers = choose_tiers(train, p_oof, base)
     if split is None:
-        held, p_held, how = train, out_of_fold(X, y, features, isotonic), f"{FOLDS}-fold cross-validation"
+        held, p_held, how = train, p_oof, f"{FOLDS}-fold cross-validation"
     else:
         p_held, how = model.predict(matrix(held, features)[0]), f"the {held[0].query.split} split"
     emb = index.data.manifest.embedding_model

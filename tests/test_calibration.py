@@ -173,3 +173,30 @@ def test_no_probability_reaches_certainty():
     assert probability(policy, {BEST_COSINE: 0.5}) == pytest.approx(0.5)
     model = Model(features=(BEST_COSINE,), weights=(50.0,), intercept=-25.0)
     assert model.predict(np.array([[1.0], [0.0]])).tolist() == [0.99, 0.01]
+
+
+def test_tiers_hold_off_topic_queries_low_but_not_one_no_threshold_can_hold():
+    from trustindex.query.calibrate import Observation, choose_tiers
+    from trustindex.query.judged import IN_DOMAIN, OFF_TOPIC_KINDS, JudgedQuery
+
+    def obs(kind: str, n: int) -> list[Observation]:
+        relevant = {"a.md": 2} if kind == IN_DOMAIN else {}
+        return [
+            Observation(JudgedQuery(f"{kind}{i}", f"q {kind} {i}", relevant, kind), {}, 0, None, False)
+            for i in range(n)
+        ]
+
+    clear, near = OFF_TOPIC_KINDS
+    group = obs(IN_DOMAIN, 20) + obs(clear, 3) + obs(near, 5)
+    in_domain = np.linspace(0.5, 0.99, 20)  # its 10% quantile: 0.5441
+    near_p = np.full(5, 0.3)
+    # off-topic at 0.2 and 0.25 can be held low; 0.9 cannot (it would take mid above 90% of the in-domain queries)
+    t = choose_tiers(group, np.concatenate([in_domain, [0.2, 0.9, 0.25], near_p]), Policy.default())
+    assert t["mid_probability"] == pytest.approx(0.26)
+    assert t["high_probability"] == 0.8
+    # every off-topic query holdable: mid just above the highest
+    t = choose_tiers(group, np.concatenate([in_domain, [0.2, 0.4, 0.25], near_p]), Policy.default())
+    assert t["mid_probability"] == pytest.approx(0.41)
+    # none holdable: mid at the cap, never above it
+    t = choose_tiers(group, np.concatenate([in_domain, [0.95, 0.9, 0.97], near_p]), Policy.default())
+    assert t["mid_probability"] == pytest.approx(round(float(np.quantile(in_domain, 0.1)), 4))
