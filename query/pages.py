@@ -78,18 +78,11 @@ def pool_term_coverage(lexical, tokens: list[str], passage_page: np.ndarray, pag
     return (out / total if total > 0 else out)[inverse]
 
 
-def stored_page_by_page(lexical, passage_page: np.ndarray, block: int = 1 << 22) -> bool:
-    """Whether ``pool_term_coverage`` applies: passages grouped by page (``passage_page`` non-decreasing, no
-    passage without a page) and every term's passages ascending (blockwise: bounded temporary memory)."""
-    if passage_page.size and (passage_page[0] < 0 or bool(np.any(passage_page[1:] < passage_page[:-1]))):
-        return False
-    indices, column_starts = lexical.indices, np.asarray(lexical.indptr, dtype=np.int64)
-    for s in range(0, max(len(indices) - 1, 0), block):
-        part = np.asarray(indices[s : s + block + 1], dtype=np.int64)
-        drops = np.flatnonzero(part[1:] < part[:-1]) + s + 1  # a descent is only allowed where a term starts
-        if drops.size and not np.isin(drops, column_starts).all():
-            return False
-    return True
+def stored_page_by_page(passage_page: np.ndarray) -> bool:
+    """Whether ``pool_term_coverage`` applies: passages grouped by page (``passage_page`` non-decreasing) and none
+    without a page.  Each term's passages are ascending by the snapshot's own contract (schemas/lexical.py
+    ``postings_ascending``, kept by the build): checking it here would read the whole BM25 index into memory."""
+    return not passage_page.size or (passage_page[0] >= 0 and not bool(np.any(passage_page[1:] < passage_page[:-1])))
 
 
 class TermPages:

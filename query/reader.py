@@ -286,7 +286,7 @@ class SnapshotData:
         holds (query/pages.py): read from the candidates' pages when the snapshot stores passages page by page (every
         build does; checked once), else from every term's pages, memoised."""
         if self._page_by_page is None:
-            self._page_by_page = stored_page_by_page(self.lexical, self.chunk_doc_row)
+            self._page_by_page = stored_page_by_page(self.chunk_doc_row)
         if self._page_by_page:
             return pool_term_coverage(self.lexical, tokens, self.chunk_doc_row, pages)
         if self._term_pages is None:
@@ -319,7 +319,7 @@ class SnapshotData:
         self.chunk_id_rank()
         self._warm_page_vectors()
         if self._page_by_page is None:
-            self._page_by_page = stored_page_by_page(self.lexical, self.chunk_doc_row)
+            self._page_by_page = stored_page_by_page(self.chunk_doc_row)
         if self.n < PROVENANCE_LISTS_BELOW:
             for name in PROVENANCE_COLUMNS:
                 if name in self.chunks.table.column_names:

@@ -78,3 +78,18 @@ def _word_tokens(word: str) -> tuple[str, ...]:
         _WORD_TOKENS.clear()  # bounded memory; a rare full refill costs less than an LRU's bookkeeping
     tokens = _WORD_TOKENS[word] = tuple(out)
     return tokens
+
+
+def postings_ascending(indices, indptr, block: int = 1 << 22) -> bool:
+    """Whether every term's passages (one column of a CSC matrix: ``indices[indptr[t]:indptr[t + 1]]``) are in
+    ascending order, as the snapshot's BM25 files promise (the query side reads a page's share of a term by binary
+    search, query/pages.py).  Blockwise, so the temporary memory stays bounded at any size."""
+    import numpy as np
+
+    column_starts = np.asarray(indptr, dtype=np.int64)
+    for s in range(0, max(len(indices) - 1, 0), block):
+        part = np.asarray(indices[s : s + block + 1], dtype=np.int64)
+        drops = np.flatnonzero(part[1:] < part[:-1]) + s + 1  # a descent is only allowed where a term starts
+        if drops.size and not np.isin(drops, column_starts).all():
+            return False
+    return True

@@ -89,3 +89,19 @@ def test_tokenizer_splits_identifiers():
     toks = tokenize("useContractState and compact_runtime.setLedger")
     assert "contract" in toks and "ledger" in toks and "runtim" in toks
     assert "and" not in toks
+
+
+def test_the_build_keeps_each_terms_passages_ascending(tmp_path):
+    """The BM25 files' contract the query side's page coverage relies on (schemas/lexical.py postings_ascending):
+    held by what bm25s writes, and restored by the build should a matrix come out of order."""
+    from trustindex.schemas.lexical import postings_ascending
+    from trustindex.warehouse.bm25 import _postings_ascending
+
+    texts = [f"contract witness {i % 3} deploy proof{i % 5} ledger" for i in range(40)]
+    build_bm25(texts, tmp_path / "bm25")
+    lex = LexicalIndex(tmp_path / "bm25")
+    assert postings_ascending(lex.indices, lex.indptr)
+    # a matrix with one term's passages out of order is put in order, each passage keeping its score
+    scores = {"data": np.array([1.0, 2.0, 3.0, 4.0]), "indices": np.array([2, 0, 1, 0]), "indptr": np.array([0, 2, 4])}
+    _postings_ascending(scores, 3, 2)
+    assert scores["indices"].tolist() == [0, 2, 0, 1] and scores["data"].tolist() == [2.0, 1.0, 4.0, 3.0]

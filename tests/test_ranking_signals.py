@@ -196,10 +196,10 @@ def test_page_term_coverage_counts_each_query_term_once_per_page_by_idf(data):
 
 def test_pool_term_coverage_reads_the_same_values_from_the_candidates_pages(data):
     from trustindex.query.pages import page_term_coverage, pool_term_coverage, stored_page_by_page
-    from trustindex.schemas.lexical import tokenize
+    from trustindex.schemas.lexical import postings_ascending, tokenize
 
     passage_page = np.array([0, 0, 1, 1, 2, 2], dtype=np.int64)  # stored page by page, as every build writes
-    assert stored_page_by_page(data.lexical, passage_page)
+    assert stored_page_by_page(passage_page) and postings_ascending(data.lexical.indices, data.lexical.indptr)
     for query in ("deploy contract witnesses", "fees errors contract", "zzzunknown"):
         tokens = tokenize(query)
         whole = page_term_coverage(data.lexical, tokens, passage_page, 3)
@@ -207,5 +207,11 @@ def test_pool_term_coverage_reads_the_same_values_from_the_candidates_pages(data
             got = pool_term_coverage(data.lexical, tokens, passage_page, np.array(pages))
             assert got.tolist() == whole[pages].tolist()  # the same floats, not only close ones
     # passages not grouped by page, or a passage without a page: the whole-corpus path must be used
-    assert not stored_page_by_page(data.lexical, np.array([0, 1, 0, 1, 2, 2]))
-    assert not stored_page_by_page(data.lexical, np.array([-1, 0, 1, 1, 2, 2]))
+    assert not stored_page_by_page(np.array([0, 1, 0, 1, 2, 2]))
+    assert not stored_page_by_page(np.array([-1, 0, 1, 1, 2, 2]))
+    # the BM25 files' contract, checked across term boundaries but not inside a term
+    assert postings_ascending(np.array([0, 3, 5, 1, 2, 0, 4]), [0, 3, 5, 7])
+    assert not postings_ascending(np.array([0, 3, 5, 2, 1, 0, 4]), [0, 3, 5, 7])
+    # the same across block edges (the index is read a block at a time)
+    assert postings_ascending(np.array([0, 3, 5, 1, 2, 0, 4]), [0, 3, 5, 7], block=2)
+    assert not postings_ascending(np.array([0, 3, 5, 2, 1, 0, 4]), [0, 3, 5, 7], block=2)

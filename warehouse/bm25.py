@@ -11,7 +11,7 @@ import json
 import logging
 from pathlib import Path
 
-from trustindex.schemas.lexical import TOKENIZER_ID, tokenize
+from trustindex.schemas.lexical import TOKENIZER_ID, postings_ascending, tokenize
 
 K1, B, METHOD = 1.5, 0.75, "lucene"
 
@@ -28,6 +28,7 @@ def build_bm25(texts: list[str], out_dir: Path) -> dict:
     ids = [[vocab[t] for t in doc] for doc in tokens]
     retriever = bm25s.BM25(k1=K1, b=B, method=METHOD)
     retriever.index(Tokenized(ids=ids, vocab=vocab), show_progress=False)
+    _postings_ascending(retriever.scores, len(texts), len(vocab))
     out_dir.mkdir(parents=True, exist_ok=True)
     retriever.save(str(out_dir), show_progress=False)
     meta = {
@@ -40,3 +41,15 @@ def build_bm25(texts: list[str], out_dir: Path) -> dict:
     }
     (out_dir / "tokenizer.json").write_text(json.dumps(meta, sort_keys=True, indent=2) + "\n")
     return meta
+
+
+def _postings_ascending(scores: dict, n_docs: int, n_terms: int) -> None:
+    """Keep the snapshot's promise that each term's passages are ascending (schemas/lexical.py): bm25s builds its CSC
+    matrix with scipy from passages in order, so they are; should a version not, they are sorted here."""
+    if postings_ascending(scores["indices"], scores["indptr"]):
+        return
+    import scipy.sparse as sp
+
+    m = sp.csc_matrix((scores["data"], scores["indices"], scores["indptr"]), shape=(n_docs, n_terms))
+    m.sort_indices()
+    scores["data"], scores["indices"] = m.data, m.indices
