@@ -36,6 +36,7 @@ API used by ``query.index``: ``top(q, depth) -> (rows, cosines)`` best first;
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -65,6 +66,10 @@ _BLOCK = 8192  # rows per block of a full float32 scan (bounded temporary memory
 # float16 at ~3 ns a value, so re-scoring a search's ~500 candidate rows cost ~0.5 ms of converting alone.
 FLOAT32_COPY_MAX_BYTES = 160 << 20
 _PARALLEL_FROM = 16_384  # rows from which a brute-force scan uses every core (below, thread start-up costs more)
+# Up to this many rows, a memory-mapped file's rows are read with pread (query/passage_text.py reads text the same
+# way): a page fault maps the row's page and the kernel's read-around into the process, ~128 KB a scattered row, so
+# re-scoring a few hundred rows a search brought back most of a 768 MB file at 1M passages within 90 searches.
+PREAD_MAX_ROWS = 8192
 
 
 def _usearch():
@@ -108,6 +113,31 @@ def build_ann_index(
     return {"rows": int(matrix.shape[0]), "connectivity": CONNECTIVITY, "expansion_add": expansion_add}
 
 
+class _MappedRows:
+    """The rows of a memory-mapped .npy file, read with pread (the file opened per read: nothing to close)."""
+
+    def __init__(self, path: str, offset: int, dtype: np.dtype, dims: int):
+        self.path, self.offset, self.dtype, self.dims = path, offset, dtype, dims
+        self.row_bytes = dtype.itemsize * dims
+
+    @classmethod
+    def of(cls, embeddings: np.ndarray) -> _MappedRows | None:
+        if not isinstance(embeddings, np.memmap) or embeddings.filename is None or not embeddings.flags.c_contiguous:
+            return None
+        return cls(embeddings.filename, int(embeddings.offset), embeddings.dtype, int(embeddings.shape[1]))
+
+    def read(self, rows: np.ndarray) -> np.ndarray:
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            rb, off = self.row_bytes, self.offset
+            data = b"".join([os.pread(fd, rb, off + r * rb) for r in rows.tolist()])
+        finally:
+            os.close(fd)
+        if len(data) != rows.size * rb:
+            raise SnapshotError(f"{self.path}: shorter than its rows ({len(data)} of {rows.size * rb} bytes read)")
+        return np.frombuffer(data, dtype=self.dtype).reshape(rows.size, self.dims)
+
+
 def _order(rows: np.ndarray, scores: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
     """Best first, ties to the lower row; keep ``depth``."""
     o = np.lexsort((rows, -scores))[:depth]
@@ -128,6 +158,7 @@ class DenseIndex:
             raise SnapshotError(f"embeddings are {embeddings.dtype}; expected float16 (or float32 from older builds)")
         # A plain ndarray view of a memory map: np.memmap's subclass hooks cost microseconds on every gather.
         self.emb = np.asarray(embeddings) if isinstance(embeddings, np.memmap) else embeddings
+        self._file = _MappedRows.of(embeddings)
         self.n, self.dims = int(embeddings.shape[0]), int(embeddings.shape[1])
         self._scan_threads = 0 if self.n >= _PARALLEL_FROM else 1  # usearch: 0 = all cores
         self.ann: UsearchIndex | None = None
@@ -190,7 +221,12 @@ class DenseIndex:
         emb32 = self._emb32
         for s in range(0, rows.size, _BLOCK):
             part = rows[s : s + _BLOCK]
-            block = emb32[part] if emb32 is not None else np.asarray(self.emb[part], dtype=np.float32)
+            if emb32 is not None:
+                block = emb32[part]
+            elif self._file is not None and part.size <= PREAD_MAX_ROWS:
+                block = self._file.read(part).astype(np.float32)
+            else:
+                block = np.asarray(self.emb[part], dtype=np.float32)
             # einsum reduces each row on its own (no BLAS blocking), so a row's value is the same in any batch.
             out[s : s + _BLOCK] = np.einsum("ij,j->i", block, q)
         return out

@@ -179,3 +179,24 @@ def test_usearch_then_onnxruntime_does_not_crash():
         env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root)},
     )
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-500:]
+
+
+def test_memory_mapped_rows_are_read_by_pread_with_the_same_cosines(tmp_path):
+    """A memory map's scattered reads fault whole read-around windows into the process; rows of a mapped file are
+    read with pread instead (no copy kept), and give the cosines the in-memory rows give, bit for bit."""
+    import trustindex.query.dense as dense_module
+
+    rng = np.random.default_rng(3)
+    emb = rng.normal(size=(3000, 32)).astype(np.float16)
+    np.save(tmp_path / "e.npy", emb)
+    mapped = np.load(tmp_path / "e.npy", mmap_mode="r")
+    on_disk, in_memory = DenseIndex(mapped), DenseIndex(emb.copy())
+    assert on_disk._file is not None and in_memory._file is None
+    q = rng.normal(size=32).astype(np.float32)
+    rows = rng.choice(3000, 700, replace=False)
+    assert on_disk.cosines(q, rows).tobytes() == in_memory.cosines(q, rows).tobytes()
+    # more rows than PREAD_MAX_ROWS read through the map, with the same values
+    assert dense_module.PREAD_MAX_ROWS < 9000
+    many = np.resize(np.arange(3000), 9000)
+    assert on_disk.cosines(q, many).tobytes() == in_memory.cosines(q, many).tobytes()
+    assert on_disk.top(q, 20)[0].tolist() == in_memory.top(q, 20)[0].tolist()
