@@ -273,6 +273,7 @@ def calibrate(
                 "weights": model.weights,
                 "intercept": model.intercept,
                 "isotonic": [model.isotonic_x, model.isotonic_y],
+                "tiers": tiers,  # the same model with other thresholds promises other tiers: another calibration
             },
             sort_keys=True,
         ).encode()
