@@ -56,6 +56,14 @@ def page_term_coverage(
     return out / total if total > 0 else out
 
 
+def term_postings(lexical, col: int) -> tuple[float, np.ndarray]:
+    """A lexical term's (column of the BM25 index) idf, as the index's BM25 computes it
+    (ln(1 + (N - df + 0.5) / (df + 0.5))), and its passages."""
+    lo, hi = lexical.indptr[col], lexical.indptr[col + 1]
+    df = hi - lo
+    return float(np.log(1.0 + (lexical.n_docs - df + 0.5) / (df + 0.5))), lexical.indices[lo:hi]
+
+
 def pool_term_coverage(lexical, tokens: list[str], passage_page: np.ndarray, pages: np.ndarray) -> np.ndarray:
     """``page_term_coverage(...)[pages]``, the same values, for a snapshot whose passages are stored page by page
     (``passage_page`` non-decreasing and ≥ 0; each term's passages ascending, as bm25s writes its CSC index): a page
@@ -68,11 +76,7 @@ def pool_term_coverage(lexical, tokens: list[str], passage_page: np.ndarray, pag
     out = np.zeros(uniq.size, dtype=np.float64)
     total = 0.0
     for t in dict.fromkeys(tok for tok in tokens if tok in lexical.vocab):
-        col = lexical.vocab[t]
-        lo, hi = lexical.indptr[col], lexical.indptr[col + 1]
-        df = hi - lo
-        idf = float(np.log(1.0 + (lexical.n_docs - df + 0.5) / (df + 0.5)))  # as TermPages.of
-        postings = lexical.indices[lo:hi]
+        idf, postings = term_postings(lexical, lexical.vocab[t])
         out[np.searchsorted(postings, starts) < np.searchsorted(postings, ends)] += idf
         total += idf
     return (out / total if total > 0 else out)[inverse]
@@ -97,10 +101,7 @@ class TermPages:
     def of(self, col: int) -> tuple[float, np.ndarray]:
         hit = self._memo.get(col)
         if hit is None:
-            lex = self.lexical
-            lo, hi = lex.indptr[col], lex.indptr[col + 1]
-            df = hi - lo
-            idf = float(np.log(1.0 + (lex.n_docs - df + 0.5) / (df + 0.5)))
-            rows = self.passage_page[lex.indices[lo:hi]]
+            idf, postings = term_postings(self.lexical, col)
+            rows = self.passage_page[postings]
             hit = self._memo[col] = (idf, np.unique(rows[rows >= 0]))
         return hit
