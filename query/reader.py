@@ -151,7 +151,7 @@ class SnapshotData:
         self._chunk_id_rank: np.ndarray | None = None
         self._page_vectors: np.ndarray | None = None
         self._term_pages: TermPages | None = None
-        self._page_by_page: bool | None = None  # stored_page_by_page, checked on first use
+        self._page_by_page: bool | None = None  # stored_page_by_page()
         self._passage_terms: dict[int, frozenset[str]] = {}
         self._texts: dict[int, str] = {}
         self._version_folders: dict[str, str | None] = {}  # by document: its passages share its path
@@ -282,13 +282,17 @@ class SnapshotData:
         rows = list(self.page_rows().values())
         return self._unit_means([rows[p] for p in pages.tolist()])
 
+    def stored_page_by_page(self) -> bool:
+        """Whether this snapshot's passages are stored page by page (query/pages.py), checked once."""
+        if self._page_by_page is None:
+            self._page_by_page = stored_page_by_page(self.chunk_doc_row)
+        return self._page_by_page
+
     def page_term_coverage(self, tokens: list[str], pages: np.ndarray) -> np.ndarray:
         """Per entry of ``pages`` (rows of the documents table), the idf-weighted share of the query's terms the page
         holds (query/pages.py): read from the candidates' pages when the snapshot stores passages page by page (every
         build does; checked once), else from every term's pages, memoised."""
-        if self._page_by_page is None:
-            self._page_by_page = stored_page_by_page(self.chunk_doc_row)
-        if self._page_by_page:
+        if self.stored_page_by_page():
             return pool_term_coverage(self.lexical, tokens, self.chunk_doc_row, pages)
         if self._term_pages is None:
             self._term_pages = TermPages(self.lexical, self.chunk_doc_row)
@@ -328,8 +332,7 @@ class SnapshotData:
         self.chunk_page()
         self.chunk_id_rank()
         self._warm_page_vectors()
-        if self._page_by_page is None:
-            self._page_by_page = stored_page_by_page(self.chunk_doc_row)
+        self.stored_page_by_page()
         if self.n < PROVENANCE_LISTS_BELOW:
             for name in PROVENANCE_COLUMNS:
                 if name in self.chunks.table.column_names:
