@@ -143,12 +143,13 @@ def reuseport_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _worker_main(setup_json: str) -> None:
-    """One worker process: its own listening socket on the shared port, then uvicorn until SIGTERM or SIGINT."""
+def _worker_main() -> None:
+    """One worker process: its own listening socket on the shared port, then uvicorn until SIGTERM or SIGINT.  The
+    setup comes as the app factory reads it, from ``SETUP_ENV`` (a spawned process inherits the parent's
+    environment)."""
     import uvicorn
 
-    os.environ[SETUP_ENV] = setup_json
-    c = ServeSetup.from_json(setup_json).config
+    c = ServeSetup.from_json(os.environ[SETUP_ENV]).config
     sock = reuseport_socket(c.host, c.port)
     server = uvicorn.Server(uvicorn.Config(APP_FACTORY, factory=True, log_level="warning", timeout_graceful_shutdown=5))
     server.run(sockets=[sock])
@@ -166,7 +167,7 @@ class Supervisor:
         self.log = logging.getLogger("trustindex.serve")
 
     def _start(self):
-        p = self.ctx.Process(target=_worker_main, args=(self.setup.to_json(),), name="trustindex-serve-worker")
+        p = self.ctx.Process(target=_worker_main, name="trustindex-serve-worker")
         p.start()
         return p, time.monotonic()
 
