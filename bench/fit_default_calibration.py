@@ -9,9 +9,9 @@ once on the snapshot of ``--data`` (or ``$TRUSTINDEX_REALDOCS_DATA``) under the 
 calibration (so the fit never depends on the previous one); query/calibrate.py fits the logistic regression
 (scikit-learn) on the dev split's signals and labels, picks the tier thresholds on dev, and scores the test
 split.  The result is written to schemas/default_calibration.toml (the built-in policy's calibration, with
-``calibration_id`` = default:<model id>@<hash of the model, the fit's queries and labels>) and the test-half
-figures are saved as bench/bench_calibration.py saves them (key "calibration").  Rerun it after the ranking or
-the judged set changes.
+``calibration_id`` = default:<model id>@<hash of the model, the fit's queries and labels, the tier thresholds>)
+and the test-half figures are saved as bench/bench_calibration.py saves them (key "calibration").  Rerun it after
+the ranking or the judged set changes.
 
 ``--dev-cv`` chooses the features instead, on the dev half alone (bench/calibration_cv.py): only dev queries are
 searched, every subset of the signals (or only ``--features``) is scored by repeated 5-fold cross-validation, and
