@@ -32,8 +32,11 @@ demo: install
 	@echo; echo "Content risk: a community page asks the reader to send a seed phrase; its hit carries the warning, and its trust the policy's content_risk multiplier (0.1)."
 	$(BIN)/trustindex query "How do I claim the community airdrop?" --data $(DATA) --k 5 --explain
 
+# Two pytest-xdist workers, a test file each at a time (module fixtures stay in one process): most of the slow tests
+# wait on servers and subprocesses, and CI's limit is 20 minutes (one worker took 705 s here, two 489 s).
+TEST_WORKERS ?= 2
 test: install lint typecheck
-	PREFECT_HOME=$$(mktemp -d) $(BIN)/python -m pytest
+	PREFECT_HOME=$$(mktemp -d) $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 lint: install
 	$(BIN)/ruff check .

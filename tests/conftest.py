@@ -17,9 +17,18 @@ sys.path.insert(0, str(ROOT / "examples"))
 
 from trustindex.cli.main import prefect_env  # noqa: E402  (after the path set-up above)
 
+# pytest-xdist (make test runs two workers): each worker is its own process with its own Prefect state, and the
+# workers of one run share one encoder cache (exports are renamed into place, so concurrent builders are safe).
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+_RUN = os.environ.get("PYTEST_XDIST_TESTRUNUID", "")
 # The command line's environment, with Prefect's state in a fresh directory (unless one is given).
+if os.environ.get("PREFECT_HOME") and _WORKER:
+    os.environ["PREFECT_HOME"] = str(Path(os.environ["PREFECT_HOME"]) / _WORKER)
+    Path(os.environ["PREFECT_HOME"]).mkdir(parents=True, exist_ok=True)
 prefect_env(Path(os.environ.get("PREFECT_HOME") or tempfile.mkdtemp(prefix="prefect-home-")))
-# one ONNX export for the whole session (it takes tens of seconds), shared by every data directory
+# one ONNX export for the whole run (it takes tens of seconds), shared by every data directory
+if _RUN:
+    os.environ.setdefault(ENCODER_CACHE_ENV, str(Path(tempfile.gettempdir()) / f"trustindex-encoders-{_RUN}"))
 os.environ.setdefault(ENCODER_CACHE_ENV, tempfile.mkdtemp(prefix="trustindex-encoders-"))
 
 
