@@ -7,7 +7,8 @@ exact and ANN.  Its first build on 2 cores shared with other work: tables 138 s,
 HNSW graph, the long part: 964 s on both cores at efConstruction 64 and 2,014 s at the product's 128 (measured
 2026-12-01 on a quiet machine), so ``--ann-expansion-add 64`` when time is short; its goals (issue 17):
 warm p99 ≤ 100 ms and query-process peak RSS ≤ 2 GB on the mode the default policy uses
-there (ANN), recall@10 ≥ 0.99.
+there (exact since dense.exact_below became 1.5M), recall@10 ≥ 0.99 where ANN is used (the HNSW at 1M is
+measured and shown without that goal).
 
 Snapshots: synthetic (bench/synthetic.py: real-corpus token windows, Gaussian vectors
 with the real embeddings' spectrum), with the real ONNX int8 query encoder in the
@@ -303,14 +304,11 @@ def run(
             flush=True,
         )
         figures += latency_figures(n, "ann", warm, cold, ex)
+        # The recall goal holds where ANN is used: sizes the default policy searches with HNSW.
+        used = bool(goals(n, "ann"))
+        recall_goal = {"goal": f"≥ {RECALL_GOAL}", "met": warm["recall_at_10"] >= RECALL_GOAL} if used else {}
         figures += [
-            figure(
-                f"ANN recall@10 vs exact @ {k}k",
-                warm["recall_at_10"],
-                "",
-                goal=f"≥ {RECALL_GOAL}",
-                met=warm["recall_at_10"] >= RECALL_GOAL,
-            ),
+            figure(f"ANN recall@10 vs exact @ {k}k", warm["recall_at_10"], "", **recall_goal),
             figure(f"ANN recall@100 (candidate depth) @ {k}k", warm["recall_at_100"], ""),
             figure(f"final top-10 hits shared with exact @ {k}k", warm["hits_top10_agreement"], ""),
             figure(

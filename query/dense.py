@@ -36,6 +36,7 @@ API used by ``query.index``: ``top(q, depth) -> (rows, cosines)`` best first;
 
 from __future__ import annotations
 
+import mmap
 import os
 import sys
 from pathlib import Path
@@ -58,7 +59,9 @@ CONNECTIVITY, EXPANSION_ADD = 16, 128
 # the real embeddings' covariance, a pessimistic stand-in for real ones) with 230 real queries, top 10 of a
 # depth-200 search re-scored: efSearch 512 / 1024 / 2048 / 4096 gave recall@10 0.942 / 0.984 / 0.995 / 0.999 at
 # 17 / 30 / 52 / 78 ms a search, exact search 41 ms (2 loaded cores).  2048 is the least meeting the goal
-# (≥ 0.99); at 100k exact search is still as fast, which is why ANN starts at dense.exact_below (200k).
+# (≥ 0.99).  At 1M rows the same efSearch reached only 0.92 (efConstruction 128), while exact search with the
+# int8 prefilter took p99 89 ms against HNSW's 86 ms (bench/bench_query.py --million): ANN starts at
+# dense.exact_below (1.5M), past the sizes measured.
 SEARCH_EXPANSION = 2048
 BUILD_THREADS = 1  # deterministic bytes; see the module docstring
 _BLOCK = 8192  # rows per block of a full float32 scan (bounded temporary memory)
@@ -70,6 +73,19 @@ _PARALLEL_FROM = 16_384  # rows from which a brute-force scan uses every core (b
 # way): a page fault maps the row's page and the kernel's read-around into the process, ~128 KB a scattered row, so
 # re-scoring a few hundred rows a search brought back most of a 768 MB file at 1M passages within 90 searches.
 PREAD_MAX_ROWS = 8192
+# The int8 prefilter's threads.  Its matrix is streamed from memory once a search (384 MB at 1M passages): two
+# threads took a 1M-row pass from ~40 to ~27 ms here.  One was the default while onnxruntime's idle threads spun
+# (two spinning pools on 2 cores doubled both runs); query/encoder.py session_options turns spinning off.
+PREFILTER_THREADS = min(2, os.cpu_count() or 1)
+
+
+def drop_mapped_pages(embeddings: np.ndarray) -> None:
+    """Drop a memory-mapped matrix's pages from this process's resident memory (they stay in the page cache).  A
+    map's pages a process has touched count in its RSS for as long as the map lives: a warm-up that reads every row
+    of a 768 MB file (1M passages) would otherwise hold all of it, and a later read faults a page back in."""
+    mapped = getattr(embeddings, "_mmap", None)  # np.load(mmap_mode="r") gives an np.memmap
+    if mapped is not None and hasattr(mmap, "MADV_DONTNEED"):
+        mapped.madvise(mmap.MADV_DONTNEED)
 
 
 def _usearch():
@@ -151,13 +167,14 @@ def _same_buffer(a: np.ndarray, b: np.ndarray) -> bool:
 class DenseIndex:
     """Dense retrieval over one snapshot (see the module docstring for the two modes)."""
 
-    def __init__(self, embeddings: np.ndarray, snapshot_dir: Path | None = None, exact_below: int = 200_000):
+    def __init__(self, embeddings: np.ndarray, snapshot_dir: Path | None = None, exact_below: int = 1_500_000):
         if embeddings.ndim != 2:
             raise SnapshotError(f"embeddings must be a [n, dims] matrix, got shape {embeddings.shape}")
         if embeddings.dtype not in (np.float16, np.float32):
             raise SnapshotError(f"embeddings are {embeddings.dtype}; expected float16 (or float32 from older builds)")
         # A plain ndarray view of a memory map: np.memmap's subclass hooks cost microseconds on every gather.
         self.emb = np.asarray(embeddings) if isinstance(embeddings, np.memmap) else embeddings
+        self._mapped = embeddings if isinstance(embeddings, np.memmap) else None  # for drop_mapped_pages
         self._file = _MappedRows.of(embeddings)
         self.n, self.dims = int(embeddings.shape[0]), int(embeddings.shape[1])
         self._scan_threads = 0 if self.n >= _PARALLEL_FROM else 1  # usearch: 0 = all cores
@@ -260,9 +277,9 @@ class DenseIndex:
             and self.n >= (MIN_ROWS if min_rows is None else min_rows)
             and available()
         ):
-            # One thread by default: the query encoder's onnxruntime pool keeps spinning for a moment after each
-            # run, and a second pool spinning beside it on 2 cores doubled both runs (docs/benchmarks.md).
-            self._prefilter = Int8Prefilter(self.emb, threads or 1)
+            mapped = self._mapped
+            release = (lambda: drop_mapped_pages(mapped)) if mapped is not None else None
+            self._prefilter = Int8Prefilter(self.emb, threads or PREFILTER_THREADS, release=release)
         if self._emb32 is None and self.emb.dtype != np.float32 and self.n * self.dims * 4 <= FLOAT32_COPY_MAX_BYTES:
             emb32 = np.asarray(self.emb, dtype=np.float32)
             emb32.flags.writeable = False
@@ -303,18 +320,24 @@ class DenseIndex:
         """Candidates by the int8 upper bound; proven exact as in ``_exact_top`` (see query/dense_int8.py)."""
         ub = prefilter.upper_bounds(q)
         eps = self.dims * 2.0**-24 * qn * 1.002 + 1e-7  # float32 rounding of ``cosines`` (row norms ≤ 1 + 2⁻¹¹)
-        # Twice usearch's first fetch: at 100k rows ~150-220 bounds reach past the exact top 100, so 2×depth
-        # often needed a second round (another pass over every bound).
+        # Twice usearch's first fetch: at 100k rows ~150-220 bounds reach past the exact top 100.
         fetch = min(self.n, 2 * fetch)
-        while fetch < self.n:
-            part = np.argpartition(-ub, fetch)
-            rows = np.sort(part[:fetch])
-            left_out = float(ub[part[fetch]])  # the highest bound of every row not fetched
-            top_rows, top_scores = _order(rows, self.cosines(q, rows), depth)
-            if left_out + eps < float(top_scores[-1]):
-                return top_rows, top_scores
-            fetch *= 4
-        return self._scan(q, depth)
+        if fetch >= self.n:
+            return self._scan(q, depth)
+        rows = np.sort(np.argpartition(-ub, fetch)[:fetch])
+        scores = self.cosines(q, rows)
+        _top_rows, top_scores = _order(rows, scores, depth)
+        # Every row whose bound reaches the depth-th re-scored cosine could still enter the top (ties go to the lower
+        # row): one pass over the bounds finds them all, where fetching four times more and partitioning again took
+        # two or three rounds at 1M rows (~4 ms each).  Re-scoring them can only raise the depth-th cosine, so the
+        # rows left out stay out.
+        bar = np.nextafter(np.float32(float(top_scores[-1]) - eps), np.float32(-np.inf))  # rounded down, not up
+        reach = np.flatnonzero(ub >= bar)
+        extra = np.setdiff1d(reach, rows, assume_unique=True)
+        if extra.size:
+            rows = np.concatenate([rows, extra])
+            scores = np.concatenate([scores, self.cosines(q, extra)])
+        return _order(rows, scores, depth)
 
     def best(self, q: np.ndarray) -> float:
         """The best raw cosine in the library (ANN mode: the top-1 of the ANN search)."""

@@ -26,10 +26,14 @@ the prefilter and searches with usearch alone — same results, slower.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 MIN_ROWS = 20_000  # below this usearch's float16 scan is already ~1 ms: not worth ~1 s of building
 _BLOCK = 16_384
+_RELEASE_EVERY_BLOCKS = 8  # ``release`` every 8 blocks (~200 MB of float16 rows)
+_EXTERNAL_NAME = "int8_prefilter_rows"  # the external initializer's name in the graph (no file is read)
 _SLACK = 1e-6  # absolute margin added to float32 bounds (see Int8Prefilter.__init__)
 # The query side is 7-bit. MLAS's u8×s8 kernel on AVX2 without VNNI (vpmaddubsw) adds pairs of products in int16
 # with saturation: 255·127·2 overflows and the "exact" integer dot product is silently wrong (seen on an AVX2-only
@@ -54,25 +58,31 @@ def available() -> bool:
 
 
 class Int8Prefilter:
-    def __init__(self, emb: np.ndarray, threads: int = 1):
+    def __init__(self, emb: np.ndarray, threads: int = 1, release: Callable[[], None] | None = None):
+        """``release``: called after each block of ``emb`` is read (a memory map's pages dropped as it goes)."""
         import onnxruntime as ort
         from onnx import TensorProto, helper, numpy_helper
 
         from trustindex.query.encoder import session_options
 
         n, d = emb.shape
-        q8 = np.empty((n, d), dtype=np.int8)
+        # The matrix MatMulInteger multiplies by ([dims, n]), written block by block: no second transposed copy.
+        rows_t = np.empty((d, n), dtype=np.int8)
         scale = np.empty(n, dtype=np.float64)
         err = np.empty(n, dtype=np.float64)
         qnorm = np.empty(n, dtype=np.float64)
         for s in range(0, n, _BLOCK):  # bounded temporaries: a block of float64 at a time
             x = np.asarray(emb[s : s + _BLOCK], dtype=np.float64)
             q, sc = _to_int8(x)
-            q8[s : s + _BLOCK] = q.astype(np.int8)
+            rows_t[:, s : s + _BLOCK] = q.T
             scale[s : s + _BLOCK] = sc
             approx = q * sc[:, None]
             err[s : s + _BLOCK] = np.linalg.norm(x - approx, axis=1)
             qnorm[s : s + _BLOCK] = np.linalg.norm(approx, axis=1)
+            if release is not None and (s // _BLOCK) % _RELEASE_EVERY_BLOCKS == _RELEASE_EVERY_BLOCKS - 1:
+                release()
+        if release is not None:
+            release()
         self.n, self.dims = n, d
         # float32 copies for the per-query arithmetic (half the memory traffic of float64), each rounded up by a
         # margin far above float32's rounding (values ≤ ~2, relative 6e-8), so the bound stays a bound.
@@ -80,23 +90,27 @@ class Int8Prefilter:
         self.scale_delta = float(np.abs(scale - self.scale).max(initial=0.0))  # the float32 scales' rounding
         self.err = (err + _SLACK).astype(np.float32)
         self.qnorm = (qnorm + _SLACK).astype(np.float32)
+        # The matrix is handed to onnxruntime as an external initializer: the graph declares it without its bytes,
+        # and the session copies it once from our array, which may then be freed (onnxruntime's C API,
+        # AddExternalInitializers: "the user provided buffers can then be deallocated").  Serialising it into the model
+        # instead held four copies at once: ours, the TensorProto's, the serialised bytes and the session's
+        # (a 2.7 GB peak at 1M passages against 1.2 GB this way, bench/bench_query.py).
+        rows = TensorProto(name="rows", data_type=TensorProto.INT8, dims=[d, n], data_location=TensorProto.EXTERNAL)
+        for key, value in (("location", _EXTERNAL_NAME), ("offset", "0"), ("length", str(d * n))):
+            rows.external_data.add(key=key, value=value)
         graph = helper.make_graph(
             [helper.make_node("MatMulInteger", ["q", "rows", "zero"], ["dot"])],
             "int8_prefilter",
             [helper.make_tensor_value_info("q", TensorProto.UINT8, [1, d])],
             [helper.make_tensor_value_info("dot", TensorProto.INT32, [1, n])],
-            initializer=[
-                numpy_helper.from_array(np.ascontiguousarray(q8.T), "rows"),
-                numpy_helper.from_array(np.array(_QUERY_ZERO, dtype=np.uint8), "zero"),
-            ],
+            initializer=[rows, numpy_helper.from_array(np.array(_QUERY_ZERO, dtype=np.uint8), "zero")],
         )
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
         model.ir_version = 8  # onnxruntime 1.31 reads IR ≤ 13; onnx 1.23 writes 14 by default
-        del q8
-        self._session = ort.InferenceSession(
-            model.SerializeToString(), session_options(threads), providers=["CPUExecutionProvider"]
-        )
-        del model, graph
+        options = session_options(threads)
+        options.add_external_initializers(["rows"], [ort.OrtValue.ortvalue_from_numpy(rows_t)])
+        self._session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+        del model, graph, options, rows_t
 
     def upper_bounds(self, q: np.ndarray) -> np.ndarray:
         """For every row, a float32 upper bound of its exact dot product with ``q`` (see the module docstring)."""

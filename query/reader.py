@@ -16,7 +16,6 @@ out.  The trust prior (``query.trust_prior``) works on the Arrow columns and
 
 from __future__ import annotations
 
-import mmap
 from collections import defaultdict
 from pathlib import Path
 
@@ -25,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from trustindex.query.dense import drop_mapped_pages
 from trustindex.query.lexical import LexicalIndex
 from trustindex.query.pages import TermPages, page_term_coverage, pool_term_coverage, stored_page_by_page
 from trustindex.query.passage_text import TEXT_COLUMN, PassageTexts
@@ -138,6 +138,8 @@ PROVENANCE_COLUMNS = ("start_line", "end_line", "heading_path", "symbol_path")  
 # Rows from which warm() leaves the provenance columns in Arrow: as Python objects they cost more memory than their
 # scalar reads cost time (heading_path alone: ~160 MiB at 1M passages, against ~15 µs a read for the ten hits).
 PROVENANCE_LISTS_BELOW = 200_000
+# Page vectors at warm-up: the embeddings' mapped pages are dropped every so many pages (~150 MB of rows at 1M).
+RELEASE_EVERY_PAGES = 50_000
 # Chunks columns a search never reads: the embedding cache key and the chunker's token count (build only).
 BUILD_ONLY_COLUMNS = ("content_sha256", "token_count")
 
@@ -304,6 +306,8 @@ class SnapshotData:
         for j, rows in enumerate(row_sets):
             mean = np.asarray(emb[rows], dtype=np.float32).sum(axis=0)
             out[j] = mean / max(float(np.linalg.norm(mean)), 1e-12)
+            if j % RELEASE_EVERY_PAGES == RELEASE_EVERY_PAGES - 1:
+                self.release_embeddings()  # a warm-up over every page would otherwise map in the whole file
         return out
 
     def _warm_page_vectors(self) -> None:
@@ -316,12 +320,8 @@ class SnapshotData:
 
     def release_embeddings(self) -> None:
         """Drop the embeddings file's pages from this process's resident memory once warm-up has read them all (the
-        page vectors, the int8 prefilter): a search then reads a few hundred rows, which fault back in from the
-        page cache.  A memory map's pages a process has touched count in its RSS for as long as the map lives: at
-        1M passages the 768 MB file stayed resident after warm-up and was a third of the server's peak."""
-        mapped = getattr(self.embeddings, "_mmap", None)  # np.load(mmap_mode="r") gives an np.memmap
-        if mapped is not None and hasattr(mmap, "MADV_DONTNEED"):
-            mapped.madvise(mmap.MADV_DONTNEED)
+        page vectors, the int8 prefilter): a search then reads a few hundred rows (query/dense.py)."""
+        drop_mapped_pages(self.embeddings)
 
     def warm(self) -> None:
         """What every search reads, prepared once for a long-lived process: the passage text's temporary copy, the
