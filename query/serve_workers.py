@@ -126,8 +126,10 @@ def serve(setup: ServeSetup) -> None:
         shutil.rmtree(metrics_dir, ignore_errors=True)
 
 
-def reuseport_socket(host: str, port: int) -> socket.socket:
-    """A listening TCP socket on ``host:port`` that other sockets of this user may bind too (SO_REUSEPORT)."""
+def reuseport_socket(host: str, port: int, listen: bool = True) -> socket.socket:
+    """A listening TCP socket on ``host:port`` that other sockets of this user may bind too (SO_REUSEPORT);
+    ``listen=False``: bound only, which checks the port without ever taking a connection (the kernel spreads
+    connections over the listening sockets of the group only)."""
     family, kind, proto, _name, address = socket.getaddrinfo(
         host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP, flags=socket.AI_PASSIVE
     )[0]
@@ -136,7 +138,8 @@ def reuseport_socket(host: str, port: int) -> socket.socket:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind(address)
-        sock.listen(LISTEN_BACKLOG)
+        if listen:
+            sock.listen(LISTEN_BACKLOG)
     except OSError as e:
         sock.close()
         raise TrustIndexError(f"cannot listen on {host}:{port} ({e.strerror})") from None
@@ -173,8 +176,9 @@ class Supervisor:
 
     def run(self) -> None:
         logging.basicConfig(level=logging.INFO, format="trustindex serve: %(message)s")
-        # the port checked once here, so a taken port is one clear error rather than N dying workers
-        reuseport_socket(self.setup.config.host, self.setup.config.port).close()
+        # the port checked once here, so a taken port is one clear error rather than N dying workers; bound, not
+        # listening: a listening check could take (and reset) a connection meant for a worker that is already up
+        reuseport_socket(self.setup.config.host, self.setup.config.port, listen=False).close()
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda *_: self.stop.set())
         workers = [self._start() for _ in range(self.setup.workers)]

@@ -7,6 +7,7 @@ import http.client
 import os
 import shutil
 import signal
+import socket
 import time
 from pathlib import Path
 
@@ -16,8 +17,9 @@ import pytest
 from tests.servekit import ServeProcess
 from tests.test_serving_swap import export, twin
 from trustindex.query.http_server import WORKER_HEADER
-from trustindex.query.serve_workers import ServeSetup
+from trustindex.query.serve_workers import ServeSetup, reuseport_socket
 from trustindex.query.serving import SourceSpec
+from trustindex.schemas.errors import TrustIndexError
 from trustindex.schemas.snapshot import CURRENT, SNAPSHOTS_DIR, resolve_current
 
 WORKERS = 2
@@ -167,3 +169,28 @@ def test_workers_leave_with_the_parent(sig, refreshed, tmp_path):
         assert all(len(w) == 1 for w in per_connection), per_connection
         assert len(set().union(*per_connection)) == WORKERS, per_connection
         server.stopped_cleanly(sig)
+
+
+def test_the_port_check_binds_without_taking_connections():
+    """The supervisor checks its port with a bound, not listening, socket: a port another program listens on is
+    one clear error, and the check itself never accepts (and so never resets) a connection."""
+    other = socket.socket()  # a plain listener, no SO_REUSEPORT: the port is taken
+    other.bind(("127.0.0.1", 0))
+    other.listen()
+    taken = other.getsockname()[1]
+    with pytest.raises(TrustIndexError, match=rf"cannot listen on 127.0.0.1:{taken}"):
+        reuseport_socket("127.0.0.1", taken, listen=False)
+    other.close()
+
+    check = reuseport_socket("127.0.0.1", 0, listen=False)
+    port = check.getsockname()[1]
+    try:
+        with pytest.raises(ConnectionRefusedError):
+            socket.create_connection(("127.0.0.1", port), timeout=5).close()
+        group = reuseport_socket("127.0.0.1", port)  # a worker's listening socket joins the same port
+        with socket.create_connection(("127.0.0.1", port), timeout=5):
+            accepted, _ = group.accept()
+            accepted.close()
+        group.close()
+    finally:
+        check.close()
