@@ -222,7 +222,7 @@ class Index:
             if fz["page_terms_weight"] > 0 and lex_ran:
                 cover = d.page_term_coverage(tokens, d.chunk_doc_row[pool.rows])
                 order_key = order_key + fz["page_terms_weight"] * cover
-            order_key = unpublished_key(order_key, pool.rows, d, fz["unpublished_multiplier"])
+            order_key = unpublished_key(order_key, pool.rows, d.unpublished_rows(), fz["unpublished_multiplier"])
         rows = pool.rows.tolist()
         hits = collapse(d.text_groups(), pool.rows, pool.order(order_key, d.chunk_id_rank()), max(k, COVERAGE_HITS))
         pool_best = float(pool.confidence.max()) if pool.size else 0.0

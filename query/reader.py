@@ -28,6 +28,7 @@ from trustindex.query.dense import drop_mapped_pages
 from trustindex.query.lexical import LexicalIndex
 from trustindex.query.pages import TermPages, page_term_coverage, pool_term_coverage, stored_page_by_page
 from trustindex.query.passage_text import TEXT_COLUMN, PassageTexts
+from trustindex.query.unpublished import unpublished_mask
 from trustindex.schemas.components import ComponentRegistry
 from trustindex.schemas.docs_versions import COMPONENT as DOCS_COMPONENT
 from trustindex.schemas.docs_versions import CURRENT, LATEST, names_of, version_folder
@@ -154,6 +155,7 @@ class SnapshotData:
         self._page_vectors: np.ndarray | None = None
         self._term_pages: TermPages | None = None
         self._page_by_page: bool | None = None  # stored_page_by_page()
+        self._unpublished: np.ndarray | None = None  # unpublished_rows()
         self._passage_terms: dict[int, frozenset[str]] = {}
         self._texts: dict[int, str] = {}
         self._version_folders: dict[str, str | None] = {}  # by document: its passages share its path
@@ -289,6 +291,12 @@ class SnapshotData:
         if self._page_by_page is None:
             self._page_by_page = stored_page_by_page(self.chunk_doc_row)
         return self._page_by_page
+
+    def unpublished_rows(self) -> np.ndarray:
+        """Per passage, whether its page is one the docs site does not serve (query/unpublished.py), worked out once."""
+        if self._unpublished is None:
+            self._unpublished = unpublished_mask(self.docs.table.column("path").to_pylist(), self.chunk_doc_row)
+        return self._unpublished
 
     def page_term_coverage(self, tokens: list[str], pages: np.ndarray) -> np.ndarray:
         """Per entry of ``pages`` (rows of the documents table), the idf-weighted share of the query's terms the page

@@ -8,11 +8,7 @@ a passage's order key (its confidence is left alone), so a served page that says
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
-
-_MASKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def unpublished_path(path: str) -> bool:
@@ -20,19 +16,18 @@ def unpublished_path(path: str) -> bool:
     return any(part.startswith("_") for part in path.split("/"))
 
 
-def unpublished_rows(data) -> np.ndarray:
-    """Per passage of ``data`` (a SnapshotData): whether its page is unpublished (worked out once a snapshot)."""
-    mask = _MASKS.get(data)
-    if mask is None:
-        per_doc = np.array([unpublished_path(p) for p in data.docs.table.column("path").to_pylist()] + [False])
-        mask = per_doc[data.chunk_doc_row]  # a row of -1 (no document) reads the trailing False
-        mask.flags.writeable = False
-        _MASKS[data] = mask
+def unpublished_mask(doc_paths: list[str], chunk_doc_row: np.ndarray) -> np.ndarray:
+    """Per passage, whether its page is unpublished: ``doc_paths`` per document row, ``chunk_doc_row`` each
+    passage's document row (-1: none)."""
+    per_doc = np.array([unpublished_path(p) for p in doc_paths] + [False], dtype=bool)
+    mask = per_doc[chunk_doc_row]  # a row of -1 (no document) reads the trailing False
+    mask.flags.writeable = False
     return mask
 
 
-def unpublished_key(key: np.ndarray, rows: np.ndarray, data, multiplier: float) -> np.ndarray:
-    """``key`` (one value a candidate passage of ``rows``) with unpublished passages' values times ``multiplier``."""
+def unpublished_key(key: np.ndarray, rows: np.ndarray, unpublished: np.ndarray, multiplier: float) -> np.ndarray:
+    """``key`` (one value a candidate passage of ``rows``) with unpublished passages' values times ``multiplier``;
+    ``unpublished``: every passage's mark (``unpublished_mask``, memoised by ``SnapshotData.unpublished_rows``)."""
     if multiplier == 1.0 or key.size == 0:
         return key
-    return np.where(unpublished_rows(data)[rows], key * multiplier, key)
+    return np.where(unpublished[rows], key * multiplier, key)

@@ -5,19 +5,9 @@ its order key changes."""
 from __future__ import annotations
 
 import numpy as np
-import pyarrow as pa
 
-from trustindex.query.unpublished import unpublished_key, unpublished_path, unpublished_rows
+from trustindex.query.unpublished import unpublished_key, unpublished_mask, unpublished_path
 from trustindex.schemas.policy import Policy
-
-
-class Snapshot:
-    """The two things the rule reads of a SnapshotData: the documents table and each passage's document row."""
-
-    def __init__(self, doc_paths: list[str], chunk_doc_row: list[int]):
-        self.docs = type("Docs", (), {"table": pa.table({"path": doc_paths})})()
-        self.chunk_doc_row = np.asarray(chunk_doc_row, dtype=np.int64)
-
 
 DOCS = [
     "docs/guides/install.mdx",  # served
@@ -34,23 +24,30 @@ def test_a_leading_underscore_in_any_folder_or_file_name_marks_a_page_unpublishe
 
 
 def test_each_passage_reads_its_pages_mark_and_a_passage_without_a_document_is_served():
-    data = Snapshot(DOCS, [0, 0, 1, 2, 3, 4, -1])
-    mask = unpublished_rows(data)
+    mask = unpublished_mask(DOCS, np.array([0, 0, 1, 2, 3, 4, -1]))
     assert mask.tolist() == [False, False, True, True, True, False, False]
-    assert unpublished_rows(data) is mask  # worked out once a snapshot
     assert not mask.flags.writeable
 
 
+def test_a_snapshot_works_its_marks_out_once(index):
+    data = index.state.data
+    mask = data.unpublished_rows()
+    assert data.unpublished_rows() is mask
+    paths = data.docs.table.column("path").to_pylist()
+    rows = data.chunk_doc_row
+    assert mask.tolist() == [r >= 0 and unpublished_path(paths[r]) for r in rows.tolist()]
+
+
 def test_the_multiplier_scales_only_unpublished_keys_and_can_reorder_them():
-    data = Snapshot(DOCS, [0, 1, 2, 4])
+    marks = unpublished_mask(DOCS, np.array([0, 1, 2, 4]))
     rows = np.array([0, 1, 2, 3])
     key = np.array([0.70, 0.72, 0.50, 0.40])
-    out = unpublished_key(key, rows, data, 0.94)
+    out = unpublished_key(key, rows, marks, 0.94)
     assert np.allclose(out, [0.70, 0.72 * 0.94, 0.50 * 0.94, 0.40])
     assert np.argsort(-out).tolist()[:2] == [0, 1]  # the served page now ranks first
     assert np.argsort(-key).tolist()[:2] == [1, 0]  # the input is left as it was
-    assert unpublished_key(key, rows, data, 1.0) is key  # 1 leaves the order untouched
-    assert unpublished_key(np.zeros(0), np.zeros(0, dtype=np.int64), data, 0.94).size == 0
+    assert unpublished_key(key, rows, marks, 1.0) is key  # 1 leaves the order untouched
+    assert unpublished_key(np.zeros(0), np.zeros(0, dtype=np.int64), marks, 0.94).size == 0
 
 
 def test_the_default_policy_scales_unpublished_pages_and_an_operator_can_turn_it_off():
