@@ -94,7 +94,8 @@ class Int8Prefilter:
         # and the session copies it once from our array, which may then be freed (onnxruntime's C API,
         # AddExternalInitializers: "the user provided buffers can then be deallocated").  Serialising it into the model
         # instead held four copies at once: ours, the TensorProto's, the serialised bytes and the session's
-        # (a 2.7 GB peak at 1M passages against 1.2 GB this way, bench/bench_query.py).
+        # (a session over a 1M-row matrix alone peaked at 2.7 GB that way, 1.2 GB this way; the whole warm 1M query
+        # process went from 3.3 to 1.8 GB, bench/bench_query.py --million).
         rows = TensorProto(name="rows", data_type=TensorProto.INT8, dims=[d, n], data_location=TensorProto.EXTERNAL)
         for key, value in (("location", _EXTERNAL_NAME), ("offset", "0"), ("length", str(d * n))):
             rows.external_data.add(key=key, value=value)
