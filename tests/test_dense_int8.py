@@ -39,6 +39,21 @@ def test_prefiltered_search_equals_full_scan(name, emb, depth):
         np.testing.assert_array_equal(cos, plain_cos)  # bit for bit: the same float32 re-scoring decides
 
 
+def test_ties_far_past_the_first_fetch_are_all_found_in_one_pass():
+    """401 identical rows at the top and depth 10: the first fetch (4 × depth) holds a tenth of them; the one pass
+    over the bounds must bring in every other copy, so the ties still go to the lowest rows."""
+    emb = with_copies(3000, 400, seed=4).astype(np.float16)
+    index = DenseIndex(emb, None, exact_below=1 << 40)
+    assert index.warm(min_rows=0)
+    q = emb[0].astype(np.float32)
+    rows, cos = index.top(q, 10)
+    ref_rows, ref_cos = full_scan(emb, q, 10)
+    copies = np.flatnonzero((emb == emb[0]).all(axis=1))
+    assert copies.size == 401 and rows.tolist() == copies[:10].tolist()
+    np.testing.assert_array_equal(rows, ref_rows)
+    np.testing.assert_allclose(cos, ref_cos, rtol=0, atol=2e-6)
+
+
 def test_upper_bounds_hold_for_every_row():
     emb = clustered(2000, seed=8, dims=DIMS)
     pre = Int8Prefilter(emb, threads=1)
