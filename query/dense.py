@@ -326,7 +326,7 @@ class DenseIndex:
             return self._scan(q, depth)
         rows = np.sort(np.argpartition(-ub, fetch)[:fetch])
         scores = self.cosines(q, rows)
-        _top_rows, top_scores = _order(rows, scores, depth)
+        top_rows, top_scores = _order(rows, scores, depth)
         # Every row whose bound reaches the depth-th re-scored cosine could still enter the top (ties go to the lower
         # row): one pass over the bounds finds them all, where fetching four times more and partitioning again took
         # two or three rounds at 1M rows (~4 ms each).  Re-scoring them can only raise the depth-th cosine, so the
@@ -334,10 +334,10 @@ class DenseIndex:
         bar = np.nextafter(np.float32(float(top_scores[-1]) - eps), np.float32(-np.inf))  # rounded down, not up
         reach = np.flatnonzero(ub >= bar)
         extra = np.setdiff1d(reach, rows, assume_unique=True)
-        if extra.size:
-            rows = np.concatenate([rows, extra])
-            scores = np.concatenate([scores, self.cosines(q, extra)])
-        return _order(rows, scores, depth)
+        if not extra.size:
+            return top_rows, top_scores
+        rows = np.concatenate([rows, extra])
+        return _order(rows, np.concatenate([scores, self.cosines(q, extra)]), depth)
 
     def best(self, q: np.ndarray) -> float:
         """The best raw cosine in the library (ANN mode: the top-1 of the ANN search)."""
