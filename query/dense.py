@@ -174,7 +174,7 @@ class DenseIndex:
             raise SnapshotError(f"embeddings are {embeddings.dtype}; expected float16 (or float32 from older builds)")
         # A plain ndarray view of a memory map: np.memmap's subclass hooks cost microseconds on every gather.
         self.emb = np.asarray(embeddings) if isinstance(embeddings, np.memmap) else embeddings
-        self._mapped = embeddings if isinstance(embeddings, np.memmap) else None  # for drop_mapped_pages
+        self._source = embeddings  # the memory map itself, whose pages warm() drops (drop_mapped_pages)
         self._file = _MappedRows.of(embeddings)
         self.n, self.dims = int(embeddings.shape[0]), int(embeddings.shape[1])
         self._scan_threads = 0 if self.n >= _PARALLEL_FROM else 1  # usearch: 0 = all cores
@@ -277,9 +277,10 @@ class DenseIndex:
             and self.n >= (MIN_ROWS if min_rows is None else min_rows)
             and available()
         ):
-            mapped = self._mapped
-            release = (lambda: drop_mapped_pages(mapped)) if mapped is not None else None
-            self._prefilter = Int8Prefilter(self.emb, threads or PREFILTER_THREADS, release=release)
+            source = self._source  # drop_mapped_pages leaves an array that is not a memory map alone
+            self._prefilter = Int8Prefilter(
+                self.emb, threads or PREFILTER_THREADS, release=lambda: drop_mapped_pages(source)
+            )
         if self._emb32 is None and self.emb.dtype != np.float32 and self.n * self.dims * 4 <= FLOAT32_COPY_MAX_BYTES:
             emb32 = np.asarray(self.emb, dtype=np.float32)
             emb32.flags.writeable = False
