@@ -210,11 +210,15 @@ HIGH_TIER_FLOOR = 0.8
 
 
 def choose_tiers(obs: list[Observation], p: np.ndarray, base: Policy) -> dict[str, float]:
-    """The tier thresholds, from the training queries: mid just above every clearly off-topic query it can hold low
-    without dropping more than 10% of in-domain queries to low; high at least HIGH_TIER_FLOOR and above 80% of
-    near-domain ones.
+    """The tier thresholds, from the training queries: mid halfway (on the logit scale) between the highest clearly
+    off-topic query it can hold low and the cap, the in-domain 10% quantile (no more than 10% of in-domain queries
+    drop to low); high at least HIGH_TIER_FLOOR and above 80% of near-domain ones.
 
-    An off-topic query above that cap stays mid or high whatever mid is, so it must not set mid: on the real docs
+    Halfway, not just above the highest off-topic query: with n off-topic training queries, a new one lands above
+    their maximum with probability 1/(n + 1) (exchangeability), so a threshold at the maximum lets about one in
+    fifty new off-topic queries through to mid.  The midpoint is the widest margin both goals leave.
+
+    An off-topic query above the cap stays mid or high whatever mid is, so it must not set mid: on the real docs
     one off-topic question written in the docs' own words (p 0.88) pulled mid up to the cap, which dropped a tenth of
     the in-domain queries to low and held no off-topic query low that 0.29 did not."""
     kinds = np.array([o.query.group for o in obs])
@@ -222,7 +226,7 @@ def choose_tiers(obs: list[Observation], p: np.ndarray, base: Policy) -> dict[st
     cap = float(np.quantile(ind, 0.1)) if ind.size else 1.0
     holdable = off[off < cap]
     if holdable.size:
-        mid = float(holdable.max()) + 0.01
+        mid = _logit_midpoint(float(holdable.max()), cap)
     else:  # no off-topic query to hold (or none that can be held): the policy's own mid, within the cap
         mid = base["match"]["mid_probability"] if not off.size else cap
     mid = min(mid, cap)
@@ -233,6 +237,12 @@ def choose_tiers(obs: list[Observation], p: np.ndarray, base: Policy) -> dict[st
         "high_probability": round(min(high, 1.0), 4),
         "min_answer_confidence": floor,
     }
+
+
+def _logit_midpoint(a: float, b: float) -> float:
+    """The probability halfway between a and b on the logit scale (both inside (0, 1))."""
+    la, lb = (float(np.log(x / (1.0 - x))) for x in np.clip([a, b], *PROBABILITY_BOUNDS))
+    return float(1.0 / (1.0 + np.exp(-(la + lb) / 2.0)))
 
 
 def calibrate(

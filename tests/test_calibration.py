@@ -190,13 +190,19 @@ def test_tiers_hold_off_topic_queries_low_but_not_one_no_threshold_can_hold():
     group = obs(IN_DOMAIN, 20) + obs(clear, 3) + obs(near, 5)
     in_domain = np.linspace(0.5, 0.99, 20)  # its 10% quantile: 0.5441
     near_p = np.full(5, 0.3)
+    cap = float(np.quantile(in_domain, 0.1))
+
+    def halfway(a: float) -> float:  # the logit midpoint between a and the cap
+        z = (np.log(a / (1 - a)) + np.log(cap / (1 - cap))) / 2
+        return round(float(1 / (1 + np.exp(-z))), 4)
+
     # off-topic at 0.2 and 0.25 can be held low; 0.9 cannot (it would take mid above 90% of the in-domain queries)
     t = choose_tiers(group, np.concatenate([in_domain, [0.2, 0.9, 0.25], near_p]), Policy.default())
-    assert t["mid_probability"] == pytest.approx(0.26)
+    assert t["mid_probability"] == pytest.approx(halfway(0.25)) and 0.25 < t["mid_probability"] < cap
     assert t["high_probability"] == 0.8
-    # every off-topic query holdable: mid just above the highest
+    # every off-topic query holdable: mid halfway between the highest and the cap, a margin for unseen ones
     t = choose_tiers(group, np.concatenate([in_domain, [0.2, 0.4, 0.25], near_p]), Policy.default())
-    assert t["mid_probability"] == pytest.approx(0.41)
+    assert t["mid_probability"] == pytest.approx(halfway(0.4)) and 0.4 < t["mid_probability"] < cap
     # none holdable: mid at the cap, never above it
     t = choose_tiers(group, np.concatenate([in_domain, [0.95, 0.9, 0.97], near_p]), Policy.default())
     assert t["mid_probability"] == pytest.approx(round(float(np.quantile(in_domain, 0.1)), 4))
