@@ -17,16 +17,15 @@ K1, B, METHOD = 1.5, 0.75, "lucene"
 
 
 def build_bm25(texts: list[str], out_dir: Path) -> dict:
-    # imported here: bm25s brings scipy.sparse (~0.5 s at start-up, measured in docs/benchmarks.md), which a
-    # refresh that finds nothing changed, and so builds no index, never needs
-    import bm25s
+    # imported here (and in _vectorised_bm25): bm25s brings scipy.sparse (~0.5 s at start-up, measured in
+    # docs/benchmarks.md), which a refresh that finds nothing changed, and so builds no index, never needs
     from bm25s.tokenization import Tokenized
 
     logging.getLogger("bm25s").setLevel(logging.WARNING)  # after its import, which sets DEBUG; it logs every build
     tokens = [tokenize(t) for t in texts]
     vocab = {tok: i for i, tok in enumerate(sorted({t for doc in tokens for t in doc} | {""}))}
     ids = [[vocab[t] for t in doc] for doc in tokens]
-    retriever = bm25s.BM25(k1=K1, b=B, method=METHOD)
+    retriever = _vectorised_bm25()(k1=K1, b=B, method=METHOD)
     retriever.index(Tokenized(ids=ids, vocab=vocab), show_progress=False)
     _postings_ascending(retriever.scores, len(texts), len(vocab))
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -41,6 +40,54 @@ def build_bm25(texts: list[str], out_dir: Path) -> dict:
     }
     (out_dir / "tokenizer.json").write_text(json.dumps(meta, sort_keys=True, indent=2) + "\n")
     return meta
+
+
+def _vectorised_bm25():
+    """bm25s.BM25 whose index is built with whole-corpus numpy operations instead of a Python loop per passage.
+
+    ``build_index_from_ids`` is the override point bm25s documents for this.  The scores are bm25s's own, bit for
+    bit (tests/test_bm25_build.py compares the saved files): the same idf function on the same document
+    frequencies, and the same float64 arithmetic per (passage, term) pair, cast to float32 once as bm25s stores
+    them.  Only the loop moved: a refresh rebuilds the whole corpus's BM25 twice (body and fields), and on a
+    ~3,600-passage corpus bm25s's per-passage Counter and arrays took half of that."""
+    import bm25s
+    import numpy as np
+    import scipy.sparse as sp
+    from bm25s.scoring import _build_idf_array, _select_idf_scorer
+
+    class VectorisedBM25(bm25s.BM25):
+        def build_index_from_ids(self, unique_token_ids, corpus_token_ids, show_progress=True, leave_progress=False):
+            if self.method not in ("robertson", "lucene", "atire") or not corpus_token_ids:  # bm25l/bm25+: a
+                # non-occurrence term; no passages: no mean length
+                return super().build_index_from_ids(unique_token_ids, corpus_token_ids, show_progress, leave_progress)
+            self.nonoccurrence_array = None  # as bm25s sets it for these methods (save() reads it)
+            lengths = np.fromiter(map(len, corpus_token_ids), dtype=np.int64, count=len(corpus_token_ids))
+            n_docs, n_vocab = len(corpus_token_ids), len(unique_token_ids)
+            flat = np.fromiter((t for doc in corpus_token_ids for t in doc), dtype=np.int64, count=int(lengths.sum()))
+            pairs, tf = np.unique(
+                np.repeat(np.arange(n_docs, dtype=np.int64), lengths) * n_vocab + flat, return_counts=True
+            )  # (passage, term) once each, passage-major, with its count
+            doc_idx, vocab_idx = (pairs // n_vocab).astype(self.int_dtype), (pairs % n_vocab).astype(self.int_dtype)
+            df = np.bincount(vocab_idx, minlength=n_vocab)
+            idf = _build_idf_array(
+                doc_frequencies={t: int(df[t]) for t in unique_token_ids},
+                n_docs=n_docs,
+                compute_idf_fn=_select_idf_scorer(self.idf_method),
+                dtype=self.dtype,
+            )
+            # bm25s per passage: tf / (k1 * ((1 - b) + b * l_d / l_avg) + tf), l_avg a float64 mean, so float64
+            length_norm = self.k1 * ((1 - self.b) + self.b * lengths.astype(np.float64) / lengths.mean())
+            tf64 = tf.astype(np.float64)
+            scores = (idf[vocab_idx] * (tf64 / (length_norm[doc_idx] + tf64))).astype(self.dtype)
+            if self.csc_backend == "scipy":  # the matrix as bm25s builds it from the same arrays
+                m = sp.csc_matrix((scores, (doc_idx, vocab_idx)), shape=(n_docs, n_vocab), dtype=self.dtype)
+                data, indices, indptr = m.data, m.indices, m.indptr
+            else:
+                data, indices, indptr = self._np_csc(data=scores, rows=doc_idx, cols=vocab_idx, shape=(n_docs, n_vocab))
+                data = data.astype(self.dtype)
+            return {"data": data, "indices": indices, "indptr": indptr, "num_docs": n_docs}
+
+    return VectorisedBM25
 
 
 def _postings_ascending(scores: dict, n_docs: int, n_terms: int) -> None:
