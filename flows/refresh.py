@@ -8,6 +8,8 @@ others still publish.
 
 from __future__ import annotations
 
+import functools
+import gc
 import hashlib
 import json
 import sys
@@ -232,6 +234,18 @@ def _publish(data: Path, sid: str, policy: Policy, publish: bool, force: bool, l
     return gate
 
 
+@functools.cache  # once per process: what is alive at the first run
+def freeze_start_up_heap() -> None:
+    """Put every object alive now (imported modules, Prefect's and pydantic's schemas, the loaded libraries: ~300k
+    objects) out of the cyclic collector's reach with ``gc.freeze``.
+
+    Why: a refresh allocates enough to set off a full (generation 2) collection every few runs, and each one walked
+    that whole start-up heap: 0.38 s inside a 1.6 s 1%-change refresh, measured with gc.callbacks, which made every
+    third refresh 25% slower.  Frozen, a full collection takes ~0.04 s.  The cost: cyclic garbage alive at this
+    moment is never collected; at the first run that is import-time leftovers, so it is done once, not per run."""
+    gc.freeze()
+
+
 @flow(name="trustindex-refresh")
 def refresh_flow(
     sources: list[Source],
@@ -249,6 +263,7 @@ def refresh_flow(
 ) -> dict:
     """``fetch=False``: the caller has fetched every source's mirror in this run (a backfill, to resolve its
     commits); each is opened as it is, so a run fetches each source once."""
+    freeze_start_up_heap()
     log = get_run_logger()
     started = time.monotonic()
     commits = commits or {}
