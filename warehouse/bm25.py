@@ -7,6 +7,7 @@ processes).  The query side loads the matrix and never re-tokenizes the corpus.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from pathlib import Path
@@ -42,6 +43,7 @@ def build_bm25(texts: list[str], out_dir: Path) -> dict:
     return meta
 
 
+@functools.cache  # one class, however many builds
 def _vectorised_bm25():
     """bm25s.BM25 whose index is built with whole-corpus numpy operations instead of a Python loop per passage.
 
@@ -52,13 +54,15 @@ def _vectorised_bm25():
     ~3,600-passage corpus bm25s's per-passage Counter and arrays took half of that."""
     import bm25s
     import numpy as np
-    import scipy.sparse as sp
     from bm25s.scoring import _build_idf_array, _select_idf_scorer
 
     class VectorisedBM25(bm25s.BM25):
         def build_index_from_ids(self, unique_token_ids, corpus_token_ids, show_progress=True, leave_progress=False):
-            if self.method not in ("robertson", "lucene", "atire") or not corpus_token_ids:  # bm25l/bm25+: a
-                # non-occurrence term; no passages: no mean length
+            if (
+                self.method not in ("robertson", "lucene", "atire")  # bm25l/bm25+: a non-occurrence term
+                or self.csc_backend != "numpy"  # bm25s's default, the one build_bm25 uses
+                or not corpus_token_ids  # no passages: no mean length
+            ):
                 return super().build_index_from_ids(unique_token_ids, corpus_token_ids, show_progress, leave_progress)
             self.nonoccurrence_array = None  # as bm25s sets it for these methods (save() reads it)
             lengths = np.fromiter(map(len, corpus_token_ids), dtype=np.int64, count=len(corpus_token_ids))
@@ -79,20 +83,16 @@ def _vectorised_bm25():
             length_norm = self.k1 * ((1 - self.b) + self.b * lengths.astype(np.float64) / lengths.mean())
             tf64 = tf.astype(np.float64)
             scores = (idf[vocab_idx] * (tf64 / (length_norm[doc_idx] + tf64))).astype(self.dtype)
-            if self.csc_backend == "scipy":  # the matrix as bm25s builds it from the same arrays
-                m = sp.csc_matrix((scores, (doc_idx, vocab_idx)), shape=(n_docs, n_vocab), dtype=self.dtype)
-                data, indices, indptr = m.data, m.indices, m.indptr
-            else:
-                data, indices, indptr = self._np_csc(data=scores, rows=doc_idx, cols=vocab_idx, shape=(n_docs, n_vocab))
-                data = data.astype(self.dtype)
+            data, indices, indptr = self._np_csc(data=scores, rows=doc_idx, cols=vocab_idx, shape=(n_docs, n_vocab))
+            data = data.astype(self.dtype)  # as bm25s's own numpy path does
             return {"data": data, "indices": indices, "indptr": indptr, "num_docs": n_docs}
 
     return VectorisedBM25
 
 
 def _postings_ascending(scores: dict, n_docs: int, n_terms: int) -> None:
-    """Keep the snapshot's promise that each term's passages are ascending (schemas/lexical.py): bm25s builds its CSC
-    matrix with scipy from passages in order, so they are; should a version not, they are sorted here."""
+    """Keep the snapshot's promise that each term's passages are ascending (schemas/lexical.py): bm25s's default CSC
+    builder sorts the pairs by term, then passage, so they are; should a version not, they are sorted here."""
     if postings_ascending(scores["indices"], scores["indptr"]):
         return
     import scipy.sparse as sp
