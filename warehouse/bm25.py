@@ -23,9 +23,7 @@ def build_bm25(texts: list[str], out_dir: Path) -> dict:
     from bm25s.tokenization import Tokenized
 
     logging.getLogger("bm25s").setLevel(logging.WARNING)  # after its import, which sets DEBUG; it logs every build
-    tokens = [tokenize(t) for t in texts]
-    vocab = {tok: i for i, tok in enumerate(sorted({t for doc in tokens for t in doc} | {""}))}
-    ids = [[vocab[t] for t in doc] for doc in tokens]
+    ids, vocab = corpus_ids(texts)
     retriever = _vectorised_bm25()(k1=K1, b=B, method=METHOD)
     retriever.index(Tokenized(ids=ids, vocab=vocab), show_progress=False)
     _postings_ascending(retriever.scores, len(texts), len(vocab))
@@ -41,6 +39,13 @@ def build_bm25(texts: list[str], out_dir: Path) -> dict:
     }
     (out_dir / "tokenizer.json").write_text(json.dumps(meta, sort_keys=True, indent=2) + "\n")
     return meta
+
+
+def corpus_ids(texts: list[str]) -> tuple[list[list[int]], dict[str, int]]:
+    """Each passage's token ids and the vocabulary, sorted (with bm25s's empty token) so builds are byte-identical."""
+    tokens = [tokenize(t) for t in texts]
+    vocab = {tok: i for i, tok in enumerate(sorted({t for doc in tokens for t in doc} | {""}))}
+    return [[vocab[t] for t in doc] for doc in tokens], vocab
 
 
 @functools.cache  # one class, however many builds
