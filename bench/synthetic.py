@@ -3,8 +3,8 @@
 Text: each passage is a window of 60–140 tokens cut at random from the real Midnight
 docs' token stream (tokenized by ``schemas.lexical``), so term frequencies follow the
 real corpus (Zipf's law and all); the BM25 index is built from those tokens directly
-with bm25s, exactly as ``warehouse.bm25.build_bm25`` saves it, without re-tokenizing
-100k passages.
+by ``warehouse.bm25.build_bm25_from_tokens`` (``build_bm25`` without re-tokenizing
+100k passages).
 
 Vectors: Gaussian with the mean and covariance of real passage embeddings (512 real
 passages embedded by the real encoder), then L2-normalised and stored as float16, as a
@@ -85,30 +85,6 @@ def vectors(n: int, mean: np.ndarray, cov: np.ndarray, seed: int) -> np.ndarray:
         x = mean + (rng.standard_normal((m, mean.shape[0])) * scale) @ v.T
         out[s : s + m] = x / np.linalg.norm(x, axis=1, keepdims=True)
     return out
-
-
-def _bm25_from_tokens(docs: list[list[str]], out_dir: Path) -> None:
-    """What warehouse.bm25.build_bm25 writes, from tokens already made by the same tokenizer."""
-    import bm25s
-    from bm25s.tokenization import Tokenized
-
-    from trustindex.schemas.lexical import TOKENIZER_ID
-    from trustindex.warehouse.bm25 import K1, METHOD, B
-
-    vocab = {tok: i for i, tok in enumerate(sorted({t for d in docs for t in d} | {""}))}
-    r = bm25s.BM25(k1=K1, b=B, method=METHOD)
-    r.index(Tokenized(ids=[[vocab[t] for t in d] for d in docs], vocab=vocab), show_progress=False)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    r.save(str(out_dir), show_progress=False)
-    meta = {
-        "tokenizer": TOKENIZER_ID,
-        "k1": K1,
-        "b": B,
-        "method": METHOD,
-        "documents": len(docs),
-        "vocabulary": len(vocab),
-    }
-    (out_dir / "tokenizer.json").write_text(json.dumps(meta, sort_keys=True, indent=2) + "\n")
 
 
 def _tables(n: int, docs_tokens: list[list[str]], seed: int) -> dict:
@@ -280,6 +256,7 @@ def _build_exact(data: Path, n: int, seed: int, work: Path, backend: str, spectr
     from trustindex.query.encoder import MODEL_FILE, OnnxEncoder
     from trustindex.schemas.policy import Policy
     from trustindex.schemas.snapshot import BM25_DIR, EMBEDDINGS, ENCODER_DIR, TABLE_FILES
+    from trustindex.warehouse.bm25 import build_bm25_from_tokens
     from trustindex.warehouse.snapshots import finish_snapshot, new_build_dir, set_current
     from trustindex.warehouse.tables import write_table
 
@@ -297,7 +274,7 @@ def _build_exact(data: Path, n: int, seed: int, work: Path, backend: str, spectr
         write_table(t, bdir / TABLE_FILES[name])
     times["tables_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    _bm25_from_tokens(docs_tokens, bdir / BM25_DIR)
+    build_bm25_from_tokens(docs_tokens, bdir / BM25_DIR)
     times["bm25_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     mean, cov = spectrum if spectrum is not None else real_spectrum(work=work)

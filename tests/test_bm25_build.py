@@ -7,6 +7,7 @@ import pytest
 from bm25s.tokenization import Tokenized
 from realdata import REAL_DOCS, needs_real_docs
 
+from trustindex.schemas.lexical import tokenize
 from trustindex.warehouse.bm25 import K1, METHOD, B, build_bm25, corpus_ids
 
 WORDS = [f"w{i}" for i in range(400)] + ["ledger", "circuit", "compact", "proof", "wallet", "disclose"]
@@ -14,7 +15,7 @@ WORDS = [f"w{i}" for i in range(400)] + ["ledger", "circuit", "compact", "proof"
 
 def reference_files(texts: list[str], out) -> dict[str, bytes]:
     """bm25s's own index on the same ids and vocabulary as build_bm25 (the saved files, by name)."""
-    ids, vocab = corpus_ids(texts)
+    ids, vocab = corpus_ids([tokenize(t) for t in texts])
     retriever = bm25s.BM25(k1=K1, b=B, method=METHOD)
     retriever.index(Tokenized(ids=ids, vocab=vocab), show_progress=False)
     retriever.save(str(out), show_progress=False)

@@ -18,15 +18,20 @@ K1, B, METHOD = 1.5, 0.75, "lucene"
 
 
 def build_bm25(texts: list[str], out_dir: Path) -> dict:
+    return build_bm25_from_tokens([tokenize(t) for t in texts], out_dir)
+
+
+def build_bm25_from_tokens(tokens: list[list[str]], out_dir: Path) -> dict:
+    """What build_bm25 writes, from each passage's tokens (already made by schemas/lexical.py's tokenizer)."""
     # imported here (and in _vectorised_bm25): bm25s brings scipy.sparse (~0.5 s at start-up, measured in
     # docs/benchmarks.md), which a refresh that finds nothing changed, and so builds no index, never needs
     from bm25s.tokenization import Tokenized
 
     logging.getLogger("bm25s").setLevel(logging.WARNING)  # after its import, which sets DEBUG; it logs every build
-    ids, vocab = corpus_ids(texts)
+    ids, vocab = corpus_ids(tokens)
     retriever = _vectorised_bm25()(k1=K1, b=B, method=METHOD)
     retriever.index(Tokenized(ids=ids, vocab=vocab), show_progress=False)
-    _postings_ascending(retriever.scores, len(texts), len(vocab))
+    _postings_ascending(retriever.scores, len(tokens), len(vocab))
     out_dir.mkdir(parents=True, exist_ok=True)
     retriever.save(str(out_dir), show_progress=False)
     meta = {
@@ -34,16 +39,15 @@ def build_bm25(texts: list[str], out_dir: Path) -> dict:
         "k1": K1,
         "b": B,
         "method": METHOD,
-        "documents": len(texts),
+        "documents": len(tokens),
         "vocabulary": len(vocab),
     }
     (out_dir / "tokenizer.json").write_text(json.dumps(meta, sort_keys=True, indent=2) + "\n")
     return meta
 
 
-def corpus_ids(texts: list[str]) -> tuple[list[list[int]], dict[str, int]]:
+def corpus_ids(tokens: list[list[str]]) -> tuple[list[list[int]], dict[str, int]]:
     """Each passage's token ids and the vocabulary, sorted (with bm25s's empty token) so builds are byte-identical."""
-    tokens = [tokenize(t) for t in texts]
     vocab = {tok: i for i, tok in enumerate(sorted({t for doc in tokens for t in doc} | {""}))}
     return [[vocab[t] for t in doc] for doc in tokens], vocab
 
