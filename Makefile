@@ -45,12 +45,12 @@ lint: install
 # mypy cannot follow the editable install's import hook, so it checks a tree of links that lays the repository's
 # folders out as the installed package is (trustindex/<stage> -> <stage>/).
 TYPECHECK := build/typecheck
-STAGES := schemas crawl extractors ingest warehouse flows query cli
+STAGES := schemas crawl extractors ingest warehouse flows query serve cli
 typecheck: install
 	rm -rf $(TYPECHECK) && mkdir -p $(TYPECHECK)/trustindex
 	ln -s $(abspath trustindex)/__init__.py $(abspath trustindex)/py.typed $(TYPECHECK)/trustindex/
 	for s in $(STAGES); do ln -s $(abspath $$s) $(TYPECHECK)/trustindex/$$s; done
-	cd $(TYPECHECK) && $(abspath $(BIN))/mypy --config-file $(abspath pyproject.toml) -p trustindex.schemas -p trustindex.query
+	cd $(TYPECHECK) && $(abspath $(BIN))/mypy --config-file $(abspath pyproject.toml) -p trustindex.schemas -p trustindex.query -p trustindex.serve
 
 bench: install
 	$(BIN)/python bench/run_all.py

@@ -85,7 +85,7 @@ def inprocess_worker(data: str, bounds: LoadBounds, queries_name: str) -> dict:
     import onnxruntime as ort
 
     from trustindex.query.index import Index
-    from trustindex.query.serving import QUERY_CACHE
+    from trustindex.serve.live import QUERY_CACHE
 
     in_ort, run = [0.0], ort.InferenceSession.run
 

@@ -205,12 +205,12 @@ def cmd_stats(a) -> int:
 
 def cmd_calibrate(a) -> int:
     require("build")
-    from trustindex.query.calibrate import calibrate
-    from trustindex.query.calibration_text import calibration_lines
     from trustindex.query.index import Index
     from trustindex.query.judged import read_jsonl
     from trustindex.schemas.answer_signals import DEFAULT_FEATURES, SIGNALS
     from trustindex.schemas.policy import Policy
+    from trustindex.warehouse.calibrate import calibrate
+    from trustindex.warehouse.calibration_text import calibration_lines
 
     base = Policy.load(a.policy)
     queries = [q for f in a.judged for q in read_jsonl(Path(f))]
@@ -250,7 +250,7 @@ def cmd_calibrate(a) -> int:
 
 def cmd_mcp(a) -> int:
     require("serve")
-    from trustindex.query.mcp_server import serve
+    from trustindex.serve.mcp_server import serve
 
     serve(Path(a.data), policy=a.policy)
     return 0
@@ -258,9 +258,9 @@ def cmd_mcp(a) -> int:
 
 def cmd_serve(a) -> int:
     require("serve")
-    from trustindex.query.http_server import ServeConfig, ServeLimits, load_tokens
-    from trustindex.query.serve_workers import ServeSetup, serve
-    from trustindex.query.serving import SourceSpec
+    from trustindex.serve.http_app import ServeConfig, ServeLimits, load_tokens
+    from trustindex.serve.live import SourceSpec
+    from trustindex.serve.workers import ServeSetup, serve
 
     if a.workers < 1:
         raise TrustIndexError(f"--workers must be at least 1, got {a.workers}")

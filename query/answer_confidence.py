@@ -5,7 +5,7 @@ dense ranking (best cosine; its margin over the next distinct page), the lexical
 whether they put the same page first), the top hits' text (how much of the query's IDF-weighted terms they
 contain) and the snapshot's vocabulary (how much of the query's IDF weight no passage uses).  The probability is
 a logistic regression over them with the policy's coefficients, then the policy's isotonic map when it has one
-(both fitted by ``trustindex calibrate``, query/calibrate.py); the match tier follows the probability.  A policy
+(both fitted by ``trustindex calibrate``, warehouse/calibrate.py); the match tier follows the probability.  A policy
 with no model keeps the cosine tiers and reports no probability.
 
 Pure numpy on purpose: this runs on every query of the base install (no scikit-learn there).

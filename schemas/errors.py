@@ -38,3 +38,12 @@ class EmbeddingModelMismatch(SnapshotError):
             f"installed here is {installed} (weights sha256 {installed_sha256}); install the model that built "
             f"the snapshot or rebuild it with this one"
         )
+
+
+def one_line(e: BaseException, unexpected: str = "") -> str:
+    """``e`` as one line for a log, a warning or a client: its own message for a ``TrustIndexError`` (those are
+    written to be read), else ``unexpected`` + the exception's type and message (a bug, named as one)."""
+    msg = " ".join(str(e).split())
+    if isinstance(e, TrustIndexError):
+        return msg or type(e).__name__
+    return f"{unexpected}{type(e).__name__}: {msg}" if msg else f"{unexpected}{type(e).__name__}"

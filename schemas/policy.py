@@ -134,7 +134,7 @@ SPEC: dict[str, Any] = {
     "match": {
         # Calibrated (the policy has a model): the tier follows answer_confidence, high from high_probability, mid
         # from mid_probability, else low; below min_answer_confidence the response abstains (low_confidence).
-        # high: the top hit answers at least 4 times in 5 (query/calibrate.py HIGH_TIER_FLOOR)
+        # high: the top hit answers at least 4 times in 5 (warehouse/calibrate.py HIGH_TIER_FLOOR)
         "high_probability": (0.8, _NUM, 0.0, 1.0),
         "mid_probability": (0.25, _NUM, 0.0, 1.0),
         "min_answer_confidence": (0.1, _NUM, 0.0, 1.0),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -204,14 +205,32 @@ def verify_snapshot(directory: str | Path, checksums: bool = True) -> Manifest:
     return m
 
 
+SNAPSHOT_ID = re.compile(r"^[0-9a-f]{16}\Z")  # snapshot_id_from_files: the first 16 hex digits of a sha256
+
+
+def read_current(data_dir: str | Path) -> str | None:
+    """What the data directory's ``CURRENT`` names, stripped; None when there is no such file.  Only ever the
+    ``CURRENT`` at a data directory's root: a file of that name anywhere else means nothing."""
+    try:
+        return (Path(data_dir) / CURRENT).read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return None
+
+
+def snapshot_dir(data_dir: str | Path, snapshot_id: str, named_by: str) -> Path:
+    """``data_dir/snapshots/<snapshot_id>`` after checking the id is one (16 hex digits: nothing that could name a
+    path elsewhere); ``named_by`` says where the id came from for the error."""
+    if not SNAPSHOT_ID.match(snapshot_id):
+        raise SnapshotError(f"{named_by}: names {snapshot_id!r}, which is not a snapshot id (16 hex digits)")
+    path = Path(data_dir) / SNAPSHOTS_DIR / snapshot_id
+    if not path.is_dir():
+        raise SnapshotError(f"{named_by}: names snapshot {snapshot_id!r}, which does not exist")
+    return path
+
+
 def resolve_current(data_dir: str | Path) -> Path:
     """The live snapshot's directory, named by the data directory's CURRENT file."""
-    data_dir = Path(data_dir)
-    cur = data_dir / CURRENT
-    if not cur.is_file():
+    sid = read_current(data_dir)
+    if sid is None:
         raise SnapshotError(f"{data_dir}: no live snapshot ({CURRENT} is missing); run `trustindex refresh` first")
-    sid = cur.read_text(encoding="utf-8").strip()
-    path = data_dir / SNAPSHOTS_DIR / sid
-    if not sid or not path.is_dir():
-        raise SnapshotError(f"{cur}: names snapshot {sid!r}, which does not exist")
-    return path
+    return snapshot_dir(data_dir, sid, str(Path(data_dir) / CURRENT))

@@ -191,6 +191,7 @@ def test_one_distribution_with_one_import_root(base):
     outside = [p for p in record if Path(p).parts[0] not in (DISTRIBUTION, dist_info.name) and p != script]
     assert outside == [], f"files installed outside the {DISTRIBUTION} package: {outside[:10]}"
     assert {f"{DISTRIBUTION}/query/index.py", f"{DISTRIBUTION}/schemas/response.schema.json", script} <= set(record)
+    assert f"{DISTRIBUTION}/serve/http_app.py" in record  # the servers' room installs with the base; [serve] runs it
     top_level = dist_info / "top_level.txt"
     if top_level.exists():
         assert top_level.read_text().split() == [DISTRIBUTION]

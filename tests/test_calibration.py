@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from trustindex.query.answer_confidence import match_tier, probability
-from trustindex.query.calibrate import Model, brier, ece, ece_by_chance, fit, reliability, risk_coverage
 from trustindex.schemas.answer_signals import BEST_COSINE, DEFAULT, OPERATOR, SIGNALS, TERM_COVERAGE, UNCALIBRATED
 from trustindex.schemas.errors import ConfigError
 from trustindex.schemas.policy import Policy
+from trustindex.warehouse.calibrate import Model, brier, ece, ece_by_chance, fit, reliability, risk_coverage
 
 FEATURES = (BEST_COSINE, TERM_COVERAGE)
 
@@ -176,8 +176,8 @@ def test_no_probability_reaches_certainty():
 
 
 def test_tiers_hold_off_topic_queries_low_but_not_one_no_threshold_can_hold():
-    from trustindex.query.calibrate import Observation, choose_tiers
     from trustindex.query.judged import IN_DOMAIN, OFF_TOPIC_KINDS, JudgedQuery
+    from trustindex.warehouse.calibrate import Observation, choose_tiers
 
     def obs(kind: str, n: int) -> list[Observation]:
         relevant = {"a.md": 2} if kind == IN_DOMAIN else {}

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from bench.calibration_cv import cross_validate, every_subset, lines, select
-from trustindex.query.calibrate import Observation
 from trustindex.query.judged import JudgedQuery
 from trustindex.schemas.answer_signals import BEST_COSINE, TERM_COVERAGE, UNKNOWN_TERM_SHARE
 from trustindex.schemas.policy import Policy
+from trustindex.warehouse.calibrate import Observation
 
 NOISE = TERM_COVERAGE  # in these observations, a signal unrelated to the label
 

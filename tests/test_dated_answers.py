@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 
 import git
 
-from trustindex.query.mcp_server import list_sources
 from trustindex.query.render import render_table
 from trustindex.schemas.response import validate_response
+from trustindex.serve.mcp_server import list_sources
 
 
 def git_commit_date(repo_dir, commit: str) -> str:

@@ -269,7 +269,7 @@ def test_serving_replica_pulls_what_the_worker_exports():
         name = re.match(r"[A-Za-z0-9_.-]+", req).group(0).lower()
         assert name in pinned, f"{name} is a serving requirement the image does not take from the lock"
         assert f"\n{name}==" in lock, f"{name} is not pinned in requirements.lock"
-    for stage in ("schemas", "query", "cli"):
+    for stage in ("schemas", "query", "serve", "cli"):
         assert f"COPY {stage} ./{stage}" in dockerfile
 
 

@@ -16,12 +16,12 @@ import httpx
 import jsonschema
 import pytest
 
-from trustindex.query.http_metrics import ServeMetrics
-from trustindex.query.http_server import ServeConfig, ServeLimits, build_app
-from trustindex.query.serving import DataDirSource, ExportSource, SnapshotHolder
 from trustindex.schemas.errors import TrustIndexError
 from trustindex.schemas.response import response_schema
 from trustindex.schemas.snapshot import CURRENT, SNAPSHOTS_DIR, resolve_current
+from trustindex.serve.http_app import ServeConfig, ServeLimits, build_app
+from trustindex.serve.live import DataDirSource, ExportSource, SnapshotHolder
+from trustindex.serve.metrics import ServeMetrics
 
 LIMITS = ServeLimits(max_body_bytes=4096, max_k=20, max_batch=3, max_concurrency=8)
 
@@ -352,7 +352,7 @@ def test_the_server_imports_neither_torch_nor_prefect():
     import sys
 
     code = (
-        "import sys; import trustindex.query.http_server, trustindex.query.serving, trustindex.cli.main; "
+        "import sys; import trustindex.serve.http_app, trustindex.serve.live, trustindex.cli.main; "
         "print(sorted(m for m in ('torch', 'prefect', 'sentence_transformers') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)

@@ -327,7 +327,7 @@ def test_rollback_is_followed_and_clears_the_warning(talk):
 
 def test_module_stays_off_the_build_side():
     code = (
-        "import sys, query.mcp_server; bad = sorted(m for m in sys.modules if m.split('.')[0] in "
+        "import sys, serve.mcp_server; bad = sorted(m for m in sys.modules if m.split('.')[0] in "
         "{'prefect', 'torch', 'flows', 'extractors', 'sentence_transformers'}); print(bad)"
     )
     out = subprocess.run(
@@ -346,7 +346,7 @@ def test_no_live_snapshot_is_a_tool_error(tmp_path):
     """Started before the first refresh: every call says what to do, and nothing crashes."""
     from mcp import Client
 
-    from trustindex.query.mcp_server import build_server
+    from trustindex.serve.mcp_server import build_server
 
     async def ask():
         async with Client(build_server(tmp_path)) as client:

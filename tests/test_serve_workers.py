@@ -16,11 +16,11 @@ import pytest
 
 from tests.servekit import ServeProcess
 from tests.test_serving_swap import export, twin
-from trustindex.query.http_server import WORKER_HEADER
-from trustindex.query.serve_workers import ServeSetup, reuseport_socket
-from trustindex.query.serving import SourceSpec
 from trustindex.schemas.errors import TrustIndexError
 from trustindex.schemas.snapshot import CURRENT, SNAPSHOTS_DIR, resolve_current
+from trustindex.serve.http_app import WORKER_HEADER
+from trustindex.serve.live import SourceSpec
+from trustindex.serve.workers import ServeSetup, reuseport_socket
 
 WORKERS = 2
 
@@ -88,7 +88,7 @@ class Workers(ServeProcess):
 
 
 def test_setup_round_trips_through_json():
-    from trustindex.query.http_server import ServeConfig, ServeLimits
+    from trustindex.serve.http_app import ServeConfig, ServeLimits
 
     setup = ServeSetup(
         config=ServeConfig(port=9, limits=ServeLimits(max_k=7, max_concurrency=3), tokens=frozenset({"a", "b"})),

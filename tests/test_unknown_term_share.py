@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from trustindex.query.answer_confidence import probability, term_coverage, term_weights, unknown_term_share
-from trustindex.query.calibrate import fit
 from trustindex.query.lexical import LexicalIndex
 from trustindex.schemas.answer_signals import (
     BEST_COSINE,
@@ -21,6 +20,7 @@ from trustindex.schemas.answer_signals import (
 from trustindex.schemas.lexical import tokenize
 from trustindex.schemas.policy import Policy
 from trustindex.warehouse.bm25 import build_bm25
+from trustindex.warehouse.calibrate import fit
 
 # A toy library about shielded tokens: "ledger" is in every passage, "nullifier" in one.
 PASSAGES = [

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
@@ -36,11 +35,10 @@ from urllib.parse import urlparse
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from trustindex.schemas.errors import SnapshotError, TrustIndexError
-from trustindex.schemas.snapshot import CURRENT, MANIFEST, SNAPSHOTS_DIR, verify_snapshot
+from trustindex.schemas.errors import SnapshotError, TrustIndexError, one_line
+from trustindex.schemas.snapshot import CURRENT, MANIFEST, SNAPSHOT_ID, SNAPSHOTS_DIR, read_current, verify_snapshot
 from trustindex.warehouse.durable import fsync_path, replace_durably
 
-_SNAPSHOT_ID = re.compile(r"^[0-9a-f]{16}$")  # schemas.snapshot.snapshot_id_from_files: sha256 hex [:16]
 _BLOCK = 1 << 20
 
 
@@ -59,10 +57,6 @@ class Target:
 
     def path(self, *parts: str) -> str:
         return "/".join([self.base.rstrip("/"), *parts]) if self.base else "/".join(parts)
-
-
-def _one_line(e: BaseException) -> str:
-    return " ".join(str(e).split()) or type(e).__name__
 
 
 def _parse_endpoint(endpoint: str) -> tuple[str, str]:
@@ -101,7 +95,7 @@ def open_target(to: str, endpoint: str | None = None) -> Target:
             fs = pafs.S3FileSystem(**kwargs)
         except (OSError, pa.ArrowException) as e:
             raise ExportError(
-                f"{to}: cannot open S3 ({_one_line(e)}); check the endpoint and AWS_* credentials in the environment"
+                f"{to}: cannot open S3 ({one_line(e)}); check the endpoint and AWS_* credentials in the environment"
             ) from None
         base = f"{bucket}/{prefix}" if prefix else bucket
         return Target(fs=fs, base=base, label=f"s3://{base}")
@@ -129,13 +123,13 @@ def export_snapshot(data_dir: Path | str, snapshot_id: str, to: str, endpoint: s
 def _local_snapshot(data_dir: Path, snapshot_id: str, label: str) -> tuple[Path, bytes, dict]:
     sid = snapshot_id.strip()
     if sid.lower() == "current":
-        cur = data_dir / CURRENT
-        if not cur.is_file():
+        live = read_current(data_dir)
+        if live is None:
             raise ExportError(
                 f"export of the live snapshot to {label}: {data_dir} has no {CURRENT}; run `trustindex refresh` first"
             )
-        sid = cur.read_text(encoding="utf-8").strip()
-    if not _SNAPSHOT_ID.match(sid):
+        sid = live
+    if not SNAPSHOT_ID.match(sid):
         raise ExportError(
             f"export of snapshot {snapshot_id!r} to {label}: not a snapshot id (16 hex digits); "
             f"list them with `trustindex snapshots list`"
@@ -292,7 +286,7 @@ def export_to_target(data_dir: Path | str, snapshot_id: str, target: Target) -> 
             else "check that the path is a writable directory"
         )
         raise ExportError(
-            f"export of snapshot {sid} to {target.label}: {stage} failed ({_one_line(e)}); "
+            f"export of snapshot {sid} to {target.label}: {stage} failed ({one_line(e)}); "
             f"the target's CURRENT was not changed; {hint}, then re-run the export"
         ) from None
     return {

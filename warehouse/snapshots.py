@@ -23,6 +23,7 @@ from trustindex.schemas.snapshot import (
     SNAPSHOTS_DIR,
     Manifest,
     list_files,
+    read_current,
     read_manifest,
     snapshot_id_from_files,
     verify_snapshot,
@@ -39,8 +40,7 @@ def new_build_dir(data_dir: Path) -> Path:
 
 
 def current_id(data_dir: Path) -> str | None:
-    cur = Path(data_dir) / CURRENT
-    return cur.read_text(encoding="utf-8").strip() if cur.is_file() else None
+    return read_current(data_dir)
 
 
 def set_current(data_dir: Path, snapshot_id: str) -> None:

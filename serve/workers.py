@@ -11,7 +11,7 @@ worker is a full stateless replica: it builds its own
 ``SnapshotHolder`` from the ``ServeSetup`` the parent serialises into ``TRUSTINDEX_SERVE_SETUP``, loads, polls,
 verifies and swaps its own snapshot, and keeps its own query-vector cache.  Workers of an export target share
 its cache directory (a snapshot is downloaded by whichever worker gets there first).  Metrics use
-prometheus_client's multiprocess mode (query/http_metrics.py), so ``/metrics`` sums over the workers.
+prometheus_client's multiprocess mode (serve/metrics.py), so ``/metrics`` sums over the workers.
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from trustindex.query.http_metrics import MULTIPROCESS_ENV, ServeMetrics, multiprocess
-from trustindex.query.http_server import ServeConfig, ServeLimits, build_app
-from trustindex.query.serving import SourceSpec
 from trustindex.schemas.errors import TrustIndexError
+from trustindex.serve.http_app import ServeConfig, ServeLimits, build_app
+from trustindex.serve.live import SourceSpec
+from trustindex.serve.metrics import MULTIPROCESS_ENV, ServeMetrics, multiprocess
 
 SETUP_ENV = "TRUSTINDEX_SERVE_SETUP"
 APP_FACTORY = f"{__name__}:worker_app"

@@ -1,35 +1,48 @@
 """What ``trustindex serve`` serves: the live snapshot of a data directory or of an export target, swapped
 whole (``SnapshotHolder``).
 
-A background poller asks the source for its ``CURRENT``; a new one is fetched (an export target's snapshot is
-downloaded into a local cache directory), verified file by file against its manifest's sha256, opened and warmed
-off the request path, and only then swapped in by one assignment.  A snapshot that fails anywhere on that way
-is never served: the old one keeps answering, the log and ``/metrics`` say why, and the same ``CURRENT`` is not
-tried again for ``RETRY_SECONDS``.  Cached snapshots other than the served one are removed after a grace period.
+Both transports share it: ``trustindex serve`` polls in the background (``run``); the stdio MCP server looks on
+every call (``poll_on_get``). The poll asks the source for its ``CURRENT``; a new one is fetched (an export
+target's snapshot is downloaded into a local cache directory), verified file by file against its manifest's
+sha256, opened and warmed off the request path, and only then swapped in by one assignment. A snapshot that
+fails anywhere on that way is never served: the old one keeps answering, the log and ``/metrics`` say why, and
+the same ``CURRENT`` is not tried again for ``RETRY_SECONDS``. Cached snapshots other than the served one are
+removed after a grace period.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import re
 import shutil
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from trustindex.query.policy_file import PolicyFile
-from trustindex.schemas.errors import SnapshotError, TrustIndexError
-from trustindex.schemas.snapshot import CURRENT, MANIFEST, SNAPSHOTS_DIR, verify_snapshot
+from trustindex.schemas.errors import SnapshotError, one_line
+from trustindex.schemas.snapshot import (
+    CURRENT,
+    MANIFEST,
+    SNAPSHOT_ID,
+    SNAPSHOTS_DIR,
+    read_current,
+    snapshot_dir,
+    verify_snapshot,
+)
+from trustindex.serve.listing import PassageMap
+from trustindex.serve.policy_file import PolicyFile
+
+if TYPE_CHECKING:
+    from trustindex.query.index import Index
+    from trustindex.schemas.policy import Policy
 
 log = logging.getLogger("trustindex.serve")
 
 RETRY_SECONDS = 60.0
 QUERY_CACHE = 1024  # query vectors a server keeps (query/state.py QueryVectors): ~1.5 MiB at 384 dimensions
-SNAPSHOT_ID = re.compile(r"^[0-9a-f]{16}$")  # schemas.snapshot.snapshot_id_from_files: sha256 hex [:16]
 
 
 class SnapshotSource(Protocol):
@@ -50,16 +63,10 @@ class DataDirSource:
         self.label = str(self.data_dir)
 
     def current(self) -> str | None:
-        try:
-            return (self.data_dir / CURRENT).read_text(encoding="utf-8").strip()
-        except FileNotFoundError:
-            return None
+        return read_current(self.data_dir)
 
     def fetch(self, snapshot_id: str) -> Path:
-        path = self.data_dir / SNAPSHOTS_DIR / snapshot_id
-        if not SNAPSHOT_ID.match(snapshot_id) or not path.is_dir():
-            raise SnapshotError(f"{self.data_dir / CURRENT}: names snapshot {snapshot_id!r}, which does not exist")
-        return path  # Index.open verifies every checksum
+        return snapshot_dir(self.data_dir, snapshot_id, str(self.data_dir / CURRENT))  # Index.open verifies it
 
     def cleanup(self, keep: set[str]) -> None:  # the data directory belongs to the build
         return
@@ -180,28 +187,25 @@ class LoadEvents(Protocol):
 
 @dataclass(frozen=True)
 class Served:
-    index: Any  # query.index.Index
-    passages: Any  # query.mcp_server.PassageMap
+    index: Index
+    passages: PassageMap
     loaded_at: float
-
-
-def _one_line(e: BaseException) -> str:
-    msg = " ".join(str(e).split())
-    return msg if isinstance(e, TrustIndexError) else f"{type(e).__name__}: {msg}"
 
 
 class SnapshotHolder:
     """The served snapshot (``self.served``, replaced by one assignment) and the poll that replaces it.
 
-    ``get()`` has the shape of ``query.mcp_server.LiveIndex.get`` so the MCP tools run on it unchanged."""
+    ``get()`` gives (index, passages, warning) to both transports; with ``poll_on_get`` it looks at the source
+    first (the stdio MCP server, which has no poll thread)."""
 
     def __init__(
         self,
         source: SnapshotSource,
         policy: str | Path | None = None,
         events: LoadEvents | None = None,
-        opener: Callable[[Path, Any], Any] | None = None,
+        opener: Callable[[Path, Policy | None], Index] | None = None,
         query_cache: int = QUERY_CACHE,
+        poll_on_get: bool = False,
     ):
         from trustindex.query.index import Index
 
@@ -217,8 +221,11 @@ class SnapshotHolder:
         self._failed: tuple[str | None, float] | None = None
         self._policy_file = PolicyFile(self.policy_path)
         self._poll_lock = threading.Lock()  # one poll at a time; searches never take it
+        self.poll_on_get = poll_on_get
 
-    def get(self):
+    def get(self) -> tuple[Index, PassageMap, str | None]:
+        if self.poll_on_get:
+            self.poll()
         served, warning = self.served, self.warning
         if served is None:
             raise SnapshotError(warning or f"{self.source.label}: no snapshot loaded yet")
@@ -239,15 +246,16 @@ class SnapshotHolder:
             if self._failed and self._failed[0] == cur and time.monotonic() - self._failed[1] < RETRY_SECONDS:
                 return False
             if cur is None:
-                return self._fail(cur, "current", SnapshotError(f"{self.source.label}: no {CURRENT}"))
+                missing = (
+                    f"{self.source.label}: no live snapshot ({CURRENT} is missing); run `trustindex refresh` first"
+                )
+                return self._fail(cur, "current", SnapshotError(missing))
             try:
                 path = self.source.fetch(cur)
             except Exception as e:
                 return self._fail(cur, "download", e)
             try:
                 index = self._open(path, self._policy())
-                from trustindex.query.mcp_server import PassageMap
-
                 served = Served(index, PassageMap(index.data), time.time())
             except Exception as e:
                 return self._fail(cur, "verify", e)
@@ -266,17 +274,20 @@ class SnapshotHolder:
 
     def _fail(self, cur: str | None, stage: str, e: BaseException) -> bool:
         self._failed = (cur, time.monotonic())
-        msg = _one_line(e)
-        now = self.served.index.snapshot_id if self.served else None
-        self.warning = f"{CURRENT} names {cur!r}, which failed to {stage} ({msg})" + (
-            f"; still serving snapshot {now}" if now else ""
-        )
+        msg = one_line(e)
+        if self.served is None:  # nothing served yet: the reason alone
+            self.warning = msg
+        else:
+            self.warning = (
+                f"{CURRENT} names {cur!r}, which failed to {stage} ({msg}); "
+                f"still serving snapshot {self.served.index.snapshot_id}"
+            )
         log.warning("%s", self.warning)
         if self.events:
             self.events.failed(stage)
         return False
 
-    def _policy(self):
+    def _policy(self) -> Policy | None:
         return self._policy_file.load()
 
     def _maybe_reload_policy(self) -> None:

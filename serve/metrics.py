@@ -84,7 +84,7 @@ class ServeMetrics:
                 self.lookups.labels(snapshot_id=state.snapshot_id, result="miss").inc(misses - seen[2])
             self._counted = (qv, hits, misses)
 
-    # query.serving.LoadEvents
+    # serve.live.LoadEvents
     def loaded(self, snapshot_id: str) -> None:
         if multiprocess():  # series cannot be removed there: the old one reads 0
             if self._snapshot_id is not None:

@@ -33,10 +33,11 @@ from starlette.routing import Route
 
 from trustindex.query.batch import BatchDefaults, RequestLimits, answer_one
 from trustindex.query.compact import DEFAULT_MAX_TOKENS, render_compact, token_counter
-from trustindex.query.http_metrics import CONTENT_TYPE, ServeMetrics
-from trustindex.query.mcp_server import MAX_NEIGHBOURS, build_server, list_sources, list_versions
-from trustindex.query.serving import SnapshotHolder
-from trustindex.schemas.errors import SnapshotError, TrustIndexError
+from trustindex.schemas.errors import SnapshotError, TrustIndexError, one_line
+from trustindex.serve.listing import MAX_NEIGHBOURS, list_sources, list_versions
+from trustindex.serve.live import SnapshotHolder
+from trustindex.serve.mcp_server import build_server
+from trustindex.serve.metrics import CONTENT_TYPE, ServeMetrics
 
 log = logging.getLogger("trustindex.serve")
 WORKER_HEADER = "x-trustindex-worker"  # the answering process's id: ``serve --workers N`` runs N of them
@@ -151,12 +152,12 @@ def build_app(
                     except HttpError as e:
                         response = _error(e.status, str(e))
                     except SnapshotError as e:
-                        response = _error(503 if holder.served is None else 404, " ".join(str(e).split()))
+                        response = _error(503 if holder.served is None else 404, one_line(e))
                     except TrustIndexError as e:
-                        response = _error(400, " ".join(str(e).split()))
+                        response = _error(400, one_line(e))
                     except Exception as e:  # a bug: one line to the client, the traceback to the log
                         log.exception("%s failed", path)
-                        response = _error(500, f"internal error: {type(e).__name__}: {' '.join(str(e).split())}")
+                        response = _error(500, one_line(e, "internal error: "))
                     finally:
                         busy["n"] -= search
                 response.headers[WORKER_HEADER] = worker
@@ -262,7 +263,7 @@ def build_app(
         return Response(metrics.render(), media_type=CONTENT_TYPE)
 
     async def openapi(_request: Request) -> Response:
-        from trustindex.query.openapi import openapi_document
+        from trustindex.serve.openapi import openapi_document
 
         return JSONResponse(openapi_document(limits))
 
@@ -279,7 +280,7 @@ def build_app(
         route("/openapi.json", ["GET"])(openapi),
     ]
     # SnapshotHolder.get has LiveIndex's shape; the tools check k and batch length against the same limits
-    mcp = build_server(Path("."), live=holder, limits=limits)  # type: ignore[arg-type]
+    mcp = build_server(live=holder, limits=limits)
     mcp_app = mcp.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, host=config.host)
 
     @contextlib.asynccontextmanager

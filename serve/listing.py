@@ -1,0 +1,167 @@
+"""What both transports list about the served snapshot: a passage with its neighbours (``PassageMap``), the
+sources and the version components.  Plain dicts of the response contract's shapes (schemas/response.py)."""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections import Counter, defaultdict
+
+from trustindex.query.reader import SnapshotData
+from trustindex.query.trust import evidence_class_of
+from trustindex.schemas.errors import SnapshotError
+
+MAX_NEIGHBOURS = 20  # get_passage's bound on neighbours each side, over HTTP and MCP
+
+
+class PassageMap:
+    """chunk_id → row, and each document's rows in ordinal order (for neighbours)."""
+
+    def __init__(self, data: SnapshotData):
+        self.data = data
+        self.row = {cid: i for i, cid in enumerate(data.chunk_ids)}
+        by_doc: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        for i, (doc, ordinal) in enumerate(zip(data.chunk_doc, data.chunks["ordinal"], strict=True)):
+            by_doc[doc].append((ordinal, i))
+        self.by_doc = {d: sorted(rows) for d, rows in by_doc.items()}
+
+    def passage(self, chunk_id: str, neighbours: int) -> dict:
+        from trustindex.query.response import provenance
+
+        d = self.data
+        if chunk_id not in self.row:
+            raise SnapshotError(
+                f"chunk {chunk_id!r} is not in snapshot {d.manifest.snapshot_id} (chunk ids "
+                f"change with content; search again)"
+            )
+        i = self.row[chunk_id]
+        doc_id = d.chunk_doc[i]
+        rows = self.by_doc[doc_id]
+        pos = bisect_left(rows, (d.chunks["ordinal"][i], i))
+        lo = max(0, pos - neighbours)
+        doc = d.docs[doc_id]
+        attr = d.attribution.get(doc_id) or {}
+        passages = []
+        for n, (ordinal, j) in enumerate(rows[lo : pos + neighbours + 1], lo):
+            passages.append(
+                {
+                    "chunk_id": d.chunk_ids[j],
+                    "ordinal": int(ordinal),
+                    "role": "target" if n == pos else ("before" if n < pos else "after"),
+                    "text": d.chunks["text"][j],
+                    "provenance": provenance(d, j),
+                }
+            )
+        return {
+            "snapshot_id": d.manifest.snapshot_id,
+            "chunk_id": chunk_id,
+            "document": {
+                "source": doc["source"],
+                "repo": doc["repo"],
+                "commit": doc["commit"],
+                "path": doc["path"],
+                "kind": doc["kind"],
+                "url": doc["url"] or None,
+                "chunks": len(rows),
+                "last_modified": _iso(doc["last_modified"]),
+                "last_substantive_change": _iso(doc["last_substantive_change"]),
+            },
+            "evidence": {
+                "publisher": attr.get("publisher"),
+                "publisher_name": attr.get("publisher_name"),
+                "tier": attr.get("tier"),
+                "verifications": [
+                    {
+                        "verifier": v["verifier"],
+                        "tier": v["tier"],
+                        "method": v["method"],
+                        "evidence_class": evidence_class_of(v),
+                        "commit": v["commit"],
+                        "stale": v["stale"],
+                    }
+                    for v in d.verifications.get(doc_id, [])
+                ],
+                "deprecations": [
+                    {"scope": x["scope"], "reason": x["reason"], "marker": x["marker"]} for x in d.deprecation_rows(i)
+                ],
+                "version_targets": [
+                    {"component": r["component"], "constraint": r["constraint"], "origin": r["origin"]}
+                    for rs in d.version_rows(i).values()
+                    for r in rs
+                ],
+            },
+            "passages": passages,
+        }
+
+
+def list_sources(data: SnapshotData) -> dict:
+    """Sources with their commits (sources table, else the manifest) and the publishers/tiers seen in them."""
+    m = data.manifest
+    chunks = Counter(data.chunks["source"])
+    docs = Counter(doc["source"] for doc in data.docs.values())
+    pubs: dict[str, Counter] = defaultdict(Counter)
+    names: dict[str, tuple] = {}
+    for doc_id, doc in data.docs.items():
+        a = data.attribution.get(doc_id)
+        if a:
+            pubs[doc["source"]][a["publisher"]] += 1
+            names[a["publisher"]] = (a["publisher_name"], a["tier"])
+    rows = data.sources or {n: {**s, "source": n} for s in m.sources if (n := s.get("source") or s.get("name"))}
+    out = []
+    for name in sorted(rows):
+        r = rows[name]
+        out.append(
+            {
+                "source": name,
+                "repo": r.get("repo"),
+                "ref": r.get("ref"),
+                "commit": r.get("commit"),
+                "commit_date": r.get("commit_date"),
+                "publisher": r.get("publisher"),
+                "tier": r.get("tier"),
+                "status": r.get("status"),
+                "error": r.get("error") or None,
+                "documents": docs.get(name, 0),
+                "chunks": chunks.get(name, 0),
+                "publishers": [
+                    {"publisher": p, "name": names[p][0], "tier": names[p][1], "documents": n}
+                    for p, n in sorted(pubs[name].items())
+                ],
+            }
+        )
+    return {
+        "snapshot_id": m.snapshot_id,
+        "created_at": m.created_at,
+        "built_at": m.created_at,
+        "parent": m.parent,
+        "embedding_model": m.embedding_model.get("id"),
+        "sources": out,
+    }
+
+
+def list_versions(data: SnapshotData) -> dict:
+    """Components and every constraint the snapshot stores for them, with origins and coverage."""
+    origins: dict[str, Counter] = defaultdict(Counter)
+    docs: dict[str, set] = defaultdict(set)
+    for scoped in (data.doc_versions, data.chunk_versions):
+        for rows in scoped.values():
+            for r in rows:
+                origins[r["component"]][r["origin"]] += 1
+                docs[r["component"]].add(r["doc_id"])
+    comps = [
+        {
+            "component": c,
+            "constraints": sorted(data.components[c]),
+            "origins": dict(sorted(origins[c].items())),
+            "documents": len(docs[c]),
+        }
+        for c in sorted(data.components)
+    ]
+    return {
+        "snapshot_id": data.manifest.snapshot_id,
+        "components": comps,
+        "hint": "pass targets as {component: version_or_range} to search; components not listed here are rejected",
+    }
+
+
+def _iso(ts) -> str | None:
+    return ts.isoformat() if ts is not None else None
