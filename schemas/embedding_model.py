@@ -37,8 +37,8 @@ DEFAULT_BACKEND = Backend.ONNX_INT8
 WEIGHTS_FILES = ("model.safetensors", "pytorch_model.bin")
 TOKENIZER_FILE = "tokenizer.json"  # the model's own WordPiece tokenizer, beside its weights
 
-# Exported ONNX encoders are kept per data directory unless this names one directory for all of them
-# (an export takes tens of seconds; CI, the benches and a machine's several data directories share one).
+# Exported ONNX encoders are kept once per user and machine (an export takes ~16 s, and a fresh data directory
+# paid it every time): this names another directory for them (CI, the benches and the tests set their own).
 ENCODER_CACHE_ENV = "TRUSTINDEX_ENCODER_CACHE"
 
 
@@ -76,5 +76,18 @@ def _file_sha256_once(path: str, inode: int, size: int, mtime_ns: int) -> str:
 
 
 def encoder_cache_dir(data_dir: Path) -> Path:
-    """Where ONNX exports are kept: ``$TRUSTINDEX_ENCODER_CACHE``, else ``<data_dir>/cache/encoders``."""
-    return Path(os.environ.get(ENCODER_CACHE_ENV) or Path(data_dir) / "cache" / "encoders")
+    """Where ONNX exports are kept: ``$TRUSTINDEX_ENCODER_CACHE``, else the user's cache
+    (``$XDG_CACHE_HOME/trustindex/encoders``, ``~/.cache/...`` without it), shared by every data directory; else,
+    where that cannot be written (no home, a read-only one), ``<data_dir>/cache/encoders``."""
+    if named := os.environ.get(ENCODER_CACHE_ENV):
+        return Path(named)
+    base = os.environ.get("XDG_CACHE_HOME") or (Path.home() / ".cache" if Path.home() != Path("/") else None)
+    if base:
+        user = Path(base) / "trustindex" / "encoders"
+        try:
+            user.mkdir(parents=True, exist_ok=True)
+            if os.access(user, os.W_OK):
+                return user
+        except OSError:
+            pass
+    return Path(data_dir) / "cache" / "encoders"

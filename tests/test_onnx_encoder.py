@@ -18,7 +18,7 @@ import pytest
 from bench.bench_embedding import CORPUS, corpus_passages
 from trustindex.query.encoder import ENCODER_JSON, MODEL_FILE, TOKENIZER_FILE, EncoderError, OnnxEncoder
 from trustindex.schemas.embedding_model import MODEL_ID
-from trustindex.warehouse.encoder_export import RECIPE_VERSION, SentenceTransformerEncoder, ensure_encoder
+from trustindex.warehouse.encoder_export import RECIPE_VERSION, SentenceTransformerEncoder, ensure_encoder, exporter_key
 
 ROOT = Path(__file__).resolve().parents[1]
 # Tests that compare on real passages skip without ../shared; the encoder's own contract (bad input, corrupt
@@ -205,7 +205,7 @@ def test_ensure_encoder_reuses_a_matching_export(encoder_dir):
     before = {p.name: p.stat().st_mtime_ns for p in encoder_dir.iterdir()}
     again = ensure_encoder(encoder_dir.parent)
     assert again.directory == encoder_dir
-    assert encoder_dir.name.endswith(f"-r{RECIPE_VERSION}")
+    assert encoder_dir.name.endswith(f"-r{RECIPE_VERSION}-x{exporter_key()}")
     assert {p.name: p.stat().st_mtime_ns for p in encoder_dir.iterdir()} == before
     meta = json.loads((encoder_dir / ENCODER_JSON).read_text())
     assert meta["source_sha256"] == again.source_sha256 and meta["model_id"] == MODEL_ID

@@ -25,6 +25,7 @@ Mean pooling and normalisation are not in the graph; query.encoder does them in 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
 import os
@@ -310,10 +311,27 @@ def _reusable(directory: Path, source_sha: str) -> bool:
         return False
 
 
-def ensure_encoder(cache_dir: Path, weights_dir: Path | None = None) -> EncoderFiles:
-    """Return a verified export under ``cache_dir``, exporting once per source weights and recipe.
+def exporter_key() -> str:
+    """8 hex digits naming the versions of the libraries that write the export (torch's ONNX exporter,
+    onnx, onnxruntime's fusion and quantizer, transformers): a cache shared by a machine's environments keeps one
+    export per set, so an upgrade exports anew instead of reusing what other versions wrote."""
+    from importlib.metadata import PackageNotFoundError, version
 
-    Each export lives in ``cache_dir/<sha256 of the weights, 16 hex>-r<recipe>/`` and is
+    names = ("torch", "onnx", "onnxruntime", "transformers", "sentence-transformers")
+    found = []
+    for name in names:
+        try:
+            found.append(f"{name}=={version(name)}")
+        except PackageNotFoundError:
+            found.append(f"{name}==absent")
+    return hashlib.sha256(",".join(found).encode()).hexdigest()[:8]
+
+
+def ensure_encoder(cache_dir: Path, weights_dir: Path | None = None) -> EncoderFiles:
+    """Return a verified export under ``cache_dir``, exporting once per source weights, recipe and exporter
+    versions.
+
+    Each export lives in ``cache_dir/<sha256 of the weights, 16 hex>-r<recipe>-x<exporter_key>/`` and is
     written to a temporary sibling first, then renamed into place, so a reader never sees
     half an export and two concurrent builders cannot corrupt each other (the loser of
     the rename discards its copy and uses the winner's).
@@ -321,7 +339,7 @@ def ensure_encoder(cache_dir: Path, weights_dir: Path | None = None) -> EncoderF
     weights = Path(weights_dir) if weights_dir else model_path()
     cache_dir = Path(cache_dir)
     source_sha = weights_sha256(weights)
-    target = cache_dir / f"{source_sha[:16]}-r{RECIPE_VERSION}"
+    target = cache_dir / f"{source_sha[:16]}-r{RECIPE_VERSION}-x{exporter_key()}"
     if _reusable(target, source_sha):
         return _files_of(target, source_sha)
     cache_dir.mkdir(parents=True, exist_ok=True)
