@@ -1,6 +1,7 @@
 """``GET /``: the search page people use, served by ``trustindex serve`` from its own process.
 
-Three static files under ``serve/static/`` (package data): the HTML shell, one stylesheet and one script.  The
+Static files under ``serve/static/`` (package data): the HTML shell, a stylesheet, an icon and two scripts
+(``render.js`` draws a response, ``app.js`` holds the state, the token and the calls).  The
 page holds no index data: the script asks the same ``/v1/*`` routes an assistant asks, with the same bearer token,
 so what a person sees is what the API answers.  That is why these paths stay open when tokens are configured (a
 browser cannot send a bearer header when it navigates); the token is typed into the page once, kept in the tab's
@@ -24,6 +25,7 @@ STATIC = Path(__file__).resolve().parent / "static"
 # path → (file under static/, media type); the page's whole surface, so the auth wrapper can leave exactly these open
 PAGE_FILES = {
     "/": ("index.html", "text/html; charset=utf-8"),
+    "/page/render.js": ("render.js", "text/javascript; charset=utf-8"),
     "/page/app.js": ("app.js", "text/javascript; charset=utf-8"),
     "/page/app.css": ("app.css", "text/css; charset=utf-8"),
     "/page/favicon.svg": ("favicon.svg", "image/svg+xml"),
