@@ -58,8 +58,6 @@ pytestmark = [
         reason="chromium or chromedriver is not installed (apt-get install -y chromium chromium-driver)",
     ),
     pytest.mark.skipif(importlib.util.find_spec("selenium") is None, reason="selenium is not installed ([test])"),
-    # selenium imports trio, which hands hypothesis a PRNG it cannot keep: harmless, and not ours
-    pytest.mark.filterwarnings("ignore:It looks like `register_random`"),
 ]
 
 
