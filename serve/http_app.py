@@ -7,8 +7,9 @@ reload never mixes two snapshots or two policies in a response.  Searches run on
 
 Bad requests answer 4xx with ``{"error": "<the CLI's one-line message>"}``.  No route reads a file a request
 names: a passage is looked up by chunk id in the loaded snapshot.  Bearer tokens (``--token-file`` or
-``TRUSTINDEX_TOKENS``, comma-separated) are required on every route but ``/healthz`` and ``/readyz`` when any
-is configured, and must be configured to bind to a non-loopback address.
+``TRUSTINDEX_TOKENS``, comma-separated) are required on every route but ``/healthz``, ``/readyz`` and the search
+page's static files (serve/page.py) when any is configured, and must be configured to bind to a non-loopback
+address.
 """
 
 from __future__ import annotations
@@ -38,11 +39,13 @@ from trustindex.serve.listing import MAX_NEIGHBOURS, list_sources, list_versions
 from trustindex.serve.live import SnapshotHolder
 from trustindex.serve.mcp_server import build_server
 from trustindex.serve.metrics import CONTENT_TYPE, ServeMetrics
+from trustindex.serve.page import PAGE_PATHS, page_routes
 
 log = logging.getLogger("trustindex.serve")
 WORKER_HEADER = "x-trustindex-worker"  # the answering process's id: ``serve --workers N`` runs N of them
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
-OPEN_ROUTES = ("/healthz", "/readyz")
+# the search page's static files hold no index data; its script sends the token on each /v1 call (serve/page.py)
+OPEN_ROUTES = ("/healthz", "/readyz", *PAGE_PATHS)
 
 
 @dataclass(frozen=True)
@@ -278,6 +281,7 @@ def build_app(
         route("/readyz", ["GET"])(readyz),
         route("/metrics", ["GET"])(metrics_route),
         route("/openapi.json", ["GET"])(openapi),
+        *page_routes(),
     ]
     # SnapshotHolder.get has LiveIndex's shape; the tools check k and batch length against the same limits
     mcp = build_server(live=holder, limits=limits)
