@@ -127,3 +127,13 @@ def test_every_real_docs_answer_is_ordered_by_its_shown_score_and_reproduced(rea
     assert {q.split for q in queries} == {"dev", "test"} and len(queries) > 600
     for q in queries:
         _ordered_and_reproduced(real_index.search(q.query, k=10), real_index.policy)
+
+
+def test_a_passage_whose_version_is_penalised_lends_nothing(index):
+    # 0.23.2 is a near miss of the pragmas that pin 0.23 / 0.23.0: those passages stay, penalised
+    r = index.search("counter contract circuit runtime", k=50, targets={"compact-language": "0.23.2"})
+    penalised = {h["chunk_id"] for h in r["hits"] if h["factors"]["version_match"]["multiplier"] < 1}
+    assert penalised and len(penalised) < len(r["hits"])
+    lent = {c for h in r["hits"] for c in h["ranking_terms"]["page"]["support"]["lenders"]}
+    assert lent and not lent & penalised
+    assert check(r, index.policy) == []
