@@ -253,13 +253,12 @@ class Index:
         if abstained:  # an abstained answer is never a high (or mid) match: the header agrees with itself
             tier, ceiling = "low", policy["match"]["low_ceiling"]
             note = abstention_note(d, policy, prior, Outcome(pool_rows, rel, keep, pool_best, answer), reason)
-        ids = [d.chunk_ids[r] for r in rows] if terms is not None and hits else []
         shown = [
             pool.hit(j, also)
             | {
                 "score": float(score[j]),
                 "ranking_relevance": float(ranking_rel[j]),
-                "page_terms": terms.explained(j, ids) if terms is not None else None,
+                "page_terms": terms.explained(j, d.chunk_ids, pool.rows) if terms is not None else None,
             }
             for j, also in hits[:k]
         ]
@@ -268,8 +267,9 @@ class Index:
             h.update(_shown(st, h["i"], today, vfs.get(h["i"]), docs_targeted))
         # the channels' ranks and scores of the shown hits
         shown_rows = [h["i"] for h in shown]  # pool_rows is sorted (rrf_pool): each shown row's place by bisection
-        cos_user = dict(zip(shown_rows, pool_cos[np.searchsorted(pool_rows, shown_rows)].tolist(), strict=True))
-        ident_of = dict(zip(pool_rows.tolist(), ident.tolist(), strict=True)) if ident is not None else None
+        at = np.searchsorted(pool_rows, shown_rows)
+        cos_user = dict(zip(shown_rows, pool_cos[at].tolist(), strict=True))
+        ident_of = dict(zip(shown_rows, ident[at].tolist(), strict=True)) if ident is not None else None
 
         def channel_terms(i: int) -> dict:
             return {

@@ -63,14 +63,14 @@ class PageTerms:
         total = own + w["support"] * self.support + w["page_vector"] * self.vector + w["page_terms"] * self.terms
         return unpublished_key(total / self.normaliser, np.arange(own.size), self.unpublished, self.multiplier)
 
-    def explained(self, j: int, chunk_ids: list[str]) -> dict:
-        """Candidate ``j``'s page terms as a hit shows them (``chunk_ids``: the pool's, by position)."""
+    def explained(self, j: int, chunk_ids, rows: np.ndarray) -> dict:
+        """Candidate ``j``'s page terms as a hit shows them (``chunk_ids``: the snapshot's, ``rows``: the pool's)."""
         w = self.weights
         return {
             "support": {
                 "value": float(self.support[j]),
                 "weight": w["support"],
-                "lenders": [chunk_ids[m] for m in self.lenders[j]],
+                "lenders": [chunk_ids[int(rows[m])] for m in self.lenders[j]],
             },
             "page_vector": {"value": float(self.vector[j]), "weight": w["page_vector"]},
             "page_terms": {"value": float(self.terms[j]), "weight": w["page_terms"]},
