@@ -220,6 +220,27 @@ CHANGES = [
         "kept",
     ),
     ("  (0.92 / 0.96)", "0.8757 -> 0.8786 / 0.8784", "-", "-"),
+    (
+        "issue 26: the order is ranking_score = trust x ranking relevance (page terms now x trust, normalised to 0..1; "
+        "support lent only by eligible page-mates, x min(1, lender trust / borrower trust)); baseline re-measured on "
+        "this snapshot and day, same machine, back to back (load 1.1-2.2)",
+        "0.8789 -> 0.8804",
+        "0.8508 -> 0.8493",
+        "kept (the contract)",
+    ),
+    (
+        "  (support loans x lender trust alone / unweighted; page_weight 0.2 / 0.4; page_vector_weight 0.05 / 0.15; "
+        "page_terms_weight 0.05 / 0.1)",
+        "0.8804 -> 0.8771 / 0.8813; 0.8781 / 0.8777; 0.8779 / 0.8728; 0.8795 / 0.8799",
+        "-",
+        "dropped (unweighted: the issue asks for lender trust)",
+    ),
+    (
+        "time-bound pages: trust x m for blog/ pages (x 0.95 / 0.9); blog + relnotes + changelog (x 0.9 / 0.8 / 0.7)",
+        "0.8804 -> 0.8826 / 0.8791; 0.8765 / 0.8459 / 0.8060",
+        "0.8493 -> 0.8489 / 0.8459; 0.8436 / 0.8234 / 0.7855",
+        "dropped: test does not agree",
+    ),
 ]
 
 

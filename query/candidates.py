@@ -20,7 +20,6 @@ class Pool:
     trust: np.ndarray
     relevance: np.ndarray
     confidence: np.ndarray
-    ranking: np.ndarray  # the fused (RRF) score
     rerank: list[float | None] | None = None  # the cross-encoder's probability, where it read the passage
 
     @property
@@ -36,12 +35,6 @@ class Pool:
         place[by_first] = np.arange(by_first.size)
         return uniq[by_first], place[inverse.reshape(-1)]
 
-    def order(self, key: np.ndarray, id_rank: np.ndarray) -> np.ndarray:
-        """Positions best first: by ``key``, then the fused score (both descending), then the chunk id
-        (``id_rank``: each row's place in the sorted chunk ids): a total order, so equal keys never depend on
-        the pool's layout."""
-        return np.lexsort((id_rank[self.rows], -self.ranking, -key))
-
     def hit(self, j: int, also: list[int]) -> dict:
         """Candidate ``j`` as the dict query/response.py ``hit`` reads."""
         c: dict[str, Any] = {
@@ -49,7 +42,6 @@ class Pool:
             "trust": float(self.trust[j]),
             "relevance": float(self.relevance[j]),
             "confidence": float(self.confidence[j]),
-            "ranking": float(self.ranking[j]),
         }
         if self.rerank is not None and self.rerank[j] is not None:
             c["rerank"] = self.rerank[j]

@@ -42,6 +42,8 @@ def header(r: dict) -> str:
         state = f"ABSTAINED ({r['abstention_reason']}): the library has no good answer"
     else:
         state = "answered"
+    if r["abstained"] and r.get("abstention_note"):
+        state += f" ({r['abstention_note']})"
     lines = [f"match tier: {r['match_tier']} · {answer_line(r)} · {state}"]
     sources = ", ".join(
         f"{s['source']} @ {(s.get('commit') or '?')[:12]} ({(s.get('commit_date') or '?')[:10]})"

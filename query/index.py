@@ -1,13 +1,13 @@
 """The query module's entry point: ``Index.open(path).search(...)``.
 
-Channels (dense, lexical) give candidates; RRF orders the pool; relevance is
-absolute (raw cosine, saturated BM25); trust multiplies the five factors;
-confidence = trust^w_t × relevance^w_r orders the hits; identical passages
-collapse into one hit; the match tier comes from answer_confidence, the calibrated
-probability that the top hit's page answers (query/answer_confidence.py; the best
-raw cosine when the policy has no calibration); display_confidence is the tier's
-ceiling scaled by the hit's confidence over the best of the whole candidate
-pool, so it does not change with k.
+Channels (dense, lexical) give candidates; RRF chooses the candidate pool; relevance is absolute (raw cosine,
+saturated BM25); trust multiplies the factors; ``ranking_score`` = trust × ranking relevance orders the hits
+(query/score.py states the formula: the passage's relevance plus what its page lends, or a cross-encoder's
+probability), and every term of it is in the hit (query/explain.py recomputes it from the response); identical
+passages collapse into one hit; the match tier comes from answer_confidence, the calibrated probability that the
+top hit's page answers (query/answer_confidence.py; the best raw cosine when the policy has no calibration), and an
+abstained response is low; display_confidence is the tier's ceiling × the hit's ranking_score over the best of the
+whole candidate pool, so it never rises down the list and does not change with k.
 """
 
 from __future__ import annotations
@@ -19,15 +19,16 @@ from pathlib import Path
 import numpy as np
 
 from trustindex.query import response as R
+from trustindex.query import score as S
+from trustindex.query.abstention import Outcome, abstention_note
 from trustindex.query.answer_confidence import COVERAGE_HITS, ChannelOutcome, match_tier, measure, probability
 from trustindex.query.candidates import Pool, collapse
 from trustindex.query.fusion import CAP_REACH, per_page_capped, rrf_pool, top_ranking
 from trustindex.query.lexical_signals import lexical_signals
-from trustindex.query.pages import page_support
 from trustindex.query.reader import SnapshotData
-from trustindex.query.relevance import dense_relevance
 from trustindex.query.relevance import relevance as relevance_of
 from trustindex.query.state import SearchState
+from trustindex.query.targets import target_report
 from trustindex.query.trust import (
     attribution_factor,
     content_risk_factor,
@@ -37,10 +38,8 @@ from trustindex.query.trust import (
     reference_day,
     verification_factor,
 )
-from trustindex.query.unpublished import unpublished_key
-from trustindex.query.versionmatch import Target, parse_target_args, resolve_docs_target, version_factor
+from trustindex.query.versionmatch import Target, parse_target_args, version_factor
 from trustindex.schemas.answer_signals import LOW_CONFIDENCE
-from trustindex.schemas.components import LABEL_COMPONENTS
 from trustindex.schemas.errors import QueryError
 from trustindex.schemas.lexical import tokenize
 from trustindex.schemas.policy import Policy
@@ -147,7 +146,7 @@ class Index:
             if isinstance(targets, list) and targets and isinstance(targets[0], Target)
             else parse_target_args(targets)
         )
-        target_report, tlist = _target_report(st, tlist)
+        targets_shown, tlist = target_report(st, tlist)
         docs_targeted = any(t.component == "docs" for t in tlist)
         d = st.data
         # The user's query is embedded on its own: int8 dynamic quantisation scales activations per batch,
@@ -185,7 +184,7 @@ class Index:
                 rankings.append((pooled(top_ranking(other.scores, reach, positive_only=True)), fz["lexical_weight"]))
         if lex.identifier is not None:
             rankings.append((pooled(top_ranking(lex.identifier, reach, positive_only=True)), fz["identifier_weight"]))
-        pool_rows, ranking = rrf_pool(rankings, fz["rrf_k"], d.n)
+        pool_rows, _fused = rrf_pool(rankings, fz["rrf_k"], d.n)
         pool_cos = st.dense.cosines(vecs[0], pool_rows)
         ident = lex.identifier[pool_rows] if lex.identifier is not None else None
         rel = (
@@ -208,24 +207,29 @@ class Index:
         c = policy["confidence"]
         trust = np.clip(prior.for_targets(docs_targeted)[pool_rows] * vmult, 0.0, 1.0)
         conf = (trust ** c["trust_weight"]) * (rel ** c["relevance_weight"])
-        pool = Pool(pool_rows[keep], trust[keep], rel[keep], conf[keep], ranking[keep])
+        pool = Pool(pool_rows[keep], trust[keep], rel[keep], conf[keep])
         channels = _channels(st, lex_ran, int(pool_rows.size))
-        order_key = _rerank(st, query, pool, channels)
-        # A cross-encoder reads the passage with the query: its order stands alone.  Without one, a passage's page
-        # lends it support (its next passages, its mean vector, its share of the query's terms), and a page the
-        # site does not serve (query/unpublished.py) yields to the served ones.
-        if not channels["rerank"]["ran"] and pool.size:
-            pages, page = pool.pages(d.chunk_page())
-            order_key = page_support(order_key, page, fz["page_weight"], fz["page_passages"])
-            if fz["page_vector_weight"] > 0:
-                order_key = order_key + fz["page_vector_weight"] * _page_relevance(st, vecs[0], pages)[page]
-            if fz["page_terms_weight"] > 0 and lex_ran:
-                cover = d.page_term_coverage(tokens, d.chunk_doc_row[pool.rows])
-                order_key = order_key + fz["page_terms_weight"] * cover
-            order_key = unpublished_key(order_key, pool.rows, d.unpublished_rows(), fz["unpublished_multiplier"])
+        # The ordering score (query/score.py): relevance after any rerank × trust.  A cross-encoder reads the
+        # passage with the query, so its probability is the relevance; without one, the passage's page adds
+        # relevance lent by its eligible page-mates (never one with content risk or a penalised version).
+        terms, ranking_rel = None, np.zeros(0)
+        reranked = _rerank(st, query, pool, channels)
+        if reranked:
+            ranking_rel = np.array([0.0 if p is None else p for p in pool.rerank or []], dtype=np.float64)
+        elif pool.size:
+            version_ok = vmult >= 1.0
+            lending = S.Lending(
+                lender=(~prior.flagged[pool_rows] & version_ok)[keep],
+                withheld=np.union1d(prior.flagged_rows, pool_rows[~(version_ok & keep)]),
+            )
+            terms = S.page_terms(d, policy, pool, vecs[0], tokens, lex_ran, lending)
+            ranking_rel = terms.relevance(pool.relevance)
+        score = S.ranking_score(pool.trust, ranking_rel, policy)
         rows = pool.rows.tolist()
-        hits = collapse(d.text_groups(), pool.rows, pool.order(order_key, d.chunk_id_rank()), max(k, COVERAGE_HITS))
+        ordered = S.order(score, pool.confidence, d.chunk_id_rank()[pool.rows])
+        hits = collapse(d.text_groups(), pool.rows, ordered, max(k, COVERAGE_HITS))
         pool_best = float(pool.confidence.max()) if pool.size else 0.0
+        best_score = float(S.shown(score).max()) if pool.size else 0.0
         abstained, reason = False, None
         if not pool_rows.size:
             abstained, reason = True, "no_candidates"
@@ -245,17 +249,43 @@ class Index:
             abstained, reason = True, LOW_CONFIDENCE
             if strict:
                 hits = []
-        shown = [pool.hit(j, also) for j, also in hits[:k]]
+        note = None
+        if abstained:  # an abstained answer is never a high (or mid) match: the header agrees with itself
+            tier, ceiling = "low", policy["match"]["low_ceiling"]
+            note = abstention_note(d, policy, prior, Outcome(pool_rows, rel, keep, pool_best, answer), reason)
+        shown = [
+            pool.hit(j, also)
+            | {
+                "score": float(score[j]),
+                "ranking_relevance": float(ranking_rel[j]),
+                "page_terms": terms.explained(j, d.chunk_ids, pool.rows) if terms is not None else None,
+            }
+            for j, also in hits[:k]
+        ]
         for h, text in zip(shown, d.texts([h["i"] for h in shown]), strict=True):
             h["text"] = text
             h.update(_shown(st, h["i"], today, vfs.get(h["i"]), docs_targeted))
         # the channels' ranks and scores of the shown hits
         shown_rows = [h["i"] for h in shown]  # pool_rows is sorted (rrf_pool): each shown row's place by bisection
-        cos_user = dict(zip(shown_rows, pool_cos[np.searchsorted(pool_rows, shown_rows)].tolist(), strict=True))
+        at = np.searchsorted(pool_rows, shown_rows)
+        cos_user = dict(zip(shown_rows, pool_cos[at].tolist(), strict=True))
+        ident_of = dict(zip(shown_rows, ident[at].tolist(), strict=True)) if ident is not None else None
+
+        def channel_terms(i: int) -> dict:
+            return {
+                "passage_terms": S.passage_terms(
+                    policy, cos_user[i], float(lex_user[i]), lex_ran, ident_of[i] if ident_of else None
+                ),
+                "cosine": cos_user[i],
+                "bm25": float(lex_user[i]),
+                "reranked": reranked,
+                "weights": (float(c["trust_weight"]), float(c["relevance_weight"])),
+            }
+
         dense_rank = dict(zip(dense_user.tolist(), range(1, dense_user.size + 1), strict=True))
         lex_rank = dict(zip(lex_top.tolist(), range(1, lex_top.size + 1), strict=True)) if lex_top is not None else {}
         out_hits = [
-            R.hit(d, h, rank, ceiling, pool_best, dense_rank, lex_rank, cos_user, lex_user)
+            R.hit(d, h | channel_terms(h["i"]), rank, ceiling, best_score, dense_rank, lex_rank)
             for rank, h in enumerate(shown, 1)
         ]
         return R.response(
@@ -264,7 +294,7 @@ class Index:
             built_at=d.manifest.created_at,
             sources=R.dated_sources(d),
             policy=policy,
-            targets=target_report,
+            targets=targets_shown,
             strict=strict,
             match_tier=tier,
             best_cosine=best_cosine,
@@ -272,6 +302,7 @@ class Index:
             signals=signals,
             abstained=abstained,
             reason=reason,
+            note=note,
             channels=channels,
             hits=out_hits,
             also=phrasings,
@@ -313,41 +344,6 @@ def _shown(st: SearchState, i: int, today, vf: dict | None, docs_targeted: bool)
     return out
 
 
-def _target_report(st: SearchState, targets: list[Target]) -> tuple[list[dict], list[Target]]:
-    """The response's ``targets`` (with how each name was resolved) and the targets to match with."""
-    data = st.data
-    out, resolved = [], []
-    for t in targets:
-        # a component named by an alias (a display name, a package of a family) is its canonical id
-        asked, named = t.component, data.registry.resolve(t.component)
-        if t.component not in LABEL_COMPONENTS and named.component != t.component:
-            t = Target(named.component, t.requested, t.constraint)
-        seen = sorted(data.components.get(t.component, set()))
-        if t.component not in data.components:
-            known = ", ".join(sorted(data.components)) or "none"
-            raise QueryError(
-                f"target {t.component}={t.requested}: this snapshot has no content for component "
-                f"{t.component!r} (known: {known})"
-            )
-        if t.component == "docs":
-            t, how = resolve_docs_target(t, st.docs_names())
-        else:
-            how = {"resolved": t.requested, "resolution": "as written"}
-        resolved.append(t)
-        renamed = {"component_requested": asked, "component_resolution": named.how} if asked != t.component else {}
-        out.append(
-            {
-                "component": t.component,
-                "requested": t.requested,
-                **renamed,
-                "known_component": True,
-                "constraints_seen": seen[:50],
-                **how,
-            }
-        )
-    return out, resolved
-
-
 def _channels(st: SearchState, lex_ran: bool, pool: int) -> dict:
     rr = st.policy["rerank"]
     rerank = {"ran": False, "reason": "no reranking model configured (policy rerank.model_path)"}
@@ -366,29 +362,15 @@ def _channels(st: SearchState, lex_ran: bool, pool: int) -> dict:
     }
 
 
-def _rerank(st: SearchState, query: str, pool: Pool, channels: dict) -> np.ndarray:
-    """Order key per candidate: its confidence, or a cross-encoder's probability × trust when one is configured
-    (the passages it did not read after those it did, by confidence)."""
+def _rerank(st: SearchState, query: str, pool: Pool, channels: dict) -> bool:
+    """Whether a cross-encoder read the pool: it reads the best ``rerank.depth`` by confidence and leaves each
+    one's probability in ``pool.rerank`` (None for those it did not read)."""
     if not channels["rerank"]["ran"] or not pool.size:
-        return pool.confidence
+        return False
     reranker = st.reranker()
     top = np.argsort(-pool.confidence, kind="stable")[: st.policy["rerank"]["depth"]].tolist()
     scores = reranker.predict([(query, t) for t in st.data.texts(pool.rows[top].tolist())])
     pool.rerank = [None] * pool.size
     for j, s in zip(top, scores, strict=True):
         pool.rerank[j] = 1.0 / (1.0 + math.exp(-float(s)))
-    return np.array(
-        [
-            -1.0 + cf if p is None else p * t
-            for p, t, cf in zip(pool.rerank, pool.trust.tolist(), pool.confidence.tolist(), strict=True)
-        ],
-        dtype=np.float64,
-    )
-
-
-def _page_relevance(st: SearchState, query_vector: np.ndarray, pages: np.ndarray) -> np.ndarray:
-    """Per page of ``pages`` (numbers): the dense relevance of the query to its mean passage vector."""
-    d, r = st.data, st.policy["relevance"]
-    q = np.asarray(query_vector, dtype=np.float32)
-    cos = d.page_vectors(pages) @ (q / max(float(np.linalg.norm(q)), 1e-12))
-    return np.asarray(dense_relevance(cos, r["cosine_floor"], r["cosine_ceiling"]), dtype=np.float64)
+    return True

@@ -1,43 +1,15 @@
-"""Passage → page aggregation: a passage's place in the order counts the other strong passages of its page.
+"""Page-level signals: what a passage's page adds to its place in the order (query/score.py).
 
 A page that answers a question usually matches it in several passages (its introduction, the steps, the
-example); a page that mentions the topic once has one.  Each candidate's order key is its own key plus
-``fusion.page_weight`` × the keys of the next best ``fusion.page_passages`` candidates of the same document
-(CombSUM over a page's top passages, Fox & Shaw 1994, with the page's best passage at full weight).  Two page-level
-channels add to that key (query/index.py): ``fusion.page_vector_weight`` × the dense relevance of the page's
-mean passage vector (a page about the question as a whole gains over a page with one lucky passage) and
-``fusion.page_terms_weight`` × the share of the query's terms the page contains anywhere
-(``page_term_coverage``).  Only the order changes: every hit keeps its own confidence.  The keys are arrays,
-one value a candidate.
+example); a page that mentions the topic once has one.  query/score.py adds three page terms to a passage's
+relevance: ``support`` from its page's other strong candidates (CombSUM over a page's top passages, Fox & Shaw
+1994, eligible lenders only), the dense relevance of the page's mean passage vector, and the share of the query's
+terms the page contains anywhere (this module's ``page_term_coverage``).
 """
 
 from __future__ import annotations
 
 import numpy as np
-
-
-def page_support(own: np.ndarray, page: np.ndarray, weight: float, passages: int) -> np.ndarray:
-    """Each candidate's key ``own`` plus ``weight`` × the sum of the ``passages`` best keys of the other
-    candidates of its page (``page``: one integer a page), added best first."""
-    if weight <= 0 or passages <= 0 or own.size == 0:
-        return own
-    m = own.size
-    order = np.lexsort((-own, page))  # grouped by page, each page's keys best first
-    page_sorted, key_sorted = page[order], own[order]
-    starts = np.flatnonzero(np.concatenate(([True], page_sorted[1:] != page_sorted[:-1])))
-    sizes = np.diff(np.append(starts, m))
-    first = np.repeat(starts, sizes)  # each sorted candidate's page's first position
-    size = np.repeat(sizes, sizes)
-    pos = np.arange(m) - first  # its place within its page
-    # The page's best passages other than this one: its first passages + 1 keys without this one, the first
-    # ``passages`` of what is left (one of equal keys removed is the same sum, whichever it is).
-    support = np.zeros(m, dtype=np.float64)
-    for j in range(min(passages + 1, int(sizes.max()))):
-        take = (j < size) & (j != pos) & ((j < passages) | (pos < passages))
-        support += np.where(take, key_sorted[np.minimum(first + j, m - 1)], 0.0)
-    out = np.empty(m, dtype=np.float64)
-    out[order] = key_sorted + weight * support
-    return out
 
 
 def page_term_coverage(

@@ -149,6 +149,7 @@ class SnapshotData:
     def __init__(self, directory: Path, verify: bool = True):
         self.dir = Path(directory)
         self._page_rows: dict[str, np.ndarray] | None = None
+        self._page_row_sets: list[np.ndarray] | None = None
         self._text_groups: np.ndarray | None = None
         self._chunk_page: np.ndarray | None = None
         self._chunk_id_rank: np.ndarray | None = None
@@ -257,6 +258,19 @@ class SnapshotData:
         if pr is None:
             pr = self._page_rows = _rows_by_value(self.chunks.table.column("doc_id"))
         return pr
+
+    def page_row_sets(self) -> list[np.ndarray]:
+        """``page_rows``' values by page number (``chunk_page``)."""
+        if self._page_row_sets is None:
+            self._page_row_sets = list(self.page_rows().values())
+        return self._page_row_sets
+
+    def unit_mean(self, rows: np.ndarray) -> np.ndarray:
+        """The unit mean vector of some passages (a page without its withheld passages, query/score.py); zero
+        for none."""
+        if not rows.size:
+            return np.zeros(self.embeddings.shape[1], dtype=np.float32)
+        return self._unit_means([rows])[0]
 
     def chunk_id_rank(self) -> np.ndarray:
         """Per passage, its chunk id's place among the sorted chunk ids (a search breaks ties by chunk id)."""

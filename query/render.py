@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import textwrap
 
+from trustindex.query.explain import formula_lines
+from trustindex.query.score import FORMULA
+
 FACTORS = ("attribution", "verification", "freshness", "deprecation", "version_match", "content_risk")
 CALIBRATION_NAMES = {
     "default": ("the shipped calibration", "fitted on the project's judged real-docs queries"),
@@ -55,6 +58,8 @@ def _head(r: dict) -> list[str]:
         )
     elif r["abstained"]:
         lines.append(f"ABSTAINED: {r['abstention_reason']} — no passage is good enough to answer from")
+    if r["abstained"] and r.get("abstention_note"):
+        lines[-1] += f" ({r['abstention_note']})"
     return lines
 
 
@@ -62,11 +67,12 @@ def render_table(r: dict, explain: bool = False) -> str:
     lines = _head(r)
     if explain:
         lines.extend(explain_answer(r))
+        lines.append(f"order: {FORMULA}")
     if not r["hits"]:
         return "\n".join(lines + ["(no hits)"])
     lines.append("")
     lines.append(
-        f"{'#':>2} {'conf':>5} {'rel':>5} {'trust':>5}  {'attr':>4} {'verif':>5} {'fresh':>5} "
+        f"{'#':>2} {'shown':>5} {'rank':>5} {'trust':>5}  {'attr':>4} {'verif':>5} {'fresh':>5} "
         f"{'depr':>4} {'vers':>4} {'risk':>4}  source / path  § heading"
     )
     for h in r["hits"]:
@@ -74,7 +80,7 @@ def render_table(r: dict, explain: bool = False) -> str:
         p = h["provenance"]
         where = " > ".join(p["heading_path"][1:] or p["heading_path"]) or (p["symbol_path"] or "")
         lines.append(
-            f"{h['rank_position']:>2} {h['display_confidence'] * 100:>4.0f}% {h['relevance_score']:>5.2f} "
+            f"{h['rank_position']:>2} {h['display_confidence'] * 100:>4.0f}% {h['ranking_score']:>5.3f} "
             f"{h['trust_score']:>5.2f}  "
             + " ".join(
                 f"{f[n]['multiplier'] if n in f else 1.0:>4.2f}".rjust(w)
@@ -97,10 +103,9 @@ def _link(c: dict) -> str:
 
 def explain_hit(h: dict) -> list[str]:
     f = h["factors"]
-    out = [
-        f"confidence {h['confidence']:.3f} = trust {h['trust_score']:.3f} × relevance {h['relevance_score']:.3f}"
-        f"  (dense rank {h['channels']['dense']['rank']}, cosine {h['channels']['dense']['score']:.3f}; "
-        f"lexical rank {h['channels']['lexical']['rank']}, bm25 {h['channels']['lexical']['score']:.2f})"
+    out = formula_lines(h) + [
+        f"channels: dense rank {h['channels']['dense']['rank']}, cosine {h['channels']['dense']['score']:.3f}; "
+        f"lexical rank {h['channels']['lexical']['rank']}, bm25 {h['channels']['lexical']['score']:.2f}"
     ]
     a = f["attribution"]["evidence"]
     out.append(

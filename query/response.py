@@ -8,7 +8,9 @@ from trustindex.schemas.answer_signals import LOW_CONFIDENCE, UNCALIBRATED
 from trustindex.schemas.page_url import passage_page_url
 
 # 3: answer_confidence is P(the top hit's page answers), calibration_status and low_confidence (issue 16)
-SCORE_CONTRACT_VERSION = "3"
+# 4: ranking_score is the ordering score (query/score.py) with its terms in ranking_terms; display_confidence
+#    follows it; abstention_note; an abstained response is never high (issue 26)
+SCORE_CONTRACT_VERSION = "4"
 
 
 def provenance(d, i: int) -> dict:
@@ -38,24 +40,37 @@ def _round(x: float) -> float:
     return float(round(x, 6))
 
 
-def hit(d, c: dict, rank: int, ceiling: float, pool_best: float, dense_rank: dict, lex_rank: dict, cos, bm25) -> dict:
-    """One hit of the response; ``c["factors"]`` and ``c["provenance"]`` as ``shown`` gives them."""
+def hit(d, c: dict, rank: int, ceiling: float, best_score: float, dense_rank: dict, lex_rank: dict) -> dict:
+    """One hit of the response; ``c["factors"]`` and ``c["provenance"]`` as ``shown`` gives them, ``c["score"]``
+    its ordering score and ``best_score`` the best of the candidate pool (both as shown: query/score.py)."""
     i = c["i"]
-    display = ceiling * (c["confidence"] / pool_best) if pool_best > 0 else 0.0
+    score = _round(c["score"])
+    display = ceiling * (score / best_score) if best_score > 0 else 0.0
+    terms = c["passage_terms"]
     return {
         "rank_position": rank,
         "chunk_id": d.chunk_ids[i],
         "relevance_score": _round(c["relevance"]),
-        "ranking_score": _round(c["ranking"]),
+        "ranking_score": score,
         "trust_score": _round(c["trust"]),
         "confidence": _round(c["confidence"]),
-        "display_confidence": _round(display),
+        "display_confidence": _round(min(display, ceiling)),
+        "ranking_terms": _clean(
+            {
+                "ranking_relevance": c["ranking_relevance"],
+                "trust_weight": c["weights"][0],
+                "relevance_weight": c["weights"][1],
+                "passage": terms,
+                **({"page": c["page_terms"]} if c.get("page_terms") is not None else {}),
+                **({"rerank": {"read": "rerank" in c, "value": c.get("rerank", 0.0)}} if c.get("reranked") else {}),
+            }
+        ),
         "text": c["text"] if "text" in c else d.texts([i])[0],
         "provenance": c["provenance"],
         "factors": c["factors"],
         "channels": {
-            "dense": {"rank": dense_rank.get(i), "score": _round(float(cos[i]))},
-            "lexical": {"rank": lex_rank.get(i), "score": _round(float(bm25[i]))},
+            "dense": {"rank": dense_rank.get(i), "score": _round(c["cosine"])},
+            "lexical": {"rank": lex_rank.get(i), "score": _round(c["bm25"])},
             **({"rerank": {"score": _round(c["rerank"])}} if "rerank" in c else {}),
         },
         "also_in": [provenance(d, j) for j in c.get("also", [])],
@@ -113,6 +128,7 @@ def response(
     signals: dict[str, float],
     abstained: bool,
     reason: str | None,
+    note: str | None,
     channels: dict,
     hits: list[dict],
     also: list[str],
@@ -139,6 +155,7 @@ def response(
         "min_answer_confidence": policy["match"]["min_answer_confidence"] if status != UNCALIBRATED else None,
         "abstained": abstained,
         "abstention_reason": reason,
+        "abstention_note": note,
         "channels": channels,
         "hits": hits,
     }

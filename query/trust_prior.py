@@ -86,6 +86,8 @@ class TrustPrior:
         # Content risk last, as combine() multiplies it after version_match (× 1.0 for the prior).
         risk = np.ones(len(rows), dtype=np.float64)
         self.excluded = np.zeros(len(rows), dtype=bool)
+        # any finding at all: such a passage lends no page-level relevance to its page-mates (query/score.py)
+        self.flagged = np.zeros(len(rows), dtype=bool)
         flagged = list(data.content_risks)
         if flagged:
             at = row_positions(pa.array(flagged, pa.string()), chunks.column("chunk_id")).tolist()
@@ -93,6 +95,8 @@ class TrustPrior:
                 if r >= 0:
                     f = content_risk_factor(data.content_risks[chunk_id], policy)
                     risk[r], self.excluded[r] = f["multiplier"], f["status"] == "excluded"
+                    self.flagged[r] = f["status"] != "no_findings"
+        self.flagged_rows = np.flatnonzero(self.flagged)
         self.base_docs_targeted = (base * not_legacy) * risk
         folder = np.array([data.version_folder(i) is not None for i in range(len(rows))], dtype=bool)
         older = np.where(legacy, dp["legacy_docs_multiplier"], np.where(folder, dp["version_folder_multiplier"], 1.0))

@@ -94,7 +94,7 @@ def build_server(
         the page URL to cite, the versions it targets, one trust line, any content warning and the passage, under
         a header with the match tier, confidence, abstention and the snapshot's build date; whole hits are kept
         within max_tokens (the embedding model's tokens) and the text says how many were left out. detail "full":
-        the trustindex response contract as JSON (score_contract_version 3). The structured content is always
+        the trustindex response contract as JSON (score_contract_version 4). The structured content is always
         the full contract.
         """
         if detail not in DETAILS:

@@ -112,31 +112,59 @@ def test_no_identifier_and_no_field_index_leave_plain_bm25(data):
 
 
 def test_a_page_with_several_strong_passages_outranks_a_single_mention():
-    from trustindex.query.pages import page_support
+    from trustindex.query.score import support
 
     page = np.array([0, 0, 0, 1])  # three passages of a guide, one mention elsewhere
     own = np.array([0.50, 0.45, 0.40, 0.55])
-    assert page_support(own, page, 0.0, 2) is own
+    trust = np.ones(4)
+    sup, lenders = support(own, trust, page, np.ones(4, dtype=bool), 2)
+    keys = own + 0.5 * sup
     assert int(np.argmax(own)) == 3
-    keys = page_support(own, page, 0.5, 2)
     assert np.argsort(-keys).tolist()[:3] == [0, 1, 2]
-    # the page's best passage counts its next two at half weight; the single mention keeps its own key
-    assert keys[0] == pytest.approx(0.50 + 0.5 * (0.45 + 0.40))
-    assert keys[2] == pytest.approx(0.40 + 0.5 * (0.50 + 0.45))
-    assert keys[3] == pytest.approx(0.55)
+    # the page's best passage counts its next two; the single mention borrows nothing
+    assert sup[0] == pytest.approx(0.45 + 0.40) and lenders[0] == [1, 2]
+    assert sup[2] == pytest.approx(0.50 + 0.45) and lenders[2] == [0, 1]
+    assert sup[3] == 0.0 and lenders[3] == []
 
 
-def test_page_support_is_the_scalar_sum_of_each_pages_next_best_keys_to_the_bit():
-    from trustindex.query.pages import page_support
+def test_support_cannot_launder_trust():
+    from trustindex.query.score import support
+
+    # a page whose best passage is flagged (it may not lend) and whose other mate has a third of the trust
+    page = np.array([0, 0, 0])
+    rel = np.array([0.9, 0.1, 0.6])
+    trust = np.array([0.1, 0.6, 0.2])
+    lender = np.array([False, True, True])
+    sup, lenders = support(rel, trust, page, lender, 1)
+    assert lenders[1] == [2] and sup[1] == pytest.approx(0.6 * 0.2 / 0.6)  # a low-trust lender lends its share
+    assert lenders[2] == [1] and sup[2] == pytest.approx(0.1)  # a more trusted lender lends in full
+    assert lenders[0] == [2] and sup[0] == pytest.approx(0.6)  # the flagged passage may borrow, never lend
+    # had the flagged passage been eligible (and as trusted as its mate), it would have lent its 0.9
+    assert support(rel, np.array([0.6, 0.6, 0.2]), page, np.ones(3, dtype=bool), 1)[0][1] == pytest.approx(0.9)
+    assert support(rel, np.array([0.6, 0.6, 0.2]), page, lender, 1)[0][1] == pytest.approx(0.2 / 0.6 * 0.6)
+
+
+def test_support_is_the_scalar_sum_of_each_candidates_largest_loans():
+    from trustindex.query.score import support
 
     rng = np.random.default_rng(7)
     for passages in (1, 2, 3):
         page = rng.integers(0, 12, 200)
-        own = np.round(rng.random(200), 2)  # ties within a page on purpose
-        keys = page_support(own, page, 0.3, passages)
+        rel = np.round(rng.random(200), 2)  # ties within a page on purpose
+        trust = np.round(rng.random(200), 2) + 0.01
+        lender = rng.random(200) > 0.2
+        sup, lenders = support(rel, trust, page, lender, passages)
         for j in range(200):
-            others = sorted((own[i] for i in range(200) if page[i] == page[j] and i != j), reverse=True)
-            assert keys[j] == own[j] + 0.3 * sum(others[:passages])
+            loans = sorted(
+                (
+                    rel[i] * min(1.0, trust[i] / trust[j])
+                    for i in range(200)
+                    if page[i] == page[j] and i != j and lender[i] and rel[i] > 0
+                ),
+                reverse=True,
+            )
+            assert sup[j] == pytest.approx(sum(loans[:passages]), abs=1e-12)
+            assert len(lenders[j]) == min(passages, len(loans))
 
 
 def test_a_per_page_cap_lets_more_pages_into_a_channel_and_keeps_its_order():

@@ -20,32 +20,36 @@ def cross_encoder_dir(tmp_path_factory):
     return d
 
 
-def test_rerank_orders_but_never_changes_the_percentages(refreshed, cross_encoder_dir):
+def test_rerank_is_the_named_relevance_of_the_order_and_never_changes_confidence(refreshed, cross_encoder_dir):
+    from trustindex.query.explain import check
     from trustindex.query.index import Index
 
     idx = Index.open(data_dir=refreshed["data"])
     q = "How much memory does the proof server need?"
     plain = idx.search(q, k=50)
     assert plain["channels"]["rerank"]["ran"] is False
-    idx.reload_policy(Policy.from_dict({"rerank": {"model_path": str(cross_encoder_dir), "depth": 10}}))
+    policy = Policy.from_dict({"rerank": {"model_path": str(cross_encoder_dir), "depth": 10}})
+    idx.reload_policy(policy)
     ranked = idx.search(q, k=50)
     assert ranked["channels"]["rerank"]["ran"] is True
     reranked = [h for h in ranked["hits"] if "rerank" in h["channels"]]
     assert len(reranked) == 10 and [h["rank_position"] for h in reranked] == list(range(1, 11))
-    keys = [h["channels"]["rerank"]["score"] * h["trust_score"] for h in reranked]
-    assert keys == sorted(keys, reverse=True)
+    # the cross-encoder's probability is the ranking relevance: ranking_score = probability × trust
+    for h in reranked:
+        assert h["ranking_terms"]["rerank"] == {"read": True, "value": h["channels"]["rerank"]["score"]}
+        assert "page" not in h["ranking_terms"]
+        assert h["ranking_score"] == pytest.approx(h["channels"]["rerank"]["score"] * h["trust_score"], abs=2e-6)
+    # the passages it did not read follow, by confidence (the tie rule), at a ranking score of 0
+    unread = ranked["hits"][10:]
+    assert unread and all(h["ranking_score"] == 0 and not h["ranking_terms"]["rerank"]["read"] for h in unread)
+    assert [h["confidence"] for h in unread] == sorted((h["confidence"] for h in unread), reverse=True)
+    assert check(ranked, policy) == [] and check(plain, Policy.default()) == []
+    # every passage in both lists keeps its own confidence; the percentage follows the order it is shown in
     before = {h["chunk_id"]: h for h in plain["hits"]}
-    # Without a cross-encoder, page support also orders the list, so the two top 50s differ at their tails; every
-    # passage in both keeps its confidence.  The shown percentage is the tier's ceiling times the passage's share of
-    # the pool's best: the answer confidence (and so the tier) is read from the final top hits, which the reranker
-    # may change, so the percentages of the two lists differ by one factor, and by none when the tier stayed.
-    ceiling = {t: Policy.default()["match"][f"{t}_ceiling"] for t in ("high", "mid", "low")}
-    scale = ceiling[ranked["match_tier"]] / ceiling[plain["match_tier"]]
     both = [h for h in ranked["hits"] if h["chunk_id"] in before]
     assert len(both) >= 40
     for h in both:
         assert h["confidence"] == before[h["chunk_id"]]["confidence"]
-        assert h["display_confidence"] == pytest.approx(before[h["chunk_id"]]["display_confidence"] * scale, abs=2e-6)
 
 
 def test_missing_model_is_reported_not_an_error(refreshed, tmp_path):

@@ -1,0 +1,138 @@
+"""Every hit's ordering score recomputed from the response alone, the order checked, and the formula as text.
+
+Pure: reads a response dict (schemas/response.schema.json) and the policy it names, never a snapshot, so an
+assistant, a test or a reviewer can verify why each passage ranked where it did (query/score.py states the formula).
+Shown numbers are rounded to 6 decimals, so a recomputed value matches its shown one within ``TOLERANCE``; the
+order is read from the shown numbers themselves, so it is checked exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from trustindex.query.score import weights_in_use
+from trustindex.schemas.policy import Policy
+
+FACTORS = ("attribution", "verification", "freshness", "deprecation", "version_match", "content_risk")
+TOLERANCE = 2e-5  # a product of up to eight 6-decimal numbers, each off by at most 5e-7
+
+
+@dataclass(frozen=True)
+class Recomputed:
+    trust: float  # the product of the factors' multipliers
+    relevance: float  # the passage's own: Σ weight × value / Σ weight of its channels
+    ranking_relevance: float
+    ranking_score: float
+    confidence: float
+
+
+def recompute(hit: dict) -> Recomputed:
+    """One hit's scores from its own factors and ranking terms."""
+    terms = hit["ranking_terms"]
+    trust = min(1.0, max(0.0, math.prod(hit["factors"][n]["multiplier"] for n in FACTORS if n in hit["factors"])))
+    channels = terms["passage"].values()
+    weight = sum(c["weight"] for c in channels)
+    rel = sum(c["weight"] * c["value"] for c in channels) / weight if weight > 0 else 0.0
+    if "rerank" in terms:
+        ranking_rel = terms["rerank"]["value"] if terms["rerank"]["read"] else 0.0
+    elif "page" in terms:
+        p = terms["page"]
+        total = rel + sum(p[n]["weight"] * p[n]["value"] for n in ("support", "page_vector", "page_terms"))
+        ranking_rel = (p["unpublished"]["multiplier"] if p["unpublished"]["applies"] else 1.0) * total / p["normaliser"]
+    else:
+        ranking_rel = rel
+    wt, wr = terms["trust_weight"], terms["relevance_weight"]
+    ranking_rel = min(1.0, max(0.0, ranking_rel))
+    return Recomputed(trust, rel, ranking_rel, trust**wt * ranking_rel**wr, trust**wt * rel**wr)
+
+
+def check(response: dict, policy: Policy) -> list[str]:
+    """What disagrees in ``response``: a hit whose shown scores its terms do not give, weights that are not the
+    policy's, or an order that the shown ranking_score and the tie rule do not give.  Empty when it all holds."""
+    problems: list[str] = []
+    hits = response["hits"]
+    lexical_ran = bool(response["channels"]["lexical"]["ran"])
+    for h in hits:
+        problems += [f"hit {h['rank_position']}: {p}" for p in _check_hit(h, policy, lexical_ran)]
+    for a, b in zip(hits, hits[1:], strict=False):
+        ka = (-a["ranking_score"], -a["confidence"], a["chunk_id"])
+        kb = (-b["ranking_score"], -b["confidence"], b["chunk_id"])
+        if ka > kb:
+            problems.append(f"hit {b['rank_position']} should rank above hit {a['rank_position']}")
+        if b["display_confidence"] > a["display_confidence"]:
+            problems.append(f"display_confidence rises at hit {b['rank_position']}")
+    if [h["rank_position"] for h in hits] != list(range(1, len(hits) + 1)):
+        problems.append("rank_position is not 1, 2, 3, …")
+    if response["abstained"] and response["match_tier"] != "low":
+        problems.append(f"abstained but match_tier {response['match_tier']}")
+    return problems
+
+
+def _check_hit(h: dict, policy: Policy, lexical_ran: bool) -> list[str]:
+    out = []
+    r = recompute(h)
+    for name, got in (
+        ("trust_score", r.trust),
+        ("relevance_score", r.relevance),
+        ("ranking_relevance", r.ranking_relevance),
+        ("ranking_score", r.ranking_score),
+        ("confidence", r.confidence),
+    ):
+        shown = h["ranking_terms"]["ranking_relevance"] if name == "ranking_relevance" else h[name]
+        if abs(shown - got) > TOLERANCE:
+            out.append(f"{name} {shown} but its terms give {got:.6f}")
+    terms = h["ranking_terms"]
+    rel_w = policy["relevance"]
+    for channel, c in terms["passage"].items():
+        if c["weight"] != rel_w[f"{channel}_weight"]:
+            out.append(f"{channel} weight {c['weight']} is not the policy's {rel_w[f'{channel}_weight']}")
+    conf = policy["confidence"]
+    if (terms["trust_weight"], terms["relevance_weight"]) != (conf["trust_weight"], conf["relevance_weight"]):
+        out.append("trust/relevance weights are not the policy's")
+    if "page" in terms:
+        p = terms["page"]
+        weights, normaliser = weights_in_use(policy, lexical_ran)
+        for name, w in weights.items():
+            if p[name]["weight"] != round(w, 6):
+                out.append(f"{name} weight {p[name]['weight']} is not the policy's {w}")
+        if abs(p["normaliser"] - normaliser) > 1e-6:
+            out.append(f"normaliser {p['normaliser']} is not the policy's {normaliser}")
+        if p["unpublished"]["multiplier"] != policy["fusion"]["unpublished_multiplier"]:
+            out.append("unpublished multiplier is not the policy's")
+    return out
+
+
+def formula_lines(h: dict) -> list[str]:
+    """The formula of one hit with its numbers, as ``--explain`` prints it."""
+    t = h["ranking_terms"]
+    wt, wr = t["trust_weight"], t["relevance_weight"]
+    power = lambda w: "" if w == 1 else f"^{w:g}"  # noqa: E731 - a one-line formatter
+    lines = [
+        f"ranking score {h['ranking_score']:.6f} = trust {h['trust_score']:.3f}{power(wt)} × ranking relevance "
+        f"{t['ranking_relevance']:.4f}{power(wr)}"
+    ]
+    if "rerank" in t:
+        lines.append(
+            f"ranking relevance = cross-encoder probability {t['rerank']['value']:.4f}"
+            if t["rerank"]["read"]
+            else "ranking relevance 0: the cross-encoder did not read this passage (it reads the best by confidence)"
+        )
+    elif "page" in t:
+        p = t["page"]
+        lent = f" from {len(p['support']['lenders'])} page-mate(s)" if p["support"]["lenders"] else ""
+        unpublished = f"{p['unpublished']['multiplier']:g} (unpublished page) × " if p["unpublished"]["applies"] else ""
+        lines.append(
+            f"ranking relevance = {unpublished}(relevance {h['relevance_score']:.4f} + {p['support']['weight']:g} × "
+            f"support {p['support']['value']:.4f}{lent} + {p['page_vector']['weight']:g} × page vector "
+            f"{p['page_vector']['value']:.4f} + {p['page_terms']['weight']:g} × page terms "
+            f"{p['page_terms']['value']:.4f}) / {p['normaliser']:g}"
+        )
+    parts = " + ".join(f"{c['weight']:g} × {name} {c['value']:.4f}" for name, c in t["passage"].items())
+    weight = sum(c["weight"] for c in t["passage"].values())
+    lines.append(f"relevance {h['relevance_score']:.4f} = ({parts}) / {weight:g}")
+    lines.append(
+        f"confidence {h['confidence']:.4f} = trust{power(wt)} × relevance{power(wr)} (the passage alone: the "
+        "evidence floor reads it)"
+    )
+    return lines

@@ -1,0 +1,229 @@
+"""The ordering score: the one number that orders a response, and the terms each hit shows of it.
+
+    ranking_score     = trust_score ^ trust_weight × ranking_relevance ^ relevance_weight
+    ranking_relevance = rerank probability                     when a cross-encoder read the passage (0 unread)
+                      = unpublished × (relevance_score + page_weight × support + page_vector_weight × page_vector
+                                       + page_terms_weight × page_terms) / normaliser           otherwise
+    normaliser        = 1 + page_weight × page_passages + page_vector_weight + page_terms_weight (the terms in use)
+    ties              : equal ranking_score (as shown, 6 decimals) → higher confidence, then the smaller chunk_id
+
+``relevance_score`` is the passage's own (query/relevance.py: its channels' saturated scores, policy-weighted);
+``support`` the sum of its page's best ``page_passages`` *eligible* other candidates' relevance, each scaled by
+min(1, lender's trust / borrower's trust); ``page_vector`` the dense relevance of the mean vector of the page's
+eligible passages; ``page_terms`` the idf-weighted share of the query's terms found in those passages;
+``unpublished`` ``fusion.unpublished_multiplier`` for a page the site does not serve, else 1.  A passage is
+eligible to lend when no content risk was found in it and, under targets, its version match is not penalised
+(excluded passages are not candidates at all): a flagged passage cannot lift its page-mates by its relevance, and a
+low-trust page-mate lends only its share (issue 26).  Every term is in 0..1 and the normaliser is their weights'
+sum, so ranking_relevance is in 0..1, query-relative and independent of k.  The legacy / version-folder doubt is
+the deprecation factor of trust, not a relevance term.  query/explain.py recomputes all of it from a response.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from trustindex.query.pages import term_postings
+from trustindex.query.relevance import dense_relevance, lexical_relevance
+from trustindex.query.unpublished import unpublished_key
+from trustindex.schemas.policy import Policy
+
+FORMULA = (
+    "ranking_score = trust_score^trust_weight × ranking_relevance^relevance_weight; ranking_relevance = the "
+    "cross-encoder's probability when one read the passage (0 when it did not), else unpublished × "
+    "(relevance_score + page_weight × support + page_vector_weight × page_vector + page_terms_weight × page_terms) "
+    "/ (1 + the weights of the page terms in use, page_weight counted page_passages times); ties: higher "
+    "confidence, then the smaller chunk_id"
+)
+DECIMALS = 6  # the response's rounding: the order is read from the shown numbers, so it is reproducible from them
+
+
+def shown(x: np.ndarray) -> np.ndarray:
+    """Values as the response shows them (query/response.py rounds every float to 6 decimals)."""
+    return np.round(np.asarray(x, dtype=np.float64), DECIMALS)
+
+
+@dataclass
+class PageTerms:
+    """Per candidate of a pool (arrays, one value a candidate): the page-level relevance terms and their weights."""
+
+    support: np.ndarray
+    vector: np.ndarray
+    terms: np.ndarray
+    unpublished: np.ndarray  # bool
+    weights: dict[str, float]  # page_weight / page_vector_weight / page_terms_weight in use (0: left out)
+    normaliser: float
+    multiplier: float  # fusion.unpublished_multiplier
+    lenders: list[list[int]] = field(default_factory=list)  # per candidate, the positions that lent it support
+
+    def relevance(self, own: np.ndarray) -> np.ndarray:
+        w = self.weights
+        total = own + w["support"] * self.support + w["page_vector"] * self.vector + w["page_terms"] * self.terms
+        return unpublished_key(total / self.normaliser, np.arange(own.size), self.unpublished, self.multiplier)
+
+    def explained(self, j: int, chunk_ids, rows: np.ndarray) -> dict:
+        """Candidate ``j``'s page terms as a hit shows them (``chunk_ids``: the snapshot's, ``rows``: the pool's)."""
+        w = self.weights
+        return {
+            "support": {
+                "value": float(self.support[j]),
+                "weight": w["support"],
+                "lenders": [chunk_ids[int(rows[m])] for m in self.lenders[j]],
+            },
+            "page_vector": {"value": float(self.vector[j]), "weight": w["page_vector"]},
+            "page_terms": {"value": float(self.terms[j]), "weight": w["page_terms"]},
+            "normaliser": self.normaliser,
+            "unpublished": {"applies": bool(self.unpublished[j]), "multiplier": self.multiplier},
+        }
+
+
+def weights_in_use(policy: Policy, lexical_ran: bool) -> tuple[dict[str, float], float]:
+    """The page terms' weights (0 for a term left out) and the normaliser they give."""
+    fz = policy["fusion"]
+    passages = fz["page_passages"]
+    w = {
+        "support": float(fz["page_weight"]) if passages > 0 else 0.0,
+        "page_vector": float(fz["page_vector_weight"]),
+        "page_terms": float(fz["page_terms_weight"]) if lexical_ran else 0.0,
+    }
+    return w, 1.0 + w["support"] * passages + w["page_vector"] + w["page_terms"]
+
+
+def support(
+    rel: np.ndarray, trust: np.ndarray, page: np.ndarray, lender: np.ndarray, passages: int
+) -> tuple[np.ndarray, list[list[int]]]:
+    """Per candidate: the sum of the ``passages`` largest loans of its page's other eligible candidates (``lender``),
+    a loan being the lender's relevance × min(1, lender's trust / borrower's trust); and who lent it, best first."""
+    m = rel.size
+    out = np.zeros(m, dtype=np.float64)
+    lent: list[list[int]] = [[] for _ in range(m)]
+    if passages <= 0 or m == 0:
+        return out, lent
+    order = np.argsort(page, kind="stable")
+    grouped = page[order]
+    starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
+    sizes = np.diff(np.r_[starts, m])
+    # every (borrower, lender) pair of one page: borrower b = order[k], lender = order[start + 0..size-1]
+    reps = np.repeat(sizes, sizes)  # per sorted candidate, its page's size
+    borrower = np.repeat(order, reps)
+    first = np.repeat(np.repeat(starts, sizes), reps)
+    offset = np.arange(borrower.size) - np.repeat(np.cumsum(reps) - reps, reps)
+    lender_pos = order[first + offset]
+    ok = (lender_pos != borrower) & lender[lender_pos] & (rel[lender_pos] > 0)
+    borrower, lender_pos = borrower[ok], lender_pos[ok]
+    if not borrower.size:
+        return out, lent
+    tb = np.maximum(trust[borrower], 1e-12)
+    loan = rel[lender_pos] * np.minimum(1.0, trust[lender_pos] / tb)
+    by = np.lexsort((lender_pos, -loan, borrower))  # per borrower, its largest loans first
+    borrower, lender_pos, loan = borrower[by], lender_pos[by], loan[by]
+    head = np.flatnonzero(np.r_[True, borrower[1:] != borrower[:-1]])
+    nth = np.arange(borrower.size) - np.repeat(head, np.diff(np.r_[head, borrower.size]))
+    take = nth < passages
+    np.add.at(out, borrower[take], loan[take])
+    for b, ln in zip(borrower[take].tolist(), lender_pos[take].tolist(), strict=True):
+        lent[b].append(ln)
+    return out, lent
+
+
+def page_vector_relevance(vectors: np.ndarray, query_vector: np.ndarray, policy: Policy) -> np.ndarray:
+    """The dense relevance of the query to each page's unit mean vector (rows of ``vectors``)."""
+    r = policy["relevance"]
+    q = np.asarray(query_vector, dtype=np.float32)
+    cos = vectors @ (q / max(float(np.linalg.norm(q)), 1e-12))
+    return np.asarray(dense_relevance(cos, r["cosine_floor"], r["cosine_ceiling"]), dtype=np.float64)
+
+
+def passage_terms(policy: Policy, cosine: float, bm25: float, lexical_ran: bool, identifier: float | None) -> dict:
+    """A passage's own relevance as its channels' terms: each saturated value and its policy weight
+    (relevance_score = Σ weight × value / Σ weight over the channels in use, query/relevance.py)."""
+    r = policy["relevance"]
+    out = {
+        "dense": {
+            "value": float(dense_relevance(cosine, r["cosine_floor"], r["cosine_ceiling"])),
+            "weight": float(r["dense_weight"]),
+        }
+    }
+    if lexical_ran and r["lexical_weight"] > 0:
+        out["lexical"] = {"value": float(lexical_relevance(bm25, r["bm25_half"])), "weight": float(r["lexical_weight"])}
+    if identifier is not None and r["identifier_weight"] > 0:
+        out["identifier"] = {
+            "value": float(lexical_relevance(identifier, r["bm25_half"])),
+            "weight": float(r["identifier_weight"]),
+        }
+    return out
+
+
+def ranking_score(trust: np.ndarray, relevance: np.ndarray, policy: Policy) -> np.ndarray:
+    c = policy["confidence"]
+    return (np.asarray(trust) ** c["trust_weight"]) * (np.clip(relevance, 0.0, 1.0) ** c["relevance_weight"])
+
+
+def order(score: np.ndarray, confidence: np.ndarray, id_rank: np.ndarray) -> np.ndarray:
+    """Positions best first: by the shown ranking score, then the shown confidence (both descending), then the
+    chunk id (``id_rank``: each candidate's place among the sorted chunk ids) — the tie rule of the formula."""
+    return np.lexsort((id_rank, -shown(confidence), -shown(score)))
+
+
+@dataclass
+class Lending:
+    """Who may lend page-level relevance in one search: ``lender`` per candidate of the pool; ``withheld`` the rows
+    (whole snapshot) whose text no page-level term reads (content risk found, or a version penalised under the
+    targets)."""
+
+    lender: np.ndarray
+    withheld: np.ndarray
+
+
+def page_terms(
+    d, policy: Policy, pool, query_vector: np.ndarray, tokens: list[str], lexical_ran: bool, lending: Lending
+):
+    """The page-level terms of every candidate of ``pool`` (query/candidates.py), read from eligible passages only."""
+    w, z = weights_in_use(policy, lexical_ran)
+    m = pool.size
+    pages, page = pool.pages(d.chunk_page())
+    sup, lenders = support(pool.relevance, pool.trust, page, lending.lender, policy["fusion"]["page_passages"])
+    if not w["support"]:
+        sup, lenders = np.zeros(m), [[] for _ in range(m)]
+    withheld = set(d.chunk_page()[lending.withheld].tolist())
+    touched = [j for j, p in enumerate(pages.tolist()) if p in withheld]  # pages with a passage withheld
+    keep = {j: _kept_rows(d, int(pages[j]), lending.withheld) for j in touched}
+    vector = np.zeros(m)
+    if w["page_vector"] > 0:
+        vecs = np.array(d.page_vectors(pages), dtype=np.float32)
+        for j, rows in keep.items():
+            vecs[j] = d.unit_mean(rows)
+        vector = page_vector_relevance(vecs, query_vector, policy)[page]
+    terms = np.zeros(m)
+    if w["page_terms"] > 0:
+        terms = np.array(d.page_term_coverage(tokens, d.chunk_doc_row[pool.rows]), dtype=np.float64)
+        if keep:
+            redo = rows_term_coverage(d.lexical, tokens, list(keep.values()))
+            by_page = dict(zip(keep, redo.tolist(), strict=True))
+            for pos in np.flatnonzero(np.isin(page, list(keep))).tolist():
+                terms[pos] = by_page[int(page[pos])]
+    unpublished = d.unpublished_rows()[pool.rows]
+    mult = float(policy["fusion"]["unpublished_multiplier"])
+    return PageTerms(sup, vector, terms, unpublished, w, z, mult, lenders)
+
+
+def _kept_rows(d, page_number: int, withheld: np.ndarray) -> np.ndarray:
+    rows = d.page_row_sets()[page_number]
+    return rows[~np.isin(rows, withheld)]
+
+
+def rows_term_coverage(lexical, tokens: list[str], row_sets: list[np.ndarray]) -> np.ndarray:
+    """Per set of passages (rows): the idf-weighted share of the query's distinct known terms found in any of them
+    (query/pages.py ``page_term_coverage``, for a page read without its withheld passages)."""
+    out = np.zeros(len(row_sets), dtype=np.float64)
+    total = 0.0
+    for t in dict.fromkeys(tok for tok in tokens if tok in lexical.vocab):
+        idf, postings = term_postings(lexical, lexical.vocab[t])
+        total += idf
+        for j, rows in enumerate(row_sets):
+            if rows.size and postings.size:
+                at = np.minimum(np.searchsorted(postings, rows), postings.size - 1)
+                out[j] += idf if bool(np.any(postings[at] == rows)) else 0.0
+    return out / total if total > 0 else out
