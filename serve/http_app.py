@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -110,6 +111,8 @@ def _json(body: bytes):
         raise HttpError(400, f"malformed JSON ({getattr(e, 'msg', 'not UTF-8')}{where})") from None
     except RecursionError:  # json's C scanner recurses per nesting level: [[[[... runs out of stack
         raise HttpError(400, "malformed JSON (nested too deeply)") from None
+    except ValueError as e:  # an integer beyond Python's 4,300 digits for str -> int
+        raise HttpError(400, f"malformed JSON ({one_line(e)[:120]})") from None
 
 
 def _rendering(fmt: object, max_tokens: object) -> tuple[str, int | None]:
@@ -285,7 +288,14 @@ def build_app(
     ]
     # SnapshotHolder.get has LiveIndex's shape; the tools check k and batch length against the same limits
     mcp = build_server(live=holder, limits=limits)
-    mcp_app = mcp.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, host=config.host)
+    # Host and Origin are checked for every route, /mcp included, by origin_guard (with --allow-host); the SDK's own
+    # check (loopback names only, ports as patterns) would refuse the names an operator allows
+    mcp_app = mcp.streamable_http_app(
+        streamable_http_path="/mcp",
+        stateless_http=True,
+        host=config.host,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
 
     @contextlib.asynccontextmanager
     async def lifespan(_app):
