@@ -30,6 +30,8 @@ from trustindex.serve.live import DataDirSource, SnapshotHolder
 from trustindex.serve.pull import ExportSource, sweep_partials
 from trustindex.warehouse.export import export_snapshot
 
+MEMORY_BOUND_MIB = 32  # what a refused pull may add to a server's peak RSS (docs/serving.md, threat model)
+
 
 @pytest.fixture(scope="module")
 def keys(tmp_path_factory) -> dict:
@@ -286,3 +288,33 @@ def test_index_open_reads_current_only_at_a_data_dir_root(refreshed, tmp_path):
     with pytest.raises(SnapshotError, match="unexpected file CURRENT"):
         Index.open(copy)
     assert MANIFEST in os.listdir(copy) and SIGNATURE not in os.listdir(copy)
+
+
+def _memory_kib(pid: int) -> dict[str, int]:
+    fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
+    return {k: int(fields[k].split()[0]) for k in ("VmRSS", "VmHWM")}
+
+
+def test_an_oversized_table_leaves_the_servers_memory_bounded(refreshed, tmp_path):
+    """``trustindex serve --from`` as its own process; a 300k-row documents table in a small file is refused from the
+    Parquet footer, and the server's peak RSS (VmHWM) does not move by more than MEMORY_BOUND_MIB (it took the
+    server of main from 243 to 523 MiB)."""
+    from tests.servekit import ServeProcess
+
+    target = tmp_path / "export"
+    good = export_snapshot(refreshed["data"], "current", str(target))["snapshot_id"]
+    args = ["--from", str(target), "--cache", str(tmp_path / "cache")]
+    with ServeProcess(args, tmp_path / "serve.log") as srv, httpx.Client(base_url=srv.url, timeout=30) as c:
+        assert c.post("/v1/search", json={"query": "counter", "k": 3}).status_code == 200
+        before = _memory_kib(srv.proc.pid)
+        rehash(target, good, lambda w: inflate_documents(w, 300_000))
+        deadline = time.monotonic() + 120
+        while 'load_failures_total{stage="verify"} 1.0' not in c.get("/metrics").text:
+            assert time.monotonic() < deadline, (tmp_path / "serve.log").read_text()[-2000:]
+            time.sleep(0.2)
+        after = _memory_kib(srv.proc.pid)
+        assert c.get("/readyz").json()["snapshot_id"] == good
+        assert "the manifest says" in c.get("/v1/snapshot").json()["warning"]
+    grew = (after["VmHWM"] - before["VmHWM"]) / 1024
+    print(f"\npeak RSS {before['VmHWM'] / 1024:.0f} -> {after['VmHWM'] / 1024:.0f} MiB across the hostile pull")
+    assert grew < MEMORY_BOUND_MIB, (before, after)
