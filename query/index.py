@@ -45,7 +45,7 @@ from trustindex.schemas.components import LABEL_COMPONENTS
 from trustindex.schemas.errors import QueryError
 from trustindex.schemas.lexical import tokenize
 from trustindex.schemas.policy import Policy
-from trustindex.schemas.signing import SignatureError, TrustedKey, load_trusted_keys, verify_snapshot_signature
+from trustindex.schemas.signing import TrustedKey, signed_by_trusted
 from trustindex.schemas.snapshot import CURRENT, MANIFEST, resolve_current
 
 MAX_QUERY_CHARS = 10_000
@@ -117,13 +117,7 @@ class Index:
             path = resolve_current(data_dir or "data")
         elif not (Path(path) / MANIFEST).exists() and (Path(path) / CURRENT).is_file():
             path = resolve_current(path)  # a data directory; a CURRENT inside a snapshot means nothing
-        signed_by = None
-        if trusted_keys is not None:
-            keys = [k for k in trusted_keys if isinstance(k, TrustedKey)]
-            keys += load_trusted_keys([k for k in trusted_keys if not isinstance(k, TrustedKey)])
-            if not keys:
-                raise SignatureError(f"{path}: trusted_keys is empty; give at least one public key")
-            signed_by = verify_snapshot_signature(Path(path), keys)
+        signed_by = signed_by_trusted(Path(path), trusted_keys) if trusted_keys is not None else None
         pol = policy if isinstance(policy, Policy) else Policy.load(policy)
         data = SnapshotData(Path(path), verify=verify)
         data.signed_by = signed_by

@@ -175,3 +175,12 @@ def verify_snapshot_signature(directory: Path, trusted: Sequence[TrustedKey]) ->
     except OSError as e:
         raise SignatureError(f"{directory}: cannot read the manifest or its signature ({e.strerror})") from None
     return verify_manifest_signature(manifest, signature, trusted, f"snapshot {directory.name}")
+
+
+def signed_by_trusted(directory: Path, trusted_keys: Sequence[str | Path | TrustedKey]) -> str:
+    """``Index.open(trusted_keys=...)``: key files or loaded keys; the id of the one that signed ``directory``."""
+    keys = [k for k in trusted_keys if isinstance(k, TrustedKey)]
+    keys += load_trusted_keys([k for k in trusted_keys if not isinstance(k, TrustedKey)])
+    if not keys:
+        raise SignatureError(f"{directory}: trusted_keys is empty; give at least one public key")
+    return verify_snapshot_signature(directory, keys)

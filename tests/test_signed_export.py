@@ -318,3 +318,31 @@ def test_an_oversized_table_leaves_the_servers_memory_bounded(refreshed, tmp_pat
     grew = (after["VmHWM"] - before["VmHWM"]) / 1024
     print(f"\npeak RSS {before['VmHWM'] / 1024:.0f} -> {after['VmHWM'] / 1024:.0f} MiB across the hostile pull")
     assert grew < MEMORY_BOUND_MIB, (before, after)
+
+
+def test_a_signed_export_to_s3_is_served_and_a_manifest_edited_there_is_not(refreshed, keys, tmp_path):
+    """The same over a real S3 endpoint (moto's server on loopback): one byte more in the manifest object (still
+    valid JSON, its own checksum unchanged) fails the signature."""
+    import pyarrow.fs as pafs
+
+    from tests.servekit import moto_s3
+
+    with moto_s3() as endpoint:
+        to = "s3://trustindex-signed/live"
+        sid = export_snapshot(refreshed["data"], "current", to, endpoint=endpoint, sign_key=keys["operator"][0])[
+            "snapshot_id"
+        ]
+        trusted = load_trusted_keys([keys["operator"][1]])
+        source = ExportSource(to, tmp_path / "cache", endpoint=endpoint, trusted=trusted)
+        holder = SnapshotHolder(source, trusted_keys=trusted)
+        assert holder.poll(), holder.warning
+        assert holder.served.index.data.signed_by == trusted[0].key_id
+        fs = pafs.S3FileSystem(endpoint_override=endpoint.split("://")[1], scheme="http")
+        key = f"trustindex-signed/live/{SNAPSHOTS_DIR}/{sid}/{MANIFEST}"
+        with fs.open_input_stream(key) as f:
+            raw = f.read()
+        with fs.open_output_stream(key) as f:
+            f.write(raw + b"\n")
+        shutil.rmtree(tmp_path / "cache")
+        again = SnapshotHolder(ExportSource(to, tmp_path / "cache", endpoint=endpoint, trusted=trusted))
+        assert not again.poll() and "does not match the manifest" in again.warning
