@@ -202,4 +202,8 @@ def test_slots_are_given_back_under_parallel_mixed_load(server):
     for t in threads:
         t.join(timeout=120)
     assert len(statuses) == 80 and set(statuses) <= {200, 503}
-    assert server.server.config.app.state.slots.n == 0
+    # /mcp's slot is given back when the MCP app returns, which may be just after its client has the response
+    slots, deadline = server.server.config.app.state.slots, time.monotonic() + 10
+    while slots.n and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert slots.n == 0
