@@ -268,7 +268,15 @@ def cmd_serve(a) -> int:
         max_body_bytes=a.max_body, max_k=a.max_k, max_batch=a.max_batch, max_concurrency=a.max_concurrency
     )
     tokens = load_tokens(a.token_file, os.environ.get("TRUSTINDEX_TOKENS"))
-    config = ServeConfig(host=a.host, port=a.port, limits=limits, tokens=tokens, poll_seconds=a.poll)
+    config = ServeConfig(
+        host=a.host,
+        port=a.port,
+        limits=limits,
+        tokens=tokens,
+        poll_seconds=a.poll,
+        allowed_hosts=tuple(a.allow_host),
+        body_timeout=a.body_timeout,
+    )
     config.check()
     cache = {} if a.query_cache is None else {"query_cache": a.query_cache}  # default: serving.QUERY_CACHE
     source = SourceSpec(
@@ -278,8 +286,12 @@ def cmd_serve(a) -> int:
         endpoint=a.endpoint,
         grace_seconds=a.grace,
         policy=a.policy,
+        trusted_keys=tuple(str(Path(k).resolve()) for k in a.trusted_key),
+        keep_retired=a.keep_retired,
+        cache_max_bytes=a.cache_max_bytes,
         **cache,
     )
+    source.check()
     serve(ServeSetup(config=config, source=source, workers=a.workers))
     return 0
 
@@ -287,11 +299,22 @@ def cmd_serve(a) -> int:
 def cmd_export(a) -> int:
     from trustindex.warehouse.export import export_snapshot
 
-    result = export_snapshot(Path(a.data), a.snapshot_id, a.to, endpoint=a.endpoint)
+    result = export_snapshot(Path(a.data), a.snapshot_id, a.to, endpoint=a.endpoint, sign_key=a.sign_key)
     if a.json:
         _print_json(result)
     else:
-        print(f"exported snapshot {result['snapshot_id']} to {result['target']} ({result['files']} files verified)")
+        signed = f", signed by key {result['signed_by']}" if result["signed_by"] else ""
+        sid, target, n = result["snapshot_id"], result["target"], result["files"]
+        print(f"exported snapshot {sid} to {target} ({n} files verified{signed})")
+    return 0
+
+
+def cmd_keys(a) -> int:
+    from trustindex.schemas.signing import generate_keys, load_trusted_keys
+
+    key, pub = generate_keys(a.out)
+    kid = load_trusted_keys([pub])[0].key_id
+    print(f"wrote {key} (private, mode 0600: keep it secret) and {pub} (key id {kid})")
     return 0
 
 
@@ -308,6 +331,7 @@ COMMANDS = {
     "mcp": cmd_mcp,
     "serve": cmd_serve,
     "export": cmd_export,
+    "keys": cmd_keys,
 }
 
 

@@ -240,6 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
             "trustindex serve --data data --port 8080",
             "trustindex serve --data data --workers 2",
             "trustindex serve --from s3://bucket/prefix --endpoint http://127.0.0.1:9000 --cache /var/cache/ti",
+            "trustindex serve --from /srv/trustindex/data --trusted-key keys/signing.pub",
         ],
         ["data"],
     )
@@ -271,6 +272,27 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="server processes sharing the port, each a full replica (about one per core; docs/serving.md)",
     )
+    s.add_argument(
+        "--trusted-key",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="serve only snapshots signed by this public key (repeatable: key rotation; docs/serving.md)",
+    )
+    s.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a Host (and Origin) name clients may use besides the loopback names ('*': any; repeatable)",
+    )
+    s.add_argument("--keep-retired", type=int, default=2, metavar="N", help="cached old snapshots kept at most")
+    s.add_argument(
+        "--cache-max-bytes", type=int, default=0, metavar="BYTES", help="cap on old cached snapshots' bytes (0: none)"
+    )
+    s.add_argument(
+        "--body-timeout", type=float, default=10.0, metavar="SECONDS", help="time a client has to send its body"
+    )
 
     e = command(
         "export",
@@ -278,6 +300,7 @@ def build_parser() -> argparse.ArgumentParser:
         [
             "trustindex export 0123456789abcdef --to /srv/trustindex/data --data data",
             "trustindex export 0123456789abcdef --to s3://bucket/prefix --endpoint http://127.0.0.1:9000",
+            "trustindex export current --to /srv/trustindex/data --sign-key keys/signing.key",
         ],
         ["data", "json"],
     )
@@ -288,4 +311,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=os.environ.get("AWS_ENDPOINT_URL"),
         help="S3-compatible endpoint, e.g. http://127.0.0.1:9000",
     )
+    e.add_argument("--sign-key", metavar="FILE", help="sign the manifest with this Ed25519 key (`keys generate`)")
+
+    k = command(
+        "keys",
+        "generate the Ed25519 key pair that signs exports",
+        ["trustindex keys generate --out keys/"],
+        [],
+    )
+    k.add_argument("action", choices=["generate"], help="what to do")
+    k.add_argument("--out", required=True, metavar="DIR", help="writes DIR/signing.key (mode 0600) and signing.pub")
     return p

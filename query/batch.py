@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from trustindex.schemas.errors import QueryError, TrustIndexError
 
 REQUEST_KEYS = frozenset({"query", "k", "targets", "strict", "also"})
+MAX_TARGET_CHARS = 200  # "component=range": a real one is ~20 characters
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,16 @@ class RequestLimits:
 
     max_k: int = 100
     max_batch: int = 64
+    # each phrasing is one more embedding and two more channels, each target one more version report: both are
+    # linear in their count (``also`` × 20,000 took 22 s; ``targets`` × 8,000 answered 116 MB)
+    max_also: int = 8
+    max_targets: int = 16
+
+    def check_lists(self, also: object, targets: object) -> None:
+        if isinstance(also, list) and len(also) > self.max_also:
+            raise QueryError(f"also has {len(also)} phrasings; the limit is {self.max_also}")
+        if isinstance(targets, (list, dict)) and len(targets) > self.max_targets:
+            raise QueryError(f"targets has {len(targets)} entries; the limit is {self.max_targets}")
 
     def check_k(self, k: object) -> int:
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= self.max_k:
@@ -66,7 +77,26 @@ def _request(raw) -> dict:
         raise QueryError(f"unknown key(s) {', '.join(unknown)} (expected {', '.join(sorted(REQUEST_KEYS))})")
     if "strict" in raw and not isinstance(raw["strict"], bool):
         raise QueryError(f"strict must be true or false, got {raw['strict']!r}")
+    also, targets = raw.get("also"), raw.get("targets")
+    if also is not None and not (isinstance(also, list) and all(isinstance(a, str) for a in also)):
+        raise QueryError(f"also must be a list of texts, got {_short(also)}")
+    if targets is not None and not (
+        (isinstance(targets, list) and all(isinstance(t, str) and len(t) <= MAX_TARGET_CHARS for t in targets))
+        or (
+            isinstance(targets, dict)
+            and all(isinstance(v, str) and len(k) + len(v) < MAX_TARGET_CHARS for k, v in targets.items())
+        )
+    ):
+        raise QueryError(
+            f'targets must be a list of "COMPONENT=VERSION" texts (at most {MAX_TARGET_CHARS} characters each) '
+            f"or an object of them, got {_short(targets)}"
+        )
     return raw
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def answer_one(
@@ -79,6 +109,7 @@ def answer_one(
         k = req.get("k", defaults.k)
         if limits is not None:
             limits.check_k(k)
+            limits.check_lists(req.get("also"), req.get("targets"))
         elif isinstance(k, bool) or not isinstance(k, int):
             raise QueryError(f"k must be an integer, got {k!r}")
         r = index.search(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -43,7 +44,8 @@ from trustindex.schemas.answer_signals import LOW_CONFIDENCE
 from trustindex.schemas.errors import QueryError
 from trustindex.schemas.lexical import tokenize
 from trustindex.schemas.policy import Policy
-from trustindex.schemas.snapshot import resolve_current
+from trustindex.schemas.signing import TrustedKey, signed_by_trusted
+from trustindex.schemas.snapshot import CURRENT, MANIFEST, resolve_current
 
 MAX_QUERY_CHARS = 10_000
 
@@ -104,15 +106,21 @@ class Index:
         verify: bool = True,
         warm: bool = False,
         query_cache: int = 0,
+        trusted_keys: Sequence[str | Path | TrustedKey] | None = None,
     ) -> Index:
         """Open a snapshot directory, or the live snapshot of a data directory (``warm``: see ``warm()``;
-        ``query_cache``: how many query vectors a long-running process keeps, query/state.py ``QueryVectors``)."""
+        ``query_cache``: how many query vectors a long-running process keeps, query/state.py ``QueryVectors``).
+        ``trusted_keys`` (public key files or loaded keys): the snapshot must carry a signature by one of them
+        (schemas/signing.py), checked before any other file is read; without it a snapshot opens unsigned."""
         if path is None:
             path = resolve_current(data_dir or "data")
-        elif (Path(path) / "CURRENT").is_file():
-            path = resolve_current(path)
+        elif not (Path(path) / MANIFEST).exists() and (Path(path) / CURRENT).is_file():
+            path = resolve_current(path)  # a data directory; a CURRENT inside a snapshot means nothing
+        signed_by = signed_by_trusted(Path(path), trusted_keys) if trusted_keys is not None else None
         pol = policy if isinstance(policy, Policy) else Policy.load(policy)
-        index = cls(SnapshotData(Path(path), verify=verify), pol, query_cache)
+        data = SnapshotData(Path(path), verify=verify)
+        data.signed_by = signed_by
+        index = cls(data, pol, query_cache)
         return index.warm() if warm else index
 
     def reload_policy(self, policy: Policy | str | Path | None) -> None:
@@ -291,6 +299,7 @@ class Index:
         return R.response(
             query=query,
             snapshot_id=st.snapshot_id,
+            signed=st.data.signed_by is not None,
             built_at=d.manifest.created_at,
             sources=R.dated_sources(d),
             policy=policy,

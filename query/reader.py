@@ -162,9 +162,15 @@ class SnapshotData:
         self._version_folders: dict[str, str | None] = {}  # by document: its passages share its path
         self.manifest: Manifest = verify_snapshot(self.dir, checksums=verify)
         self.checksums_verified = bool(verify)
+        self.signed_by: str | None = None  # the trusted key that signed the manifest (Index.open), None: unsigned
         # ParquetFile.read, not read_table: it avoids importing pyarrow.dataset (~0.5 s of a cold start)
         t = {
-            name: _read(self.dir / file, skip=(TEXT_COLUMN, *BUILD_ONLY_COLUMNS) if name == "chunks" else ())
+            name: _read(
+                self.dir / file,
+                skip=(TEXT_COLUMN, *BUILD_ONLY_COLUMNS) if name == "chunks" else (),
+                rows=self.manifest.row_counts.get(name),
+                where=f"snapshot {self.manifest.snapshot_id}",
+            )
             for name, file in TABLE_FILES.items()
             if (self.dir / file).is_file()
         }
@@ -421,8 +427,12 @@ def _rows_by_value(column: pa.ChunkedArray) -> dict[str, np.ndarray]:
     return dict(zip(enc.dictionary.to_pylist(), np.split(order, bounds), strict=True))
 
 
-def _read(path: Path, skip: tuple[str, ...] = ()) -> pa.Table:
+def _read(path: Path, skip: tuple[str, ...] = (), rows: int | None = None, where: str = "") -> pa.Table:
     f = pq.ParquetFile(path)
+    # the footer's row count against the manifest's, before a row is decoded: a small file can expand to far more
+    # rows than the build wrote (a hostile export's table would take the memory before any other check)
+    if rows is not None and f.metadata.num_rows != rows:
+        raise SnapshotError(f"{where}: {path.name} holds {f.metadata.num_rows} rows, the manifest says {rows}")
     if not skip:
         return f.read()
     return f.read(columns=[c for c in f.schema_arrow.names if c not in skip])

@@ -132,6 +132,7 @@ def response(
     channels: dict,
     hits: list[dict],
     also: list[str],
+    signed: bool = False,
 ) -> dict:
     status = policy.calibration_status
     if reason == LOW_CONFIDENCE:
@@ -143,6 +144,7 @@ def response(
         "snapshot_id": snapshot_id,
         "built_at": built_at,
         "sources": sources,
+        "signed": signed,
         "policy_id": policy.policy_id,
         "targets": targets,
         "strict": strict,

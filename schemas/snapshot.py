@@ -13,10 +13,11 @@ import hashlib
 import json
 import os
 import re
+import stat
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from trustindex.schemas.errors import SnapshotError
@@ -37,6 +38,12 @@ INDEX_FORMAT = 2
 COMPONENTS = "components.json"  # the operator's component registry (schemas/components.py), when one was given
 ENCODER_DIR = "encoder"  # query encoder files when the backend is ONNX
 TABLE_FILES = {name: f"{name}.parquet" for name in TABLES}
+SIGNATURE = "manifest.sig"  # schemas/signing.py: the export's detached signature over manifest.json
+# Bounds on what a manifest may list (a build writes ~30 files, 3 folders deep): a hostile manifest cannot make a
+# reader walk, stat or download without end.
+MAX_FILES = 10_000
+MAX_DEPTH = 8
+_SHA256 = re.compile(r"^[0-9a-f]{64}\Z")
 
 
 def file_sha256(path: Path, bufsize: int = 1 << 20) -> str:
@@ -107,6 +114,7 @@ class Manifest:
             raise SnapshotError(f"{where}: manifest lacks {', '.join(missing)}")
         if d["schema_version"] != SCHEMA_VERSION:
             raise SnapshotError(f"{where}: schema version {d['schema_version']!r}, this build reads {SCHEMA_VERSION!r}")
+        _check_files(d["files"], d["row_counts"], where)
         if d.get("manifest_sha256") != _manifest_checksum(d):
             raise SnapshotError(
                 f"{where}: manifest does not match its own checksum (corrupt or edited; roll back "
@@ -123,6 +131,44 @@ class Manifest:
             build_policy_id=d.get("build_policy_id", ""),
             extra={k: v for k, v in d.items() if k not in known},
         )
+
+
+def check_name(name: object, where: str) -> str:
+    """A manifest's file name as a path inside its snapshot: relative, POSIX, normalised, no ``..``, ``.`` or empty
+    part, no backslash or NUL, at most ``MAX_DEPTH`` deep.  Checked before any file system call uses it."""
+    if isinstance(name, str):
+        parts = name.split("/")
+        if (
+            all(p not in ("", ".", "..") for p in parts)
+            and "\\" not in name
+            and "\0" not in name
+            and PurePosixPath(name).as_posix() == name
+            and len(parts) <= MAX_DEPTH
+            and name not in (MANIFEST, SIGNATURE)
+        ):
+            return name
+    raise SnapshotError(f"{where}: manifest lists {str(name)[:120]!r}, which is not a file name inside a snapshot")
+
+
+def _check_files(files: object, row_counts: object, where: str) -> None:
+    if not isinstance(files, dict) or len(files) > MAX_FILES:
+        raise SnapshotError(f"{where}: manifest files must be an object of at most {MAX_FILES} entries")
+    for name, meta in files.items():
+        check_name(name, where)
+        size = meta.get("size") if isinstance(meta, dict) else None
+        sha = meta.get("sha256") if isinstance(meta, dict) else None
+        if (
+            isinstance(size, bool)
+            or not isinstance(size, int)
+            or size < 0
+            or not isinstance(sha, str)
+            or not _SHA256.match(sha)
+        ):
+            raise SnapshotError(f"{where}: manifest entry {name!r} needs a size (integer >= 0) and a sha256 (64 hex)")
+    if not isinstance(row_counts, dict) or not all(
+        isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in row_counts.values()
+    ):
+        raise SnapshotError(f"{where}: manifest row_counts must map tables to integers >= 0")
 
 
 def _manifest_checksum(d: dict) -> str:
@@ -165,7 +211,7 @@ def list_files(directory: Path, known: Mapping[str, str] | None = None) -> dict[
 
 def read_manifest(directory: Path) -> Manifest:
     path = Path(directory) / MANIFEST
-    if not path.is_file():
+    if path.is_symlink() or not path.is_file():  # a link could name any file of the machine
         raise SnapshotError(f"{directory}: not a snapshot (no {MANIFEST})")
     return Manifest.from_json(path.read_text(encoding="utf-8"), str(path))
 
@@ -181,17 +227,17 @@ def verify_snapshot(directory: str | Path, checksums: bool = True) -> Manifest:
         raise SnapshotError(f"{directory}: directory name does not match snapshot id {m.snapshot_id}")
     if snapshot_id_from_files(m.files) != m.snapshot_id:
         raise SnapshotError(f"{directory}: snapshot id does not match the manifest's checksums")
-    present = {p.relative_to(directory).as_posix() for p in directory.rglob("*") if p.is_file()} - {MANIFEST}
+    present = _regular_files(directory, m.snapshot_id) - {MANIFEST, SIGNATURE}
     extra = sorted(present - set(m.files))
     if extra:
         raise SnapshotError(f"snapshot {m.snapshot_id}: unexpected file {extra[0]} (not in the manifest)")
     for name, meta in sorted(m.files.items()):
         p = directory / name
-        if not p.is_file():
+        if name not in present:  # the walk saw every regular file: no stat of a name it did not find
             raise SnapshotError(f"snapshot {m.snapshot_id}: file {name} is missing")
-        if p.stat().st_size != meta["size"]:
+        if (size := p.lstat().st_size) != meta["size"]:
             raise SnapshotError(
-                f"snapshot {m.snapshot_id}: file {name} has size {p.stat().st_size}, "
+                f"snapshot {m.snapshot_id}: file {name} has size {size}, "
                 f"manifest says {meta['size']} (corrupt; run `trustindex snapshots verify`)"
             )
     if checksums:
@@ -203,6 +249,34 @@ def verify_snapshot(directory: str | Path, checksums: bool = True) -> Manifest:
                     f"roll back with `trustindex snapshots rollback`)"
                 )
     return m
+
+
+def _regular_files(directory: Path, snapshot_id: str) -> set[str]:
+    """Relative names of the regular files under ``directory``, found without following a link: a symbolic link,
+    a device or a FIFO anywhere is an error (a snapshot holds plain files and folders), and so is a tree deeper
+    than ``MAX_DEPTH`` or with more than ``MAX_FILES`` entries."""
+    out: set[str] = set()
+    stack, seen = [(directory, "", 0)], 0
+    while stack:
+        folder, rel, depth = stack.pop()
+        with os.scandir(folder) as entries:
+            for e in entries:
+                seen += 1
+                name = f"{rel}{e.name}"
+                if seen > MAX_FILES + 16:
+                    raise SnapshotError(f"snapshot {snapshot_id}: more than {MAX_FILES} entries")
+                mode = e.stat(follow_symlinks=False).st_mode
+                if stat.S_ISDIR(mode):
+                    if depth + 1 >= MAX_DEPTH:
+                        raise SnapshotError(f"snapshot {snapshot_id}: {name} is deeper than {MAX_DEPTH} folders")
+                    stack.append((Path(e.path), name + "/", depth + 1))
+                elif stat.S_ISREG(mode):
+                    out.add(name)
+                else:
+                    raise SnapshotError(
+                        f"snapshot {snapshot_id}: {name} is not a regular file or folder (links are refused)"
+                    )
+    return out
 
 
 SNAPSHOT_ID = re.compile(r"^[0-9a-f]{16}\Z")  # snapshot_id_from_files: the first 16 hex digits of a sha256
@@ -225,6 +299,8 @@ def snapshot_dir(data_dir: str | Path, snapshot_id: str, named_by: str) -> Path:
     path = Path(data_dir) / SNAPSHOTS_DIR / snapshot_id
     if not path.is_dir():
         raise SnapshotError(f"{named_by}: names snapshot {snapshot_id!r}, which does not exist")
+    if path.resolve().parent != (Path(data_dir) / SNAPSHOTS_DIR).resolve():
+        raise SnapshotError(f"{named_by}: snapshot {snapshot_id!r} resolves outside {SNAPSHOTS_DIR}/ (a link)")
     return path
 
 

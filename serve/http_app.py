@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -35,6 +36,16 @@ from starlette.routing import Route
 from trustindex.query.batch import BatchDefaults, RequestLimits, answer_one
 from trustindex.query.compact import DEFAULT_MAX_TOKENS, render_compact, token_counter
 from trustindex.schemas.errors import SnapshotError, TrustIndexError, one_line
+from trustindex.serve.guards import (
+    LOOPBACK_NAMES,
+    BoundedBody,
+    HttpError,
+    Slots,
+    allowed_hosts,
+    origin_guard,
+    read_body,
+)
+from trustindex.serve.guards import error_response as _error
 from trustindex.serve.listing import MAX_NEIGHBOURS, list_sources, list_versions
 from trustindex.serve.live import SnapshotHolder
 from trustindex.serve.mcp_server import build_server
@@ -43,7 +54,7 @@ from trustindex.serve.page import PAGE_PATHS, page_routes
 
 log = logging.getLogger("trustindex.serve")
 WORKER_HEADER = "x-trustindex-worker"  # the answering process's id: ``serve --workers N`` runs N of them
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
+LOOPBACK = LOOPBACK_NAMES
 # the search page's static files hold no index data; its script sends the token on each /v1 call (serve/page.py)
 OPEN_ROUTES = ("/healthz", "/readyz", *PAGE_PATHS)
 
@@ -63,6 +74,8 @@ class ServeConfig:
     limits: ServeLimits = field(default_factory=ServeLimits)
     tokens: frozenset[str] = frozenset()
     poll_seconds: float = 5.0
+    allowed_hosts: tuple[str, ...] = ()  # Host/Origin names besides the loopback ones ("*": any; serve/guards.py)
+    body_timeout: float = 10.0  # seconds a client has to send its whole body, before it takes a slot
 
     def check(self) -> None:
         if self.host not in LOOPBACK and not self.tokens:
@@ -93,30 +106,16 @@ class JSONResponse(StarletteJSON):
         return orjson.dumps(content, option=orjson.OPT_NON_STR_KEYS)
 
 
-class HttpError(Exception):
-    def __init__(self, status: int, message: str):
-        super().__init__(message)
-        self.status = status
-
-
-def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status)
-
-
-async def _json_body(request: Request, limits: ServeLimits):
-    declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > limits.max_body_bytes:
-        raise HttpError(413, f"request body is {declared} bytes; the limit is {limits.max_body_bytes}")
-    body = b""
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limits.max_body_bytes:
-            raise HttpError(413, f"request body is over the limit of {limits.max_body_bytes} bytes")
+def _json(body: bytes):
     try:
         return json.loads(body)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         where = f" at column {e.colno}" if isinstance(e, json.JSONDecodeError) else ""
         raise HttpError(400, f"malformed JSON ({getattr(e, 'msg', 'not UTF-8')}{where})") from None
+    except RecursionError:  # json's C scanner recurses per nesting level: [[[[... runs out of stack
+        raise HttpError(400, "malformed JSON (nested too deeply)") from None
+    except ValueError as e:  # an integer beyond Python's 4,300 digits for str -> int
+        raise HttpError(400, f"malformed JSON ({one_line(e)[:120]})") from None
 
 
 def _rendering(fmt: object, max_tokens: object) -> tuple[str, int | None]:
@@ -139,30 +138,36 @@ def build_app(
     worker = str(os.getpid())
     metrics.watch_query_vectors(lambda: (lambda served: served.index.state if served else None)(holder.served))
     limits = config.limits
-    busy = {"n": 0}
+    slots = Slots(limits.max_concurrency)  # /v1/search, /v1/search:batch and /mcp count against the same limit
+
+    async def counted(fn: Callable[[Request], Awaitable[Response]], request: Request, search: bool) -> Response:
+        if request.method == "POST":  # the whole body first, under a deadline: a slow client holds no slot
+            request.state.body = await read_body(request, limits.max_body_bytes, config.body_timeout)
+        if not search:
+            return await fn(request)
+        if not slots.take():
+            raise slots.busy()
+        try:
+            return await fn(request)
+        finally:
+            slots.release()
 
     def route(path: str, methods: list[str], search: bool = False):
         def wrap(fn: Callable[[Request], Awaitable[Response]]) -> Route:
             async def endpoint(request: Request) -> Response:
                 start = time.perf_counter()
                 response: Response
-                if search and busy["n"] >= limits.max_concurrency:
-                    response = _error(503, f"server busy: {limits.max_concurrency} requests already running")
-                else:
-                    busy["n"] += search
-                    try:
-                        response = await fn(request)
-                    except HttpError as e:
-                        response = _error(e.status, str(e))
-                    except SnapshotError as e:
-                        response = _error(503 if holder.served is None else 404, one_line(e))
-                    except TrustIndexError as e:
-                        response = _error(400, one_line(e))
-                    except Exception as e:  # a bug: one line to the client, the traceback to the log
-                        log.exception("%s failed", path)
-                        response = _error(500, one_line(e, "internal error: "))
-                    finally:
-                        busy["n"] -= search
+                try:
+                    response = await counted(fn, request, search)
+                except HttpError as e:
+                    response = _error(e.status, str(e))
+                except SnapshotError as e:
+                    response = _error(503 if holder.served is None else 404, one_line(e))
+                except TrustIndexError as e:
+                    response = _error(400, one_line(e))
+                except Exception as e:  # a bug: one line to the client, the traceback to the log
+                    log.exception("%s failed", path)
+                    response = _error(500, one_line(e, "internal error: "))
                 response.headers[WORKER_HEADER] = worker
                 metrics.requests.labels(route=path, status=str(response.status_code)).inc()
                 metrics.latency.labels(route=path).observe(time.perf_counter() - start)
@@ -191,12 +196,12 @@ def build_app(
         return JSONResponse(result)
 
     async def search(request: Request) -> Response:
-        req = await _json_body(request, limits)
+        req = _json(request.state.body)
         index, _ = served()
         return await run_in_threadpool(one_search, index, req)
 
     async def search_batch(request: Request) -> Response:
-        body = await _json_body(request, limits)
+        body = _json(request.state.body)
         reqs = body.get("requests") if isinstance(body, dict) else body
         if not isinstance(reqs, list):
             raise HttpError(400, 'expected {"requests": [...]} or a list of requests')
@@ -216,7 +221,7 @@ def build_app(
 
     async def passage(request: Request) -> Response:
         raw = request.query_params.get("neighbours", "1")
-        if not raw.isdigit() or int(raw) > MAX_NEIGHBOURS:
+        if not (raw.isascii() and raw.isdigit() and len(raw) <= 4) or int(raw) > MAX_NEIGHBOURS:
             raise HttpError(400, f"neighbours must be an integer from 0 to {MAX_NEIGHBOURS}, got {raw!r}")
         _, passages = served()
         return JSONResponse(
@@ -243,6 +248,8 @@ def build_app(
                         "created_at": m.created_at,
                         "policy_id": index.policy.policy_id,
                         "source": holder.source.label,
+                        "signed": index.data.signed_by is not None,
+                        "signed_by": index.data.signed_by,
                         "sources": [
                             {"source": s["source"], "commit": s["commit"], "commit_date": s["commit_date"]}
                             for s in info["sources"]
@@ -258,8 +265,8 @@ def build_app(
         return JSONResponse({"status": "ok"})
 
     async def readyz(_request: Request) -> Response:
-        if holder.served is None:
-            return _error(503, holder.warning or "no snapshot loaded yet")
+        if holder.served is None:  # open to anyone: no warning (it names paths), the log and /metrics say why
+            return _error(503, "no snapshot loaded yet (the server log says why)")
         return JSONResponse({"status": "ready", "snapshot_id": holder.served.index.snapshot_id})
 
     async def metrics_route(_request: Request) -> Response:
@@ -285,7 +292,14 @@ def build_app(
     ]
     # SnapshotHolder.get has LiveIndex's shape; the tools check k and batch length against the same limits
     mcp = build_server(live=holder, limits=limits)
-    mcp_app = mcp.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, host=config.host)
+    # Host and Origin are checked for every route, /mcp included, by origin_guard (with --allow-host); the SDK's own
+    # check (loopback names only, ports as patterns) would refuse the names an operator allows
+    mcp_app = mcp.streamable_http_app(
+        streamable_http_path="/mcp",
+        stateless_http=True,
+        host=config.host,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
 
     @contextlib.asynccontextmanager
     async def lifespan(_app):
@@ -294,41 +308,16 @@ def build_app(
                 yield
 
     mcp_routes = [
-        Route(r.path, _BoundedBody(r.app, limits.max_body_bytes), methods=r.methods) if isinstance(r, Route) else r
+        Route(r.path, BoundedBody(r.app, limits.max_body_bytes, config.body_timeout, slots), methods=r.methods)
+        if isinstance(r, Route)
+        else r
         for r in mcp_app.routes
     ]
     app = Starlette(routes=[*routes, *mcp_routes], lifespan=lifespan)
     app.state.metrics = metrics
-    return _with_auth(app, config.tokens) if config.tokens else app
-
-
-class _BoundedBody:
-    """The body limit of ``/v1/search`` for an ASGI app that reads its own body (the MCP transport): the body is
-    read here first, up to ``max_bytes``, and replayed to the app.  (A class: Starlette's Route would take a
-    function for a request handler.)"""
-
-    def __init__(self, app, max_bytes: int):
-        self.app, self.max_bytes = app, max_bytes
-
-    async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        messages, size = [], 0
-        while True:
-            message = await receive()
-            messages.append(message)
-            size += len(message.get("body", b""))
-            if size > self.max_bytes:
-                response = _error(413, f"request body is over the limit of {self.max_bytes} bytes")
-                return await response(scope, receive, send)
-            if message["type"] != "http.request" or not message.get("more_body"):
-                break
-        replay = iter(messages)
-
-        async def again():
-            return next(replay, None) or await receive()
-
-        await self.app(scope, again, send)
+    app.state.slots = slots
+    authed = _with_auth(app, config.tokens) if config.tokens else app
+    return origin_guard(authed, allowed_hosts(config.host, config.allowed_hosts))
 
 
 def _with_auth(app, tokens: frozenset[str]):

@@ -7,33 +7,25 @@ target's snapshot is downloaded into a local cache directory), verified file by 
 sha256, opened and warmed off the request path, and only then swapped in by one assignment. A snapshot that
 fails anywhere on that way is never served: the old one keeps answering, the log and ``/metrics`` say why, and
 the same ``CURRENT`` is not tried again for ``RETRY_SECONDS``. Cached snapshots other than the served one are
-removed after a grace period.
+removed after a grace period, or sooner beyond the cache's caps (serve/pull.py).
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import shutil
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from trustindex.schemas.errors import SnapshotError, one_line
-from trustindex.schemas.snapshot import (
-    CURRENT,
-    MANIFEST,
-    SNAPSHOT_ID,
-    SNAPSHOTS_DIR,
-    read_current,
-    snapshot_dir,
-    verify_snapshot,
-)
+from trustindex.schemas.errors import SnapshotError, TrustIndexError, one_line
+from trustindex.schemas.signing import SignatureError, TrustedKey, load_trusted_keys
+from trustindex.schemas.snapshot import CURRENT, read_current, snapshot_dir
 from trustindex.serve.listing import PassageMap
 from trustindex.serve.policy_file import PolicyFile
+from trustindex.serve.pull import ExportSource
 
 if TYPE_CHECKING:
     from trustindex.query.index import Index
@@ -72,91 +64,6 @@ class DataDirSource:
         return
 
 
-class ExportSource:
-    """An export target (``--from s3://bucket/prefix`` or ``--from /path``), copied into ``cache_dir``."""
-
-    def __init__(self, uri: str, cache_dir: Path, endpoint: str | None = None, grace_seconds: float = 600.0):
-        import pyarrow.fs as pafs
-
-        self.label, self.grace = uri, grace_seconds
-        self._retired: dict[str, float] = {}  # cached snapshot -> when it stopped being served
-        self.cache = Path(cache_dir).resolve()
-        if uri.startswith("s3://"):
-            bucket_prefix = uri[len("s3://") :].strip("/")
-            kwargs: dict[str, Any] = {}
-            if endpoint:
-                scheme, _, host = endpoint.partition("://")
-                kwargs = (
-                    {"endpoint_override": host.strip("/"), "scheme": scheme}
-                    if host
-                    else {"endpoint_override": endpoint}
-                )
-            self.fs, self.base = pafs.S3FileSystem(**kwargs), bucket_prefix
-        else:
-            self.fs, self.base = pafs.LocalFileSystem(), Path(uri).expanduser().resolve().as_posix()
-
-    def _path(self, *parts: str) -> str:
-        return "/".join([self.base.rstrip("/"), *parts])
-
-    def current(self) -> str | None:
-        try:
-            with self.fs.open_input_stream(self._path(CURRENT)) as f:
-                return f.read().decode("utf-8").strip()
-        except FileNotFoundError:
-            return None
-
-    def fetch(self, snapshot_id: str) -> Path:
-        import pyarrow.fs as pafs
-
-        if not SNAPSHOT_ID.match(snapshot_id):
-            raise SnapshotError(f"{self.label}/{CURRENT}: names {snapshot_id!r}, not a snapshot id")
-        dest = self.cache / SNAPSHOTS_DIR / snapshot_id
-        if dest.is_dir():
-            return dest  # verified before it was renamed into place; Index.open verifies again
-        remote = self._path(SNAPSHOTS_DIR, snapshot_id)
-        # per process and thread: the workers of ``serve --workers N`` share the cache directory
-        part = self.cache / "partial" / f"{snapshot_id}-{os.getpid()}-{threading.get_ident()}"
-        shutil.rmtree(part, ignore_errors=True)
-        try:
-            infos = self.fs.get_file_info(pafs.FileSelector(remote, recursive=True, allow_not_found=True))
-            files = [i for i in infos if i.type == pafs.FileType.File]
-            if not any(i.path.endswith("/" + MANIFEST) for i in files):
-                raise SnapshotError(f"{self.label}: snapshot {snapshot_id} has no {MANIFEST}")
-            for info in files:
-                rel = info.path[len(remote.rstrip("/")) + 1 :]
-                target = (part / rel).resolve()
-                if part.resolve() not in target.parents:  # a key like ../x must not write outside the cache
-                    raise SnapshotError(f"{self.label}: snapshot {snapshot_id} holds a file outside it: {rel!r}")
-                target.parent.mkdir(parents=True, exist_ok=True)
-                with self.fs.open_input_stream(info.path) as src, open(target, "wb") as out:
-                    shutil.copyfileobj(src, out, 1 << 20)
-            manifest = verify_snapshot(part, checksums=True)
-            if manifest.snapshot_id != snapshot_id:
-                raise SnapshotError(f"{self.label}: snapshot {snapshot_id}'s manifest says {manifest.snapshot_id}")
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                part.rename(dest)
-            except OSError:
-                if not dest.is_dir():  # else another worker renamed its verified copy into place first
-                    raise
-        finally:
-            shutil.rmtree(part, ignore_errors=True)
-        return dest
-
-    def cleanup(self, keep: set[str]) -> None:
-        """Remove cached snapshots not in ``keep`` once ``grace`` seconds have passed since they were retired
-        (a search that took the old state may still be reading its memory-mapped files)."""
-        root = self.cache / SNAPSHOTS_DIR
-        now = time.monotonic()
-        for d in root.iterdir() if root.is_dir() else []:
-            if d.name in keep:
-                self._retired.pop(d.name, None)
-            elif now - self._retired.setdefault(d.name, now) >= self.grace:
-                shutil.rmtree(d, ignore_errors=True)
-                self._retired.pop(d.name, None)
-                log.info("removed cached snapshot %s", d.name)
-
-
 @dataclass(frozen=True)
 class SourceSpec:
     """What ``serve`` serves, as plain values (each worker of ``serve --workers N`` builds its own holder from
@@ -169,14 +76,32 @@ class SourceSpec:
     grace_seconds: float = 600.0
     policy: str | None = None
     query_cache: int = QUERY_CACHE
+    trusted_keys: tuple[str, ...] = ()  # public key files: serve only snapshots one of them signed
+    keep_retired: int = 2
+    cache_max_bytes: int = 0  # 0: no cap on the retired snapshots' bytes (only their count and grace period)
+
+    def check(self) -> list[TrustedKey]:
+        """The pinned keys, loaded: a key file that cannot be read is one error before the server starts."""
+        if self.keep_retired < 0 or self.cache_max_bytes < 0:
+            raise TrustIndexError("--keep-retired and --cache-max-bytes must be 0 or more")
+        return load_trusted_keys(self.trusted_keys)
 
     def holder(self) -> SnapshotHolder:
+        trusted = self.check()
         source: SnapshotSource = (
-            ExportSource(self.uri, Path(self.cache), endpoint=self.endpoint, grace_seconds=self.grace_seconds)
+            ExportSource(
+                self.uri,
+                Path(self.cache),
+                endpoint=self.endpoint,
+                grace_seconds=self.grace_seconds,
+                trusted=trusted,
+                keep_retired=self.keep_retired,
+                max_bytes=self.cache_max_bytes,
+            )
             if self.uri
             else DataDirSource(Path(self.data or "data"))
         )
-        return SnapshotHolder(source, self.policy, query_cache=self.query_cache)
+        return SnapshotHolder(source, self.policy, query_cache=self.query_cache, trusted_keys=trusted)
 
 
 class LoadEvents(Protocol):
@@ -206,14 +131,19 @@ class SnapshotHolder:
         opener: Callable[[Path, Policy | None], Index] | None = None,
         query_cache: int = QUERY_CACHE,
         poll_on_get: bool = False,
+        trusted_keys: list[TrustedKey] | None = None,
     ):
         from trustindex.query.index import Index
 
         self.source = source
         self.policy_path = Path(policy) if policy else None
         self.events = events
+        # pinned keys: checked on the export target before the pull (serve/pull.py) and again on the local copy
+        self.trusted_keys = trusted_keys or None
         self._open = opener or (
-            lambda snap, pol: Index.open(snap, policy=pol, verify=True, warm=True, query_cache=query_cache)
+            lambda snap, pol: Index.open(
+                snap, policy=pol, verify=True, warm=True, query_cache=query_cache, trusted_keys=self.trusted_keys
+            )
         )
         self.served: Served | None = None
         self.current: str | None = None
@@ -253,12 +183,12 @@ class SnapshotHolder:
             try:
                 path = self.source.fetch(cur)
             except Exception as e:
-                return self._fail(cur, "download", e)
+                return self._fail(cur, "signature" if isinstance(e, SignatureError) else "download", e)
             try:
                 index = self._open(path, self._policy())
                 served = Served(index, PassageMap(index.data), time.time())
             except Exception as e:
-                return self._fail(cur, "verify", e)
+                return self._fail(cur, "signature" if isinstance(e, SignatureError) else "verify", e)
             self.served, self.current, self.warning, self._failed = served, cur, None, None
             log.info("serving snapshot %s from %s", index.snapshot_id, self.source.label)
             if self.events:

@@ -108,6 +108,7 @@ def build_server(
             return render_compact(r, max_tokens, token_counter(str(ix.data.dir)))
 
         def run(ix, _) -> dict:
+            limits.check_lists(None, targets)
             return ix.search(query, k=limits.check_k(k), targets=targets or None, strict=strict)
 
         return answer(run, text_of)

@@ -61,8 +61,16 @@ class ServeSetup:
     def from_json(cls, text: str) -> ServeSetup:
         d = json.loads(text)
         c = d["config"]
-        config = ServeConfig(**{**c, "limits": ServeLimits(**c["limits"]), "tokens": frozenset(c["tokens"])})
-        return cls(config=config, source=SourceSpec(**d["source"]), workers=d["workers"])
+        config = ServeConfig(
+            **{
+                **c,
+                "limits": ServeLimits(**c["limits"]),
+                "tokens": frozenset(c["tokens"]),
+                "allowed_hosts": tuple(c.get("allowed_hosts", ())),
+            }
+        )
+        source = SourceSpec(**{**d["source"], "trusted_keys": tuple(d["source"].get("trusted_keys", ()))})
+        return cls(config=config, source=source, workers=d["workers"])
 
 
 def worker_app():

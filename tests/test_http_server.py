@@ -145,6 +145,8 @@ def test_openapi_describes_the_response_json_schema(server):
 )
 def test_bad_requests_get_4xx_with_one_line(server, method, path, payload, status, words):
     kwargs = {"content": payload} if isinstance(payload, bytes) else {"json": payload} if payload is not None else {}
+    if isinstance(payload, bytes):
+        kwargs["headers"] = {"content-type": "application/json"}
     r = httpx.request(method.upper(), f"{server.url}{path}", timeout=30, **kwargs)
     assert r.status_code == status, r.text
     if words is None:

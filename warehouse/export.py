@@ -36,7 +36,17 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from trustindex.schemas.errors import SnapshotError, TrustIndexError, one_line
-from trustindex.schemas.snapshot import CURRENT, MANIFEST, SNAPSHOT_ID, SNAPSHOTS_DIR, read_current, verify_snapshot
+from trustindex.schemas.signing import sign_manifest
+from trustindex.schemas.signing import signature_key_id as key_id_of
+from trustindex.schemas.snapshot import (
+    CURRENT,
+    MANIFEST,
+    SIGNATURE,
+    SNAPSHOT_ID,
+    SNAPSHOTS_DIR,
+    read_current,
+    verify_snapshot,
+)
 from trustindex.warehouse.durable import fsync_path, replace_durably
 
 _BLOCK = 1 << 20
@@ -105,8 +115,12 @@ def open_target(to: str, endpoint: str | None = None) -> Target:
     return Target(fs=pafs.LocalFileSystem(), base=path.as_posix(), label=str(path), local=path)
 
 
-def export_snapshot(data_dir: Path | str, snapshot_id: str, to: str, endpoint: str | None = None) -> dict:
-    """Copy snapshot ``snapshot_id`` of ``data_dir`` to ``to`` and make it the target's live snapshot.
+def export_snapshot(
+    data_dir: Path | str, snapshot_id: str, to: str, endpoint: str | None = None, sign_key: str | Path | None = None
+) -> dict:
+    """Copy snapshot ``snapshot_id`` of ``data_dir`` to ``to`` and make it the target's live snapshot;
+    ``sign_key``: an Ed25519 private key file, whose signature over the manifest goes next to it
+    (``manifest.sig``, schemas/signing.py) before ``CURRENT`` moves.
 
     ``snapshot_id`` may be ``current`` for the data directory's live snapshot.
     Returns ``{"snapshot_id", "target", "files", "uploaded", "reused", "removed", "bytes_uploaded", "previous"}``
@@ -117,7 +131,7 @@ def export_snapshot(data_dir: Path | str, snapshot_id: str, to: str, endpoint: s
         target = open_target(to, endpoint)
     except ExportError as e:
         raise ExportError(f"export of snapshot {snapshot_id} to {e}") from None
-    return export_to_target(data_dir, snapshot_id, target)
+    return export_to_target(data_dir, snapshot_id, target, sign_key)
 
 
 def _local_snapshot(data_dir: Path, snapshot_id: str, label: str) -> tuple[Path, bytes, dict]:
@@ -178,6 +192,12 @@ def _upload(target: Target, src: Path, dest: str) -> int:
     return n
 
 
+def _upload_bytes(target: Target, payload: bytes, dest: str) -> int:
+    with target.fs.open_output_stream(dest) as out:
+        out.write(payload)
+    return len(payload)
+
+
 def _write_current(target: Target, snapshot_id: str) -> None:
     payload = (snapshot_id + "\n").encode()
     if target.local is not None:
@@ -196,11 +216,17 @@ def _read_current(target: Target) -> str | None:
         return f.read(256).decode("utf-8", "replace").strip() or None
 
 
-def export_to_target(data_dir: Path | str, snapshot_id: str, target: Target) -> dict:
+def export_to_target(
+    data_dir: Path | str, snapshot_id: str, target: Target, sign_key: str | Path | None = None
+) -> dict:
     """The export itself, on an already opened ``Target`` (any pyarrow filesystem)."""
     data_dir = Path(data_dir).resolve()
     src, manifest_bytes, files = _local_snapshot(data_dir, snapshot_id, target.label)
     sid = src.name
+    try:  # before anything is uploaded: a bad key changes nothing on the target
+        signature = sign_manifest(manifest_bytes, sign_key) if sign_key else None
+    except TrustIndexError as e:
+        raise ExportError(f"export of snapshot {sid} to {target.label}: {e}; nothing was uploaded") from None
     if target.local is not None and target.local == data_dir:
         raise ExportError(
             f"export of snapshot {sid} to {target.label}: the target is the data directory "
@@ -234,12 +260,13 @@ def export_to_target(data_dir: Path | str, snapshot_id: str, target: Target) -> 
             and _sha256_on(target.fs, f"{snap}/{MANIFEST}") == hashlib.sha256(manifest_bytes).hexdigest()
         )
         todo = sorted(set(files) - reused)
-        extras = sorted(set(present) - set(files) - {MANIFEST})
+        extras = sorted(set(present) - set(files) - {MANIFEST, SIGNATURE})
         if todo or extras or not manifest_ok:
             stage = "clearing a stale copy on the target"
             # The manifest marks a complete copy: drop it while the directory is being repaired.
-            if MANIFEST in present:
-                target.fs.delete_file(f"{snap}/{MANIFEST}")
+            for name in (MANIFEST, SIGNATURE):  # a signature is over the manifest it goes with
+                if name in present:
+                    target.fs.delete_file(f"{snap}/{name}")
             manifest_ok = False
             for name in extras:  # not in the manifest: a reader's verify_snapshot would refuse the copy
                 target.fs.delete_file(f"{snap}/{name}")
@@ -266,12 +293,23 @@ def export_to_target(data_dir: Path | str, snapshot_id: str, target: Target) -> 
                     f"export of snapshot {sid} to {target.label}: uploaded {MANIFEST} fails its sha256 "
                     f"check on the target; the target's CURRENT was not changed; re-run the export"
                 )
+        written = [*todo, MANIFEST]
+        if signature is not None:
+            stage = f"uploading {SIGNATURE}"
+            sent += _upload_bytes(target, signature, f"{snap}/{SIGNATURE}")
+            stage = f"reading back {SIGNATURE}"
+            if _sha256_on(target.fs, f"{snap}/{SIGNATURE}") != hashlib.sha256(signature).hexdigest():
+                raise ExportError(
+                    f"export of snapshot {sid} to {target.label}: uploaded {SIGNATURE} fails its sha256 check on "
+                    f"the target; the target's CURRENT was not changed; re-run the export"
+                )
+            written.append(SIGNATURE)
         if target.local is not None:
             stage = "syncing the target to disk"
             # CURRENT must never reach the disk before the files it names (a power loss in between).
-            for name in [*todo, MANIFEST]:
+            for name in written:
                 fsync_path(target.local / SNAPSHOTS_DIR / sid / name)
-            for d in {(target.local / SNAPSHOTS_DIR / sid / n).parent for n in [*todo, MANIFEST]}:
+            for d in {(target.local / SNAPSHOTS_DIR / sid / n).parent for n in written}:
                 fsync_path(d)
         stage = f"reading the target's {CURRENT}"
         previous = _read_current(target)
@@ -298,4 +336,5 @@ def export_to_target(data_dir: Path | str, snapshot_id: str, target: Target) -> 
         "removed": len(extras),
         "bytes_uploaded": sent,
         "previous": previous,
+        "signed_by": key_id_of(signature) if signature else None,
     }
