@@ -38,6 +38,7 @@ def run_refresh(
             force=force,
             rebuild=rebuild,
             components=cfg.components,
+            compilers=cfg.compilers,
         )
 
 
