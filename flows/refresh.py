@@ -244,14 +244,15 @@ def _compile_step(per_source: dict, rows: list[dict], sources: list[Source], dat
     from trustindex.flows.compile_step import compile_sources, resolve_compilers
     from trustindex.warehouse.compile_cache import CompileCache
 
-    with progress.stage("compile"):
+    with progress.recording() as stages, progress.stage("compile"):
         resolved, notes = resolve_compilers(compilers, {s.name: s for s in sources}, Path(data_dir), fetch=False)
         out, report = compile_sources(per_source, rows, Path(data_dir), resolved, CompileCache(Path(data_dir)))
     report.notes[:0] = notes
     for note in report.notes:
         log.warning("%s", note)
     log.info("compile checks: %d compiled, %d from the cache (%.2f s)", report.compiled, report.cached, report.seconds)
-    return out, {**report.as_dict(), "compilers": [c.identity.key for c in resolved], "digest": report.digest}
+    compilers_used = [c.identity.key for c in resolved]
+    return out, {**report.as_dict(), "compilers": compilers_used, "digest": report.digest, "stages": stages}
 
 
 @functools.cache  # once per process: what is alive at the first run
@@ -342,7 +343,8 @@ def refresh_flow(
     result["embeddings"]["encoded"] += early
     result["embeddings"]["cache_hits"] -= early
     if compiled:
-        result["compile"] = {k: v for k, v in compiled.items() if k != "digest"}
+        result["compile"] = {k: v for k, v in compiled.items() if k not in ("digest", "stages")}
+        stages.extend(compiled["stages"])
     result["failures"] = failures
     result["sources"] = rows
     result["stages"] = stages + result["stages"]  # the sources in their configured order, then the build
