@@ -1,12 +1,13 @@
 """Run ``compactc`` on untrusted text, contained: one sandboxed process per check.
 
 The text comes from crawled repositories, so each run gets a fresh scratch directory (removed afterwards), an
-empty environment, a wall-clock timeout (the process group is killed), and ``setrlimit`` limits set in the child
-before exec: address space, CPU seconds, the size of any file it writes (its stdout and stderr are files in the
-scratch directory, so an endless print stops at the same limit), open files, no core dumps.  Where ``unshare
---net`` works the process also runs without a network (``network_isolated()`` says whether it does).  Nothing the
-compiler writes is kept but the two versions of ``compiler/contract-info.json`` and the first error line.  A hang,
-a crash or a limit is an outcome with its reason (schemas.compilers.OUTCOMES), never an exception.
+empty environment, a wall-clock timeout (the process group is killed), and rlimits set before the compiler
+starts (util-linux ``prlimit``, else ``setrlimit`` in the child before exec): address space, CPU seconds, the
+size of any file it writes (its stdout and stderr are files in the scratch directory, so an endless print stops
+at the same limit), open files, no core dumps.  Where ``unshare --net`` works the process also runs without a
+network (``network_isolated()`` says whether it does).  Nothing the compiler writes is kept but the two versions
+of ``compiler/contract-info.json`` and the first error line.  A hang, a crash or a limit is an outcome with its
+reason (schemas.compilers.OUTCOMES), never an exception.
 """
 
 from __future__ import annotations
@@ -55,18 +56,29 @@ def network_isolated() -> bool:
         return False
 
 
-def _preexec(limits: Limits):
+def _rlimits(limits: Limits) -> list[tuple[int, int, str]]:
     cpu = int(limits.seconds) + 2
+    return [
+        (resource.RLIMIT_AS, limits.memory_bytes, "--as"),
+        (resource.RLIMIT_CPU, cpu, "--cpu"),
+        (resource.RLIMIT_FSIZE, limits.file_bytes, "--fsize"),
+        (resource.RLIMIT_NOFILE, limits.open_files, "--nofile"),
+        (resource.RLIMIT_CORE, 0, "--core"),
+    ]
+
+
+def _limited(argv: list[str], limits: Limits):
+    """``argv`` under the limits: through util-linux ``prlimit`` where it exists (a refresh runs in Prefect's
+    thread pool, where a ``preexec_fn`` is unsafe), else set in a ``preexec_fn``."""
+    exe = shutil.which("prlimit")
+    if exe:
+        return [exe, *(f"{flag}={n}" for _r, n, flag in _rlimits(limits)), "--", *argv], None
 
     def apply() -> None:
-        os.setsid()  # its own process group: a timeout kills everything it started
-        resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
-        resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        for res, n, _flag in _rlimits(limits):
+            resource.setrlimit(res, (n, n))
 
-    return apply
+    return argv, apply
 
 
 def _first_line(text: str) -> str:
@@ -104,8 +116,9 @@ def _outcome(code: int, err: str, limits: Limits, info: dict | None) -> tuple[st
 
 
 def run_sandboxed(argv: list[str], files: dict[str, bytes], args: list[str], limits: Limits, scratch_parent: Path):
-    """Write ``files`` (relative paths) into a fresh scratch dir, run ``argv + args`` there; (code, stderr, dir
-    contents reader).  Returns (exit code or -signal or None on timeout, stderr text, contract-info or None, s)."""
+    """Write ``files`` (relative paths, under ``src/``) into a fresh scratch dir, run ``argv + args`` there, remove
+    it.  Returns (exit code, -signal, or None on timeout; the first 64 kB of stderr, or of stdout when stderr is
+    empty; the parsed ``out/compiler/contract-info.json`` or None; seconds)."""
     scratch_parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix="compile-", dir=scratch_parent))
     try:
@@ -113,11 +126,19 @@ def run_sandboxed(argv: list[str], files: dict[str, bytes], args: list[str], lim
             dest = scratch / "src" / rel
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_bytes(data)
-        cmd = (["unshare", "--net", "--"] if network_isolated() else []) + argv + args
+        cmd, preexec = _limited((["unshare", "--net", "--"] if network_isolated() else []) + argv + args, limits)
         started = time.monotonic()
         with open(scratch / "stdout", "wb") as out, open(scratch / "stderr", "wb") as err:
+            # its own process group (process_group=0): a timeout kills everything it started
             proc = subprocess.Popen(
-                cmd, cwd=scratch, env={}, stdin=subprocess.DEVNULL, stdout=out, stderr=err, preexec_fn=_preexec(limits)
+                cmd,
+                cwd=scratch,
+                env={},
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                process_group=0,
+                preexec_fn=preexec,
             )
             try:
                 code: int | None = proc.wait(timeout=limits.seconds)
