@@ -38,6 +38,7 @@ def run_refresh(
             force=force,
             rebuild=rebuild,
             components=cfg.components,
+            compilers=cfg.compilers,
         )
 
 
@@ -132,6 +133,13 @@ def describe_refresh(result: dict) -> str:
             f"  {rc.get('documents', 0)} documents, {rc.get('chunks', 0)} chunks; embeddings: "
             f"{e['encoded']} encoded, {e['cache_hits']} from cache ({e['distinct']} distinct)"
         )
+    if result.get("compile"):
+        c = result["compile"]
+        lines.append(
+            f"  compile checks ({', '.join(c['compilers']) or 'no usable compiler'}): {c['compiled']} compiled "
+            f"({c['seconds']:.2f} s), {c['cached']} from the cache"
+        )
+        lines += [f"    {note}" for note in c["notes"]]
     for g in result.get("forced_past_gate") or []:
         lines.append(f"  published despite the safety gate (--force): {g}")
     if result.get("stages"):

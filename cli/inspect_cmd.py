@@ -100,6 +100,16 @@ def inspect(a) -> int:
         [d["doc_id"]],
     )
     dep = fetch_dicts(con, "SELECT scope, reason, marker, chunk_id FROM deprecations WHERE doc_id = ?", [d["doc_id"]])
+    compiled = (
+        fetch_dicts(
+            con,
+            "SELECT DISTINCT kind, compiler_version, language_version, outcome, reason, seconds, text_sha256 "
+            "FROM compile_checks WHERE doc_id = ? ORDER BY text_sha256, compiler_version",
+            [d["doc_id"]],
+        )
+        if _has_table(con, "compile_checks")
+        else []
+    )
     n = con.execute("SELECT count(*) FROM chunks WHERE doc_id = ?", [d["doc_id"]]).fetchone()[0]
     out = {
         "source": d["source"],
@@ -115,6 +125,7 @@ def inspect(a) -> int:
         "verifications": ver,
         "version_targets": vt,
         "deprecations": dep,
+        "compile_checks": compiled,
         "content_risk": [
             {k: v for k, v in r.items() if k not in ("source", "path")} for r in content_risks(con, d["doc_id"])
         ],
@@ -142,6 +153,10 @@ def inspect(a) -> int:
             print(f"  version: {v['component']} {v['constraint']} ({v['origin']}, {v['status']})")
         for x in dep:
             print(f"  deprecated ({x['scope']}, {x['marker']}): {x['reason']}")
+        for c in compiled:
+            mark = "✓ compiles with" if c["outcome"] == "passed" else f"✗ {c['outcome']} by"
+            why = f": {c['reason']}" if c["reason"] else ""
+            print(f"  compile ({c['kind']} {c['text_sha256'][:8]}): {mark} compactc {c['compiler_version']}{why}")
         for r in out["content_risk"]:
             where = f"line {r['start_line']}" + (f"-{r['end_line']}" if r["end_line"] != r["start_line"] else "")
             print(
@@ -165,6 +180,8 @@ def stats(a) -> int:
                 + ", ".join(f"{c} {ev[c]} ({100 * ev['share'][c]:.0f}%)" for c in EVIDENCE_CLASSES)
             )
             print(f"  freshness (days since substantive change): {s['freshness_days']}")
+            for compiler, c in s.get("compile_checks", {}).items():
+                print(f"  compile checks, {compiler}: " + ", ".join(f"{v} {k}" for k, v in c.items()))
     return 0
 
 
@@ -173,10 +190,29 @@ def stats_from(con) -> dict:
     chunks, freshness distribution — over any connection with the snapshot's tables as views."""
     classes = verification_classes(con)
     empty = {"links": 0, **{c: 0 for c in EVIDENCE_CLASSES}, "share": {c: 0.0 for c in EVIDENCE_CLASSES}}
-    return {
+    out = {
         s["source"]: {**_source_stats(con, s["source"]), "verification_evidence": classes.get(s["source"], empty)}
         for s in fetch_dicts(con, "SELECT source FROM sources WHERE status = 'ok' ORDER BY source")
     }
+    if _has_table(con, "compile_checks"):
+        for name, s in out.items():
+            s["compile_checks"] = compile_stats(con, name)
+    return out
+
+
+def compile_stats(con, source: str) -> dict:
+    """Per compiler: the distinct texts checked and how many of them each outcome."""
+    out: dict = {}
+    for r in fetch_dicts(
+        con,
+        "SELECT compiler_version, outcome, count(DISTINCT text_sha256) AS n FROM compile_checks WHERE source = ? "
+        "GROUP BY 1, 2 ORDER BY 1, 2",
+        [source],
+    ):
+        c = out.setdefault(f"compactc {r['compiler_version']}", {"checked": 0})
+        c["checked"] += r["n"]
+        c[r["outcome"]] = r["n"]
+    return out
 
 
 def _source_stats(con, name: str) -> dict:

@@ -57,7 +57,7 @@ def cmd_refresh(a) -> int:
     from trustindex.cli.build import load_build_config, run_refresh
 
     data = Path(a.data)
-    cfg = load_build_config(a.sources, a.identities, a.policy, a.ledger)
+    cfg = load_build_config(a.sources, a.identities, a.policy, a.ledger, compilers=getattr(a, "compilers", None))
     data.mkdir(parents=True, exist_ok=True)
     prefect_env(data / ".prefect")
     from trustindex.ingest import progress
@@ -203,6 +203,13 @@ def cmd_stats(a) -> int:
     return stats(a)
 
 
+def cmd_compilers(a) -> int:
+    require("build")
+    from trustindex.cli.compilers_cmd import compilers_command
+
+    return compilers_command(a)
+
+
 def cmd_calibrate(a) -> int:
     require("build")
     from trustindex.query.index import Index
@@ -328,6 +335,7 @@ COMMANDS = {
     "inspect": cmd_inspect,
     "stats": cmd_stats,
     "calibrate": cmd_calibrate,
+    "compilers": cmd_compilers,
     "mcp": cmd_mcp,
     "serve": cmd_serve,
     "export": cmd_export,

@@ -93,6 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.add_argument("--quiet", action="store_true", help="print nothing but errors (and no progress bars)")
     r.add_argument("--identities", metavar="FILE", help="default: identities.toml beside the sources file")
+    r.add_argument("--compilers", metavar="FILE", help="compilers.toml (default: beside the sources file, if present)")
     r.add_argument("--ledger", metavar="FILE", help="verifications.toml (default: beside the sources file, if present)")
     r.add_argument("--force", action="store_true", help="publish even past the safety gate (and say so)")
     r.add_argument(
@@ -146,6 +147,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="keep only passages that satisfy every --target (default: drop breaking ones, rank near misses lower)",
     )
     q.add_argument("--explain", action="store_true", help="show each passage's trust factors")
+
+    cm = command(
+        "compilers",
+        "list, build or try the compilers of compilers.toml",
+        [
+            "trustindex compilers list --sources sources.toml --data data",
+            "trustindex compilers check contract.compact --sources sources.toml --data data",
+        ],
+        ["data", "json"],
+    )
+    cm.add_argument("action", choices=["list", "build", "check"], help="what to do")
+    cm.add_argument("file", nargs="?", help="check: the .compact file to compile with each compiler")
+    cm.add_argument("--sources", required=True, metavar="FILE", help="sources.toml (compilers.toml is beside it)")
+    cm.add_argument("--compilers", metavar="FILE", help="default: compilers.toml beside the sources file")
+    cm.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS", help="check: wall-clock limit")
 
     po = command(
         "policy",

@@ -26,6 +26,7 @@ from trustindex.ingest import progress
 from trustindex.ingest.incremental import Previous
 from trustindex.ingest.keys import context_key, source_key
 from trustindex.ingest.source import ingest_source
+from trustindex.schemas.compilers import CompilerSpec
 from trustindex.schemas.components import ComponentRegistry
 from trustindex.schemas.config import Identities, LedgerEntry, Source
 from trustindex.schemas.embedding_model import DEFAULT_BACKEND, encoder_cache_dir
@@ -126,11 +127,12 @@ def iso_utc(epoch_seconds: int) -> str:
 
 
 def build_inputs_key(
-    keys: dict[str, str], rows: list[dict], backend: str, ann_min_rows: int, components: str = ""
+    keys: dict[str, str], rows: list[dict], backend: str, ann_min_rows: int, components: str = "", compiled: str = ""
 ) -> str:
     """Everything a snapshot's files depend on; equal keys give byte-identical snapshots.
 
-    ``components``: the component registry's digest (it renames the stored version targets)."""
+    ``components``: the component registry's digest (it renames the stored version targets); ``compiled``: the
+    compile checks' digest (flows.compile_step)."""
     payload = {
         "schema": SCHEMA_VERSION,
         "index_format": INDEX_FORMAT,
@@ -138,6 +140,7 @@ def build_inputs_key(
         "embedder": embedder_identity(backend),
         "ann_min_rows": ann_min_rows,
         **({"components": components} if components else {}),
+        **({"compiled": compiled} if compiled else {}),
         "rows": sorted(
             (r["source"], r["status"], r["commit"] or "", r["config_sha256"], r["error"] or "") for r in rows
         ),
@@ -234,6 +237,24 @@ def _publish(data: Path, sid: str, policy: Policy, publish: bool, force: bool, l
     return gate
 
 
+def _compile_step(per_source: dict, rows: list[dict], sources: list[Source], data_dir: str, compilers, log):
+    """Every source's Compact code checked by each compiler (none configured: nothing changes)."""
+    if not compilers:
+        return per_source, {}
+    from trustindex.flows.compile_step import compile_sources, resolve_compilers
+    from trustindex.warehouse.compile_cache import CompileCache
+
+    with progress.recording() as stages, progress.stage("compile"):
+        resolved, notes = resolve_compilers(compilers, {s.name: s for s in sources}, Path(data_dir), fetch=False)
+        out, report = compile_sources(per_source, rows, Path(data_dir), resolved, CompileCache(Path(data_dir)))
+    report.notes[:0] = notes
+    for note in report.notes:
+        log.warning("%s", note)
+    log.info("compile checks: %d compiled, %d from the cache (%.2f s)", report.compiled, report.cached, report.seconds)
+    compilers_used = [c.identity.key for c in resolved]
+    return out, {**report.as_dict(), "compilers": compilers_used, "digest": report.digest, "stages": stages}
+
+
 @functools.cache  # once per process: what is alive at the first run
 def freeze_start_up_heap() -> None:
     """Put every object alive now (imported modules, Prefect's and pydantic's schemas, the loaded libraries: ~300k
@@ -260,9 +281,11 @@ def refresh_flow(
     rebuild: bool = False,
     fetch: bool = True,
     components: ComponentRegistry | None = None,
+    compilers: list[CompilerSpec] | None = None,
 ) -> dict:
     """``fetch=False``: the caller has fetched every source's mirror in this run (a backfill, to resolve its
-    commits); each is opened as it is, so a run fetches each source once."""
+    commits); each is opened as it is, so a run fetches each source once.  ``compilers``: compilers.toml's
+    entries; every source's Compact code is checked with each (flows.compile_step)."""
     freeze_start_up_heap()
     log = get_run_logger()
     started = time.monotonic()
@@ -312,12 +335,16 @@ def refresh_flow(
     if not per_source:
         raise SourceError("every source failed: " + "; ".join(f"{k}: {v}" for k, v in failures.items()))
     digest = components.digest if components else ""
-    inputs = build_inputs_key(keys, rows, backend, policy["dense"]["exact_below"], digest)
+    per_source, compiled = _compile_step(per_source, rows, sources, data_dir, compilers, log)
+    inputs = build_inputs_key(keys, rows, backend, policy["dense"]["exact_below"], digest, compiled.get("digest", ""))
     result = build_and_publish(data_dir, per_source, rows, policy, backend, publish, force, inputs, rebuild, components)
     # texts the sources' pipelines encoded are this run's work, not the cache's, though the build found them there
     early = min(embedded, result["embeddings"]["cache_hits"])
     result["embeddings"]["encoded"] += early
     result["embeddings"]["cache_hits"] -= early
+    if compiled:
+        result["compile"] = {k: v for k, v in compiled.items() if k not in ("digest", "stages")}
+        stages.extend(compiled["stages"])
     result["failures"] = failures
     result["sources"] = rows
     result["stages"] = stages + result["stages"]  # the sources in their configured order, then the build

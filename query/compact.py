@@ -81,15 +81,21 @@ def trust_line(h: dict) -> str:
 
 def versions_line(h: dict) -> str | None:
     vm = h["factors"]["version_match"]
+    compiled = "; ".join(
+        ("✓ compiles with " if c["passed"] else "✗ rejected by ") + c["compiler"]
+        for c in vm["evidence"].get("compiled", [])
+    )
     if vm["status"] == "no_target":
         cons = vm["evidence"].get("constraints") or {}
-        return (
-            ("targets: " + "; ".join(f"{c} {', '.join(map(str, v))}" for c, v in sorted(cons.items())))
-            if cons
-            else None
+        line = (
+            ("targets: " + "; ".join(f"{c} {', '.join(map(str, v))}" for c, v in sorted(cons.items()))) if cons else ""
         )
+        return "; ".join(x for x in (line, compiled) if x) or None
     return "version: " + "; ".join(
-        f"{t['component']} {t['constraint']} {t['status']} for {t['target']}" for t in vm["evidence"].get("targets", [])
+        f"{t['component']} {t['constraint']} {t['status']}"
+        + (f" ({t['origin']})" if t.get("declared") or t.get("origin") == "compiled" else "")
+        + f" for {t['target']}"
+        for t in vm["evidence"].get("targets", [])
     )
 
 

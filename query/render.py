@@ -137,7 +137,14 @@ def explain_hit(h: dict) -> list[str]:
             out.append(
                 f"version ×{vm['multiplier']:.2f} [{t['status']}]: {t['component']} {t['target']} vs "
                 f"{t['constraint']} ({t['origin']}) {t['detail'] or ''}".rstrip()
+                + (
+                    f"; declared {t['declared']['constraint']} ({t['declared']['origin']}): {t['declared']['status']}"
+                    if t.get("declared")
+                    else ""
+                )
             )
+        for c in vm["evidence"].get("compiled", []):
+            out.append(f"compile check: {c['detail']}")
     cr = f.get("content_risk", {"status": "no_findings"})
     if cr["status"] != "no_findings":
         for x in cr["evidence"]["findings"]:

@@ -6,6 +6,12 @@ mode drops breaking content, penalises near misses by max(floor, 1 - step ×
 distance), leaves silent content neutral and boosts satisfying content; strict
 mode keeps only satisfying content.  With several targets the smallest
 multiplier wins.  The semantics of constraints live in ``schemas.versions``.
+
+Compile evidence (rows of origin ``compiled`` / ``compile_rejected``, one exact version per compiler that was
+run: flows.compile_step) outranks what a passage declares: compiled by a compiler whose version is in the target
+→ satisfies (origin ``compiled``); else rejected by such a compiler → breaking, the error quoted.  A compiler
+outside the target says nothing about it, so then the declared constraints decide as before; the declared
+verdict is shown beside a compiled one (``declared``).
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from dataclasses import dataclass
 
 from trustindex.schemas import version_parsers
 from trustindex.schemas import versions as V
+from trustindex.schemas.compilers import COMPILE_ORIGINS, COMPILER_COMPONENT, ORIGIN_COMPILED, ORIGIN_REJECTED
 from trustindex.schemas.components import LABEL_COMPONENTS, NETWORK
 from trustindex.schemas.docs_versions import COMPONENT as DOCS
 from trustindex.schemas.docs_versions import names_of
@@ -99,19 +106,71 @@ def _classify_rows(rows: list[dict], target: Target) -> tuple[V.Match, dict]:
     return min(verdicts, key=lambda mr: (_ORDER.get(mr[0].status, 2), mr[0].distance or 0))
 
 
+def compile_results(rows_by_component: dict[str, list[dict]]) -> list[dict]:
+    """Each compiler run on the passage (its compact-compiler row): passed or rejected, and the detail."""
+    rows = [r for r in rows_by_component.get(COMPILER_COMPONENT, []) if r["origin"] in COMPILE_ORIGINS]
+    return [
+        {"compiler": f"compactc {r['constraint']}", "passed": r["origin"] == ORIGIN_COMPILED, "detail": r["detail"]}
+        for r in rows
+    ]
+
+
+def _in_target(row: dict, target: Target) -> bool:
+    try:
+        return row["status"] == "parsed" and V.ConstraintSet.from_json(row["intervals"]).intersects(target.constraint)
+    except Exception:  # a row of an older build: no evidence, never guessed
+        return False
+
+
+def _compiled_verdict(rows: list[dict], target: Target) -> tuple[V.Match, dict] | None:
+    """The verdict of the compilers whose version is in the target (None: none of them was run)."""
+    inside = [r for r in rows if _in_target(r, target)]
+    for origin, status in ((ORIGIN_COMPILED, "satisfies"), (ORIGIN_REJECTED, "breaking")):
+        hit = next((r for r in inside if r["origin"] == origin), None)
+        if hit is not None:
+            return V.Match(status, detail=hit["detail"]), hit
+    return None
+
+
+def _verdict(rows: list[dict], target: Target) -> tuple[V.Match, dict, dict | None]:
+    """The verdict for one component: compile evidence first, then declarations; and the declared verdict
+    shown beside a compiled one."""
+    compiled = [r for r in rows if r["origin"] in COMPILE_ORIGINS]
+    declared = [r for r in rows if r["origin"] not in COMPILE_ORIGINS]
+    got = _compiled_verdict(compiled, target) if compiled else None
+    if got is None:
+        if declared:
+            m, row = _classify_rows(declared, target)
+            return m, row, None
+        names = ", ".join(sorted({r["detail"].split(":", 1)[0] for r in compiled}))
+        return V.Match("unknown", detail=f"no compiler of this target was run ({names})"), compiled[0], None
+    if not declared:
+        return got[0], got[1], None
+    dm, drow = _classify_rows(declared, target)
+    return got[0], got[1], {"status": dm.status, "constraint": drow["constraint"], "origin": drow["origin"]}
+
+
 def version_factor(
     rows_by_component: dict[str, list[dict]], targets: list[Target], policy: Policy, strict: bool
 ) -> tuple[dict, bool]:
     """The factor for one chunk, and whether the chunk is excluded."""
     p = policy["version"]
     if not targets:
-        comps = {c: [r["constraint"] for r in rs] for c, rs in rows_by_component.items()}
-        return {"multiplier": 1.0, "status": "no_target", "evidence": {"constraints": comps}}, False
+        comps = {
+            c: [r["constraint"] for r in rs if r["origin"] not in COMPILE_ORIGINS]
+            for c, rs in rows_by_component.items()
+        }
+        evidence: dict = {"constraints": {c: v for c, v in comps.items() if v}}
+        compiled = compile_results(rows_by_component)
+        if compiled:
+            evidence["compiled"] = compiled
+        return {"multiplier": 1.0, "status": "no_target", "evidence": evidence}, False
     results, multipliers, excluded = [], [], False
     worst_status = "satisfies"
     rank = {"satisfies": 0, "version_silent": 1, "unknown": 2, "near_miss": 3, "breaking": 4}
     for t in targets:
         rows = rows_by_component.get(t.component, [])
+        declared = None
         if not rows:
             status, m_val, detail, row, level, dist = (
                 "version_silent",
@@ -122,7 +181,7 @@ def version_factor(
                 None,
             )
         else:
-            m, row = _classify_rows(rows, t)
+            m, row, declared = _verdict(rows, t)
             status, level, dist, detail = m.status, m.level, m.distance, m.detail
             if status == "satisfies":
                 m_val = p["satisfies"]
@@ -148,6 +207,7 @@ def version_factor(
                 "detail": detail,
                 "constraint": row["constraint"] if row else None,
                 "origin": row["origin"] if row else None,
+                **({"declared": declared} if declared else {}),
             }
         )
     return {"multiplier": float(min(multipliers)), "status": worst_status, "evidence": {"targets": results}}, excluded

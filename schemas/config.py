@@ -15,6 +15,8 @@ import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from trustindex.schemas.compilers import FILE_NAME as COMPILERS_FILE
+from trustindex.schemas.compilers import CompilerSpec, load_compilers
 from trustindex.schemas.components import FILE_NAME as COMPONENTS_FILE
 from trustindex.schemas.components import ComponentRegistry, load_components
 from trustindex.schemas.errors import ConfigError
@@ -317,6 +319,7 @@ class BuildConfig:
     policy: Policy
     sources_file: Path
     components: ComponentRegistry = field(default_factory=ComponentRegistry)
+    compilers: list[CompilerSpec] = field(default_factory=list)
 
 
 def load_build_config(
@@ -325,6 +328,7 @@ def load_build_config(
     policy: str | None = None,
     ledger: str | None = None,
     components: str | None = None,
+    compilers: str | None = None,
 ) -> BuildConfig:
     """Load and validate everything before any work starts."""
     sfile = Path(sources)
@@ -338,4 +342,6 @@ def load_build_config(
     if components is not None and not Path(components).is_file():
         raise ConfigError(components, None, "components file not found")
     registry = load_components(components or sfile.parent / COMPONENTS_FILE)
-    return BuildConfig(srcs, ids, led, pol, sfile, registry)
+    beside = sfile.parent / COMPILERS_FILE
+    comp = load_compilers(compilers or (beside if beside.is_file() else None), {s.name for s in srcs})
+    return BuildConfig(srcs, ids, led, pol, sfile, registry, comp)

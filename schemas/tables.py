@@ -176,6 +176,25 @@ SOURCES = pa.schema(
     ]
 )
 
+# One row per compile check of a passage's code (flows.compile_step): cached by (text_sha256, compiler identity),
+# so a text is compiled once per compiler.  ``reason``: the compiler's first error line, or why the sandbox stopped
+# it; ``kind``: schemas.compilers KIND_*; a null chunk_id is the whole document (a .compact file).
+COMPILE_CHECKS = pa.schema(
+    [
+        ("doc_id", pa.string()),
+        ("chunk_id", pa.string()),
+        ("source", pa.string()),
+        ("path", pa.string()),
+        ("kind", pa.string()),
+        ("text_sha256", pa.string()),
+        ("compiler_version", pa.string()),
+        ("language_version", pa.string()),
+        ("outcome", pa.string()),  # schemas.compilers.OUTCOMES
+        ("reason", pa.string()),
+        ("seconds", pa.float64()),
+    ]
+)
+
 # Tables whose rows each belong to one document (they carry its doc_id).
 PER_DOCUMENT_TABLES = ("chunks", "attribution", "verifications", "version_targets", "deprecations", "content_risk")
 # What ingesting a document writes: its documents row and its per-document rows.
@@ -193,6 +212,7 @@ TABLES: dict[str, pa.Schema] = {
     "content_risk": CONTENT_RISK,
     "ingest_report": INGEST_REPORT,
     "sources": SOURCES,
+    "compile_checks": COMPILE_CHECKS,
 }
 
 

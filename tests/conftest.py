@@ -15,6 +15,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "examples"))
 
+from compilerkit import compactc  # noqa: E402, F401  (the session's built compiler, a fixture)
+
 from trustindex.cli.main import prefect_env  # noqa: E402  (after the path set-up above)
 
 # pytest-xdist (make test runs two workers): each worker is its own process with its own Prefect state, and the

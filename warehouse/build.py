@@ -49,6 +49,12 @@ SORT_KEYS = {
         ("rule", "ascending"),
     ],
     "ingest_report": [("source", "ascending"), ("path", "ascending")],
+    "compile_checks": [
+        ("doc_id", "ascending"),
+        ("chunk_id", "ascending"),
+        ("compiler_version", "ascending"),
+        ("text_sha256", "ascending"),
+    ],
 }
 
 
@@ -122,6 +128,9 @@ def write_snapshot_files(
         tables["version_targets"] = canonical_version_targets(tables["version_targets"], components)
         (build_dir / COMPONENTS).write_text(components.to_json() + "\n", encoding="utf-8")
     tables["sources"] = table_from_rows("sources", sorted(source_rows, key=lambda r: r["source"]))
+    checked = [t["compile_checks"] for _s, t in sorted(per_source.items()) if "compile_checks" in t]
+    if checked:  # only where compilers are configured: snapshots without them keep their files
+        tables["compile_checks"] = concat(checked, "compile_checks", SORT_KEYS["compile_checks"])
     with progress.stage("tables", sum(t.num_rows for t in tables.values()), unit="rows") as bar:
         for name, t in tables.items():
             write_table(t, build_dir / TABLE_FILES[name])

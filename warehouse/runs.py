@@ -32,6 +32,7 @@ def write_run_record(data_dir: Path, result: dict) -> None:
                 "seconds",  # the flow's wall time
                 "stages",  # each stage's seconds, count, unit and rate (ingest/progress.py)
                 "flow_run_id",  # the Prefect flow run, whose markdown artifact tells the same story
+                "compile",  # compile checks: compiled now, from the cache, outcomes per source and compiler
             )
         },
     }
