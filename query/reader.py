@@ -188,6 +188,18 @@ class SnapshotData:
         self.attribution = RowMap(t["attribution"], "doc_id")
         # Row of each chunk's document in the documents table (-1: a chunk whose document is missing).
         self.chunk_doc_row = row_positions(chunks.column("doc_id"), t["documents"].column("doc_id"))
+        self._group_evidence(t)
+        self.sources = {r["source"]: r for r in t["sources"].to_pylist()} if "sources" in t else {}
+        registry_file = self.dir / COMPONENTS
+        self.registry = (
+            ComponentRegistry.from_json(registry_file.read_text(encoding="utf-8"))
+            if registry_file.is_file()
+            else ComponentRegistry()
+        )
+        self._open_arrays()
+
+    def _group_evidence(self, t: dict[str, pa.Table]) -> None:
+        """The evidence tables by document and by passage (small: rows per document, not per passage)."""
         self.verifications: dict[str, list[dict]] = defaultdict(list)
         for r in t.get("verifications", _empty()).to_pylist():
             self.verifications[r["doc_id"]].append(r)
@@ -205,13 +217,9 @@ class SnapshotData:
         self.content_risks: dict[str, list[dict]] = defaultdict(list)
         for r in t.get("content_risk", _empty()).to_pylist():
             self.content_risks[r["chunk_id"]].append(r)
-        self.sources = {r["source"]: r for r in t["sources"].to_pylist()} if "sources" in t else {}
-        registry_file = self.dir / COMPONENTS
-        self.registry = (
-            ComponentRegistry.from_json(registry_file.read_text(encoding="utf-8"))
-            if registry_file.is_file()
-            else ComponentRegistry()
-        )
+
+    def _open_arrays(self) -> None:
+        """The embeddings (memory-mapped) and the BM25 indexes, each checked against the chunks table's rows."""
         self.embeddings = np.load(self.dir / EMBEDDINGS, mmap_mode="r")
         dims = int(self.manifest.embedding_model.get("dimensions", -1))
         if self.embeddings.ndim != 2 or self.embeddings.shape[0] != self.n or self.embeddings.shape[1] != dims:
