@@ -19,6 +19,7 @@ def run_refresh(
     force: bool = False,
     rebuild: bool = False,
     dask_address: str | None = None,
+    max_sources: int | str | None = None,
 ) -> dict:
     server = ephemeral_server_started_early()  # booting in its own process while the build's modules import
     from trustindex.flows.refresh import refresh_flow, with_task_runner
@@ -38,6 +39,7 @@ def run_refresh(
             force=force,
             rebuild=rebuild,
             components=cfg.components,
+            max_sources=max_sources,
         )
 
 
