@@ -73,7 +73,9 @@ def ingest_source_task(
         # The one fetch of this source in this run (a backfill has made it already: fetch=False).
         with progress.stage("fetch", source=source.name):
             dest = mirror_path(data, source.name)
-            repo = ensure_mirror(source.url, dest, source.blob_limit) if fetch else open_mirror(dest)
+            repo = (
+                ensure_mirror(source.url, dest, source.blob_limit, source.follows_head) if fetch else open_mirror(dest)
+            )
             commit = commit or resolve_ref(repo, source.ref, source.url)
         ctx = context_key(source, ids, ledger, policy)
         key = source_key(source, commit, ids, ledger, policy)
