@@ -25,3 +25,28 @@ def test_the_org_registry_loads_with_its_components_and_cites_every_file():
     by_name = {s.name: s for s in cfg.sources}
     assert by_name["midnight-docs"].site_url == "https://docs.midnight.network"
     assert "**/*.compact" in by_name["example-counter"].include and "**/*.rs" in by_name["midnight-ledger"].include
+
+
+def test_the_org_bench_points_the_registry_at_local_mirrors(tmp_path):
+    import git
+
+    from bench.bench_org_refresh import figures_of, local_registry, same_snapshot
+    from tests.gitutil import RepoBuilder
+
+    for name in ("midnight-docs", "example-counter"):
+        b = RepoBuilder(tmp_path / "work-trees" / name)
+        b.commit({"README.md": f"# {name}\n"}, "first")
+        git.Repo.clone_from(str(b.path), str(tmp_path / "mirrors" / f"midnightntwrk+{name}" / "repo"), bare=True)
+    sources, kept, missing = local_registry(ORG, tmp_path / "mirrors", tmp_path / "work", None)
+    assert kept == ["midnight-docs", "example-counter"] and len(missing) >= 40
+    cfg = load_build_config(str(sources))
+    assert [s.url for s in cfg.sources] == [
+        str((tmp_path / "mirrors" / f"midnightntwrk+{n}" / "repo").resolve()) for n in kept
+    ]
+    assert cfg.components and all(s.web_template.startswith("https://github.com/midnightntwrk/") for s in cfg.sources)
+    mode = {"wall_s": 10.0, "rss_mib": 900.0, "model_loads": 1, "data_bytes": 2**20, "snapshot_id": "a"}
+    rows = figures_of({"today": dict(mode, wall_s=20.0), "bounded": mode}, {"rc": 0, "tracebacks": 0})
+    assert rows[0]["ratio"] == 0.5 and rows[0]["met"] and rows[1]["met"] and rows[-1]["met"]
+    assert same_snapshot({"today": mode, "bounded": mode}) and not same_snapshot(
+        {"a": mode, "b": dict(mode, snapshot_id=None)}
+    )
