@@ -19,6 +19,7 @@ def run_refresh(
     force: bool = False,
     rebuild: bool = False,
     dask_address: str | None = None,
+    max_sources: int | str | None = None,
 ) -> dict:
     server = ephemeral_server_started_early()  # booting in its own process while the build's modules import
     from trustindex.flows.refresh import refresh_flow, with_task_runner
@@ -39,6 +40,7 @@ def run_refresh(
             rebuild=rebuild,
             components=cfg.components,
             compilers=cfg.compilers,
+            max_sources=max_sources,
         )
 
 
@@ -107,9 +109,50 @@ def ephemeral_server_started_early() -> _Started:
 
     if PREFECT_API_URL.value() or not PREFECT_SERVER_EPHEMERAL_ENABLED.value():
         return _Started()
-    from prefect.server.api.server import SubprocessASGIServer
+    return _Starting(_logged_server())
 
-    return _Starting(SubprocessASGIServer())
+
+SERVER_LOG = "ephemeral-server.log"
+
+
+def _logged_server():
+    """Prefect's ephemeral server with its output in ``$PREFECT_HOME/ephemeral-server.log`` (the last run's), not
+    on the terminal: stopped at exit while its services still flush, it printed ~190 lines of tracebacks
+    (CancelledError in the SQLAlchemy pool, "Error flushing 1 events") after a 50-source refresh (issue 29).
+
+    The command line is Prefect 3's own (``SubprocessASGIServer._run_uvicorn_command``, pinned in
+    requirements.lock) with stdout and stderr redirected; Prefect's clients find this instance because the
+    server class keeps one instance per port, this one under Prefect's default key."""
+    import os
+    import subprocess
+    import sys
+
+    import prefect
+    from prefect.server.api.server import SubprocessASGIServer
+    from prefect.settings import PREFECT_HOME, get_current_settings
+
+    class LoggedServer(SubprocessASGIServer):
+        def _run_uvicorn_command(self) -> subprocess.Popen:
+            home = Path(PREFECT_HOME.value())
+            home.mkdir(parents=True, exist_ok=True)
+            with open(home / SERVER_LOG, "wb") as log:  # the child keeps its own copy of the descriptor
+                return subprocess.Popen(
+                    [sys.executable, "-m", "uvicorn", "--app-dir", str(prefect.__module_path__.parent), "--factory"]
+                    + ["prefect.server.api.server:create_app", "--host", "127.0.0.1", "--port", str(self.port)]
+                    + ["--log-level", "error", "--lifespan", "on"],
+                    env={
+                        **os.environ,
+                        "PREFECT_UI_ENABLED": "0",
+                        "PREFECT__SERVER_EPHEMERAL": "1",
+                        "PREFECT__SERVER_FINAL": "1",
+                        **get_current_settings().to_environment_variables(exclude_unset=True),
+                    },
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                )
+
+    return LoggedServer()
 
 
 def describe_refresh(result: dict) -> str:

@@ -64,7 +64,9 @@ def cmd_refresh(a) -> int:
     from trustindex.warehouse.lock import data_dir_lock
 
     with data_dir_lock(data, wait_seconds=a.wait, what="refresh"), progress.enabled(_show_progress(a)):
-        result = run_refresh(cfg, data, backend=a.backend, force=a.force, dask_address=_dask_address(a))
+        result = run_refresh(
+            cfg, data, backend=a.backend, force=a.force, dask_address=_dask_address(a), max_sources=a.max_sources
+        )
     result["command_seconds"] = round(time.monotonic() - started, 3)
     if a.json:
         _print_json(result)

@@ -103,6 +103,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="where the per-source tasks run (dask: an existing cluster, see --dask-address)",
     )
     r.add_argument("--dask-address", metavar="ADDR", help="the Dask scheduler, e.g. tcp://127.0.0.1:8786")
+    r.add_argument(
+        "--max-sources",
+        metavar="N",
+        help="source tasks run at once, the rest queued (a number or 'all'; default: $TRUSTINDEX_SOURCES_AT_ONCE, "
+        "else the usable cores)",
+    )
 
     b = command(
         "backfill",

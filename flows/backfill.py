@@ -34,7 +34,7 @@ def end_of_day(as_of: str) -> str:
 
 @task(name="resolve-as-of", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=1)
 def resolve_commit(source: Source, data_dir: str, as_of_end: str | None, pinned: str | None) -> str:
-    repo = ensure_mirror(source.url, mirror_path(Path(data_dir), source.name), source.blob_limit)
+    repo = ensure_mirror(source.url, mirror_path(Path(data_dir), source.name), source.blob_limit, source.follows_head)
     if pinned:
         return resolve_ref(repo, pinned, source.url)
     if as_of_end:

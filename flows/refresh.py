@@ -22,6 +22,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.runtime import flow_run
 
 from trustindex.crawl.git import SourceError, commit_time, ensure_mirror, mirror_path, open_mirror, resolve_ref
+from trustindex.flows.sources_run import run_sources, sources_at_once
 from trustindex.ingest import progress
 from trustindex.ingest.incremental import Previous
 from trustindex.ingest.keys import context_key, source_key
@@ -35,8 +36,9 @@ from trustindex.schemas.snapshot import INDEX_FORMAT, SNAPSHOTS_DIR
 from trustindex.schemas.tables import SCHEMA_VERSION
 from trustindex.warehouse.build import linked_sha256, write_snapshot_files
 from trustindex.warehouse.catalog import refresh_catalog
-from trustindex.warehouse.embed_pipeline import EmbedPipeline, overlap_enabled
-from trustindex.warehouse.embedder_factory import embedder_identity, make_embedder
+from trustindex.warehouse.embed_pipeline import SHARED, EmbedPipeline, overlap_enabled, worker_mode
+from trustindex.warehouse.embed_worker import release, shared_worker
+from trustindex.warehouse.embedder_factory import embedder_identity, make_embedder, model_loads
 from trustindex.warehouse.embeddings import EmbeddingCache
 from trustindex.warehouse.publish_gate import PublishRefused, check_publish
 from trustindex.warehouse.runs import write_run_record
@@ -60,17 +62,21 @@ def ingest_source_task(
     commit: str | None = None,
     fetch: bool = True,
     embed_backend: str | None = None,
+    embed_mode: str = SHARED,
 ) -> dict:
-    """``embed_backend``: embed chunk texts with this backend while extracting (warehouse.embed_pipeline);
-    None leaves all embedding to the build task."""
+    """``embed_backend``: embed chunk texts with this backend while extracting (warehouse.embed_pipeline), on the
+    process's one worker or (``embed_mode`` per-source) a worker of this task's own; None leaves all embedding to
+    the build task."""
     data = Path(data_dir)
     with progress.recording() as stages:
         # made inside the recording: its worker's stages (model, embed) are recorded with this task's
-        pipeline = EmbedPipeline(embed_backend, data, source.name) if embed_backend else None
+        pipeline = EmbedPipeline(embed_backend, data, source.name, embed_mode) if embed_backend else None
         # The one fetch of this source in this run (a backfill has made it already: fetch=False).
         with progress.stage("fetch", source=source.name):
             dest = mirror_path(data, source.name)
-            repo = ensure_mirror(source.url, dest, source.blob_limit) if fetch else open_mirror(dest)
+            repo = (
+                ensure_mirror(source.url, dest, source.blob_limit, source.follows_head) if fetch else open_mirror(dest)
+            )
             commit = commit or resolve_ref(repo, source.ref, source.url)
         ctx = context_key(source, ids, ledger, policy)
         key = source_key(source, commit, ids, ledger, policy)
@@ -282,19 +288,31 @@ def refresh_flow(
     fetch: bool = True,
     components: ComponentRegistry | None = None,
     compilers: list[CompilerSpec] | None = None,
+    max_sources: int | str | None = None,
 ) -> dict:
     """``fetch=False``: the caller has fetched every source's mirror in this run (a backfill, to resolve its
     commits); each is opened as it is, so a run fetches each source once.  ``compilers``: compilers.toml's
-    entries; every source's Compact code is checked with each (flows.compile_step)."""
+    entries; every source's Compact code is checked with each (flows.compile_step).  ``max_sources``: source
+    tasks run at once (a number or "all"; default TRUSTINDEX_SOURCES_AT_ONCE, else the usable cores), the rest
+    queued."""
     freeze_start_up_heap()
     log = get_run_logger()
     started = time.monotonic()
     commits = commits or {}
-    embed_early = backend if overlap_enabled() else None  # the switch is read here, once per run
-    futures = {
-        s.name: ingest_source_task.submit(s, data_dir, ids, ledger, policy, commits.get(s.name), fetch, embed_early)
-        for s in sources
-    }
+    embed_early = backend if overlap_enabled() else None  # the switches are read here, once per run
+    mode, limit, loads = worker_mode(), sources_at_once(len(sources), max_sources), model_loads()
+    worker = shared_worker(backend, Path(data_dir))
+    try:
+        futures = run_sources(
+            sources,
+            lambda s: ingest_source_task.submit(
+                s, data_dir, ids, ledger, policy, commits.get(s.name), fetch, embed_early, mode
+            ),
+            limit,
+            lambda: worker.pending_texts,
+        )
+    finally:
+        release(backend, Path(data_dir))
     per_source, rows, failures, keys, stages, embedded = {}, [], {}, {}, [], 0
     for s in sources:
         out = futures[s.name].result(raise_on_failure=False)
@@ -346,6 +364,7 @@ def refresh_flow(
         result["compile"] = {k: v for k, v in compiled.items() if k not in ("digest", "stages")}
         stages.extend(compiled["stages"])
     result["failures"] = failures
+    result["resources"] = {"sources_at_once": limit, "embed_worker": mode, "model_loads": model_loads() - loads}
     result["sources"] = rows
     result["stages"] = stages + result["stages"]  # the sources in their configured order, then the build
     result["seconds"] = round(time.monotonic() - started, 3)

@@ -18,7 +18,9 @@ import pyarrow.compute as pc
 from trustindex.crawl.git import Mirror, commits_between, is_ancestor
 from trustindex.crawl.history import CommitInfo
 from trustindex.ingest.dispatch import kind_of
+from trustindex.schemas.config import Source
 from trustindex.schemas.tables import PER_DOCUMENT_TABLES
+from trustindex.schemas.web_url import file_url
 
 
 @dataclass
@@ -58,7 +60,7 @@ def plan(repo: Mirror, previous: Previous | None, commit: str, commits: list[Com
     )
 
 
-def carried_rows(previous: Previous, carry: set[str], commit: str, repo_url: str) -> dict[str, list[dict]]:
+def carried_rows(previous: Previous, carry: set[str], commit: str, source: Source) -> dict[str, list[dict]]:
     """The previous rows of carried paths, restamped with the new commit."""
     t = previous.tables
     docs = t["documents"]
@@ -70,8 +72,7 @@ def carried_rows(previous: Previous, carry: set[str], commit: str, repo_url: str
         out[name] = tab.filter(pc.is_in(tab.column("doc_id"), doc_ids)).to_pylist()
     out["documents"] = []
     for r in keep_docs.to_pylist():
-        if r["url"]:
-            r["url"] = r["url"].replace(f"/blob/{r['commit']}/", f"/blob/{commit}/")
+        r["url"] = file_url(source.web_template, source.name, commit, r["path"])
         r["commit"] = commit
         out["documents"].append(r)
     rep = t["ingest_report"]

@@ -56,6 +56,7 @@ class _Stage:
         self.label = f"{name} {source}" if source else name
         self.done = 0
         self.extra: dict = {}
+        self.extra_text = ""
         self.task_id = None
         self._clock = _lines.clock if _lines is not None else time.monotonic
         self.started = self._clock()
@@ -65,6 +66,17 @@ class _Stage:
         self.done += n
         if self.task_id is not None and _progress is not None:
             _progress.advance(self.task_id, n)
+        self._line()
+
+    def status(self, text: str) -> None:
+        """What the stage's count alone does not say (sources queued, texts left, an ETA): beside the bar, or in
+        its next line (lines keep their bounded rate)."""
+        self.extra_text = text
+        if self.task_id is not None and _progress is not None:
+            _progress.update(self.task_id, description=f"{self.label} ({text})")
+        self._line()
+
+    def _line(self) -> None:
         if _lines is not None:
             now = _lines.clock()
             if now - self._last_line >= _lines.every:
@@ -75,6 +87,7 @@ class _Stage:
                     f"{self.label}: {self.done:,}{of} {self.unit or ''} ({now - self.started:.1f} s"
                     + (f", {rate:,.1f}/s" if rate is not None else "")
                     + ")"
+                    + (f"; {self.extra_text}" if self.extra_text else "")
                 )
 
     def note(self, **extra) -> None:

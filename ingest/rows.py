@@ -15,6 +15,7 @@ from trustindex.extractors.content_risk import ContentRisk, neutralise, passage_
 from trustindex.extractors.verification import Link, chain_for_file
 from trustindex.ingest.context import SourceContext
 from trustindex.schemas.tables import DOCUMENT_TABLES, chunk_id_of, doc_id_of, sha256_text
+from trustindex.schemas.web_url import file_url
 
 Row = dict[str, Any]
 
@@ -64,12 +65,6 @@ def _utc(dt: datetime) -> datetime:
     return dt.astimezone(UTC)
 
 
-def _url_for(repo_url: str, commit: str, path: str) -> str:
-    if repo_url.startswith(("https://", "http://")):
-        return f"{repo_url.removesuffix('.git')}/blob/{commit}/{path}"
-    return ""
-
-
 def _document_row(
     ctx: SourceContext,
     doc_id: str,
@@ -97,7 +92,7 @@ def _document_row(
         "last_substantive_change": _utc(last_sub.commit_date) if last_sub else ctx.head_time,
         "last_substantive_commit": last_sub.sha if last_sub else ctx.commit,
         "front_matter": json.dumps(fm, sort_keys=True, default=str),
-        "url": _url_for(ctx.source.url, ctx.commit, path),
+        "url": file_url(ctx.source.web_template, ctx.source.name, ctx.commit, path),
         "page_url": ctx.evidence.page_url(ctx.source.site_url, path, kind, fm),
         "warnings": list(extraction.warnings) if extraction else [],
     }

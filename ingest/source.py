@@ -74,7 +74,9 @@ def ingest_source(
     ``on_chunks``: called with each extracted document's chunk rows as soon as they exist (the build's
     embedding pipeline, warehouse.embed_pipeline); the tables are the same with or without it."""
     repo = (
-        repo if repo is not None else ensure_mirror(source.url, mirror_path(data_dir, source.name), source.blob_limit)
+        repo
+        if repo is not None
+        else ensure_mirror(source.url, mirror_path(data_dir, source.name), source.blob_limit, source.follows_head)
     )
     commit = commit or resolve_ref(repo, source.ref, source.url)
     entries = list_tree(repo, commit)
@@ -126,7 +128,7 @@ def ingest_source(
     rows = empty_rows()
     if inc.carry:
         assert previous is not None  # a plan carries rows forward only from a previous build
-        carried = carried_rows(previous, inc.carry, commit, source.url)
+        carried = carried_rows(previous, inc.carry, commit, source)
         report.extend(carried.pop("ingest_report"))
         for name, r in carried.items():
             rows[name].extend(r)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
-from trustindex.query.render import answer_line
+from trustindex.query.render import answer_line, sources_text
 from trustindex.schemas.answer_signals import LOW_CONFIDENCE
 from trustindex.schemas.content_risk import WARNINGS
 from trustindex.schemas.embedding_model import TOKENIZER_FILE, model_path
@@ -45,10 +45,7 @@ def header(r: dict) -> str:
     if r["abstained"] and r.get("abstention_note"):
         state += f" ({r['abstention_note']})"
     lines = [f"match tier: {r['match_tier']} · {answer_line(r)} · {state}"]
-    sources = ", ".join(
-        f"{s['source']} @ {(s.get('commit') or '?')[:12]} ({(s.get('commit_date') or '?')[:10]})"
-        for s in r.get("sources", [])
-    )
+    sources = sources_text(r)
     lines.append(
         f"snapshot {r['snapshot_id']} built {(r.get('built_at') or '?')[:10]}" + (f" · {sources}" if sources else "")
     )

@@ -36,6 +36,43 @@ def explain_answer(r: dict) -> list[str]:
     ]
 
 
+def sources_text(r: dict) -> str:
+    """The sources the hits come from, each with its commit and date, and a count of the rest: at 50 sources the
+    whole list was a ~3,000-character line above every answer (issue 29)."""
+    cited = {h["provenance"]["source"] for h in r.get("hits", [])}
+    shown = [s for s in r.get("sources", []) if s["source"] in cited]
+    rest = len(r.get("sources", [])) - len(shown)
+    text = ", ".join(
+        f"{s['source']} @ {(s.get('commit') or '?')[:12]} ({(s.get('commit_date') or '?')[:10]})" for s in shown
+    )
+    if not rest:
+        return text
+    more = f"{rest} {'other source' if rest == 1 else 'other sources'} in the snapshot"
+    return f"{text} (+ {more})" if text else more
+
+
+def states_text(constraints: dict) -> str:
+    """What a page states of the versions it applies to, as text: ``docs: current; ledger: >=1.0``."""
+    return "; ".join(f"{c}: {', '.join(map(str, v))}" for c, v in sorted(constraints.items()))
+
+
+def chain_text(chain: list[dict], people: int = 4) -> str:
+    """A verification chain with each person named once: their links, each with how often it occurs (one
+    merger of four commits was named four times)."""
+    by_person: dict[str, dict[str, int]] = {}
+    for c in chain:
+        links = by_person.setdefault(c["verifier"], {})
+        text = _link(c)
+        links[text] = links.get(text, 0) + 1
+    parts = [
+        " and ".join(f"{link} ×{n}" if n > 1 else link for link, n in links.items()) + f" by {person}"
+        for person, links in list(by_person.items())[:people]
+    ]
+    if len(by_person) > people:
+        parts.append(f"{len(by_person) - people} more people")
+    return "; ".join(parts)
+
+
 def _head(r: dict) -> list[str]:
     lines = [
         f"query: {r['query']}",
@@ -43,12 +80,7 @@ def _head(r: dict) -> list[str]:
         f"match tier: {r['match_tier']} · {answer_line(r)}",
     ]
     if r.get("sources"):
-        lines.append(
-            "sources: "
-            + ", ".join(
-                f"{s['source']} @ {(s['commit'] or '?')[:12]} ({(s['commit_date'] or '?')[:10]})" for s in r["sources"]
-            )
-        )
+        lines.append("sources: " + sources_text(r))
     for t in r["targets"]:
         lines.append(f"target {t['component']}={t['requested']}{'  (strict)' if r['strict'] else ''}")
     if r["abstained"] and r["abstention_reason"] == "low_confidence":
@@ -94,11 +126,12 @@ def render_table(r: dict, explain: bool = False) -> str:
 
 
 def _link(c: dict) -> str:
-    """One chain link: its evidence class, and the tier it lends when that is not the verifier's (claimed)."""
+    """One chain link without its verifier: its evidence class, and the tier it lends when that is not the
+    verifier's (claimed)."""
     lends = c.get("lends_tier", c["tier"])
     counts = f" → counts as {lends}" if lends != c["tier"] else ""
     stale = ", stale" if c["stale"] else ""
-    return f"{c.get('evidence_class', 'claimed')} {c['method']} by {c['verifier']} ({c['tier']}{counts}{stale})"
+    return f"{c.get('evidence_class', 'claimed')} {c['method']} ({c['tier']}{counts}{stale})"
 
 
 def explain_hit(h: dict) -> list[str]:
@@ -114,7 +147,7 @@ def explain_hit(h: dict) -> list[str]:
     )
     v = f["verification"]
     chain = v["evidence"].get("chain", [])
-    desc = "; ".join(_link(c) for c in chain[:4]) or "no verification evidence"
+    desc = chain_text(chain) or "no verification evidence"
     out.append(f"verification ×{v['multiplier']:.2f} [{v['status']}]: {desc}")
     fr = f["freshness"]["evidence"]
     out.append(
@@ -131,7 +164,7 @@ def explain_hit(h: dict) -> list[str]:
     vm = f["version_match"]
     if vm["status"] == "no_target":
         cons = vm["evidence"].get("constraints", {})
-        out.append("version ×1.00: no target given" + (f"; states {cons}" if cons else ""))
+        out.append("version ×1.00: no target given" + (f"; states {states_text(cons)}" if cons else ""))
     else:
         for t in vm["evidence"]["targets"]:
             out.append(

@@ -6,6 +6,7 @@ import math
 
 from trustindex.schemas.answer_signals import LOW_CONFIDENCE, UNCALIBRATED
 from trustindex.schemas.page_url import passage_page_url
+from trustindex.schemas.web_url import cite_lines
 
 # 3: answer_confidence is P(the top hit's page answers), calibration_status and low_confidence (issue 16)
 # 4: ranking_score is the ordering score (query/score.py) with its terms in ranking_terms; display_confidence
@@ -18,7 +19,7 @@ def provenance(d, i: int) -> dict:
     v = d.chunks.value
     start, end = v("start_line", i), v("end_line", i)
     headings = list(v("heading_path", i) or [])
-    url = f"{doc['url']}#L{start}-L{end}" if doc["url"] else None
+    url = cite_lines(doc["url"], start, end) if doc["url"] else None
     site_page = doc.get("page_url")
     return {
         "source": doc["source"],

@@ -21,7 +21,10 @@ from trustindex.schemas.components import FILE_NAME as COMPONENTS_FILE
 from trustindex.schemas.components import ComponentRegistry, load_components
 from trustindex.schemas.errors import ConfigError
 from trustindex.schemas.policy import TIERS, Policy
+from trustindex.schemas.registry import source_tables
+from trustindex.schemas.web_url import derived_template, template_error
 
+HEAD_REF = "HEAD"  # a source's ref when sources.toml gives none: the remote's default branch
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
@@ -45,12 +48,23 @@ class Source:
     # Where the source's docs are published (e.g. https://docs.midnight.network): hits then cite the page's URL,
     # routed as the site's Docusaurus config says; "" cites the hosting URL of the file.
     site_url: str = ""
+    # Where a file is read on the web at a commit (schemas/web_url.py); "" derives it from a known host's url.
+    web_url: str = ""
+
+    @property
+    def follows_head(self) -> bool:
+        """No ref configured: the source follows the remote's default branch."""
+        return self.ref == HEAD_REF
+
+    @property
+    def web_template(self) -> str:
+        return self.web_url or derived_template(self.url)
 
     @property
     def config_sha256(self) -> str:
         """Changes when the source's configuration changes (the publish gate keys on it)."""
         fields = asdict(self)
-        for optional in ("site_url", "blob_limit"):  # a source without one keeps the digest it had before the field
+        for optional in ("site_url", "blob_limit", "web_url"):  # without one, a source keeps the digest it had
             if not fields[optional]:
                 del fields[optional]
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
@@ -158,22 +172,21 @@ def _blob_limit(file: Path, key: str, table: dict) -> int | None:
     return v
 
 
+_SOURCE_KEYS = {"name", "url", "ref", "publisher", "include", "exclude", "publisher_override", "blob_limit"}
+
+
 def load_sources(path: str | Path) -> list[Source]:
+    """Every ``[[source]]``, with ``[defaults]`` and ``[sets]`` applied (schemas/registry.py)."""
     file = Path(path)
     data = _read_toml(file, "sources")
-    _no_unknown(file, "", data, {"source"})
+    _no_unknown(file, "", data, {"source", "defaults", "sets"})
     raw = data.get("source")
     if not isinstance(raw, list) or not raw:
         raise ConfigError(str(file), "source", "expected at least one [[source]] table")
     out: list[Source] = []
-    for i, t in enumerate(raw):
+    for i, t in enumerate(source_tables(str(file), data, raw)):
         key = f"source[{i}]"
-        _no_unknown(
-            file,
-            key,
-            t,
-            {"name", "url", "ref", "publisher", "include", "exclude", "publisher_override", "blob_limit", "site_url"},
-        )
+        _no_unknown(file, key, t, _SOURCE_KEYS | {"site_url", "web_url", "default_exclude"})
         name = _req(file, key, t, "name")
         if not _NAME.match(name):
             raise ConfigError(str(file), f"{key}.name", f"{name!r} must be letters, digits, '.', '_' or '-'")
@@ -184,6 +197,10 @@ def load_sources(path: str | Path) -> list[Source]:
         site_url = t.get("site_url", "")
         if not isinstance(site_url, str) or (site_url and not re.match(r"^https?://[^/\s]+", site_url)):
             raise ConfigError(str(file), f"{key}.site_url", f"expected an http(s) URL, got {site_url!r}")
+        web_url = t.get("web_url", "")
+        problem = template_error(web_url) if isinstance(web_url, str) else f"expected a URL template, got {web_url!r}"
+        if web_url and problem:
+            raise ConfigError(str(file), f"{key}.web_url", problem)
         overrides = []
         for j, o in enumerate(t.get("publisher_override", [])):
             okey = f"{key}.publisher_override[{j}]"
@@ -193,13 +210,15 @@ def load_sources(path: str | Path) -> list[Source]:
             Source(
                 name=name,
                 url=url,
-                ref=t.get("ref", "main") if isinstance(t.get("ref", "main"), str) else _req(file, key, t, "ref"),
+                # no ref: the branch the remote's HEAD names (crawl.git.ensure_mirror keeps the mirror's HEAD on it)
+                ref=_req(file, key, t, "ref") if "ref" in t else HEAD_REF,
                 publisher=_req(file, key, t, "publisher"),
                 include=_str_list(file, key, t, "include", Source.include),
                 exclude=_str_list(file, key, t, "exclude", ()),
                 publisher_overrides=tuple(overrides),
                 blob_limit=_blob_limit(file, key, t),
                 site_url=site_url,
+                web_url=web_url,
             )
         )
     names = [s.name for s in out]

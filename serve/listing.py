@@ -9,6 +9,7 @@ from collections import Counter, defaultdict
 from trustindex.query.reader import SnapshotData
 from trustindex.query.trust import evidence_class_of
 from trustindex.schemas.errors import SnapshotError
+from trustindex.schemas.web_url import document_url
 
 MAX_NEIGHBOURS = 20  # get_passage's bound on neighbours each side, over HTTP and MCP
 
@@ -60,7 +61,7 @@ class PassageMap:
                 "commit": doc["commit"],
                 "path": doc["path"],
                 "kind": doc["kind"],
-                "url": doc["url"] or None,
+                "url": document_url(doc["url"]) if doc["url"] else None,
                 "chunks": len(rows),
                 "last_modified": _iso(doc["last_modified"]),
                 "last_substantive_change": _iso(doc["last_substantive_change"]),

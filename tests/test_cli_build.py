@@ -92,3 +92,23 @@ def test_command_line_runs_send_no_heartbeat_without_an_api():
         before = prefect.context.get_settings_context().settings
         with in_process_settings():  # a configured API (a worker, a deployment): heartbeats stay on
             assert get_current_settings().flows.heartbeat_frequency == before.flows.heartbeat_frequency
+
+
+def test_the_ephemeral_servers_output_goes_to_its_log_not_the_terminal(demo, tmp_path):
+    """Issue 29: the server Prefect starts for a command-line run printed its shutdown tracebacks on the terminal.
+    Its debug logging is turned on here so that it has plenty to say; all of it lands in its log file."""
+    home = tmp_path / "prefect-home"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PREFECT_HOME": str(home), "PREFECT_LOGGING_SERVER_LEVEL": "DEBUG"}
+    env.pop("PREFECT_API_URL", None)
+    r = subprocess.run(
+        [sys.executable, "-m", "trustindex.cli.main", "refresh", "--sources", str(demo), "--data", str(tmp_path / "d")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=600,
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert [line for line in r.stderr.splitlines() if not line.startswith("trustindex: ")] == []
+    log = (home / "ephemeral-server.log").read_text()
+    assert "uvicorn.error - Started server process" in log and "DEBUG" in log

@@ -27,7 +27,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     # queries, and the HNSW file is written by query.dense, which reads it.
     # warehouse -> ingest: the text that is embedded (ingest.source.embed_text) and the progress display.
     "warehouse": {"schemas", "query", "ingest"},
-    "flows": {"schemas", "crawl", "ingest", "warehouse"},
+    # flows -> query: the source tasks run at once default to the cores the encoder runs on (query.encoder's count)
+    "flows": {"schemas", "crawl", "ingest", "warehouse", "query"},
     # serve: the transports (HTTP, MCP, workers, metrics) over the search library, never the build side
     "serve": {"schemas", "query"},
     "cli": {"schemas", "query", "serve", "ingest", "warehouse", "flows"},  # the command line runs every stage

@@ -37,7 +37,8 @@ def test_a_missing_blob_fails_its_file_alone_at_read(tmp_path):
     b = RepoBuilder(tmp_path / "src")
     b.commit({"docs/a.md": DOC.format(t="install"), "docs/b.md": DOC.format(t="deploy")}, "docs")
     b.commit({"docs/b.md": DOC.format(t="deploy a contract"), "docs/c.md": DOC.format(t="test")}, "more docs")
-    source = _source(str(tmp_path / "src"))
+    # a file:// URL copies the objects (a plain path borrows them through git alternates): this copy gets damaged
+    source = _source((tmp_path / "src").as_uri())
     dest = mirror_path(tmp_path / "data", source.name)
     ensure_mirror(source.url, dest)
     # Loose objects, so one blob can be taken away as a damaged copy loses it.

@@ -213,8 +213,12 @@ def test_compact_text_is_the_default(talk):
     head = text.split("\n\n")[0]
     assert f"match tier: {data['match_tier']}" in head and "answered" in head
     assert f"snapshot {data['snapshot_id']} built {data['built_at'][:10]}" in head
-    for s in data["sources"]:
-        assert f"{s['source']} @ {s['commit'][:12]} ({s['commit_date'][:10]})" in head
+    cited = {h["provenance"]["source"] for h in data["hits"]}
+    for s in data["sources"]:  # the sources of the hits by name and commit, the rest counted (issue 29)
+        named = f"{s['source']} @ {s['commit'][:12]} ({s['commit_date'][:10]})" in head
+        assert named == (s["source"] in cited)
+    rest = len(data["sources"]) - len(cited)
+    assert (f"{rest} other source" in head) == (rest > 0)
     for h in data["hits"]:
         p = h["provenance"]
         assert f"[{h['rank_position']}] {p['source']}/{p['path']}:{p['start_line']}" in text

@@ -10,6 +10,9 @@ embeds each text on its own, ``query.encoder.DEFAULT_BATCH_SIZE``), the worker o
 embedding cache, and the build still embeds, in its stable row order, whatever the cache lacks (everything
 when the overlap is off).  The worker runs inside the source task (Prefect's thread, or a Dask worker with the
 data directory) and is drained before the task returns, so tasks stay coarse and nothing crosses processes.
+
+Since issue 29 the worker is by default one per process, shared by every source (warehouse/embed_worker.py);
+``TRUSTINDEX_EMBED_WORKER=per-source`` brings back a worker per source task for the benches.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import logging
 import os
 import queue
 import threading
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +31,7 @@ import numpy as np
 from trustindex.ingest import progress
 from trustindex.ingest.rows import Row, embed_text
 from trustindex.schemas.embedding_model import encoder_cache_dir
+from trustindex.warehouse.embed_worker import MAX_TEXTS_PER_CALL, QUEUE_DOCUMENTS, Feed, shared_worker
 from trustindex.warehouse.embedder_factory import make_embedder
 from trustindex.warehouse.embeddings import EmbeddingCache
 
@@ -35,10 +40,10 @@ log = logging.getLogger(__name__)
 # The switch: "off" (or 0/false/no) embeds only after every source is extracted, as before the pipeline.
 OVERLAP_ENV = "TRUSTINDEX_OVERLAP"
 _ON, _OFF = ("1", "on", "true", "yes"), ("0", "off", "false", "no")
-# Documents waiting between extraction and the worker (each a list of its chunks' texts: a few kB).
-QUEUE_DOCUMENTS = 256
-# Texts the worker hands the encoder at once at most (what has queued up meanwhile, not a fixed batch).
-MAX_TEXTS_PER_CALL = 512
+# "shared" (the default): one worker per process fed by every source (warehouse/embed_worker.py); "per-source": a
+# worker thread per source task, as before issue 29 (kept for the benches that measure the difference).
+WORKER_ENV = "TRUSTINDEX_EMBED_WORKER"
+SHARED, PER_SOURCE = "shared", "per-source"
 _DONE = object()
 
 
@@ -51,6 +56,13 @@ def overlap_enabled() -> bool:
     raise ValueError(f"{OVERLAP_ENV}={raw!r}: expected on or off")
 
 
+def worker_mode() -> str:
+    raw = os.environ.get(WORKER_ENV, SHARED).strip().lower()
+    if raw not in (SHARED, PER_SOURCE):
+        raise ValueError(f"{WORKER_ENV}={raw!r}: expected {SHARED} or {PER_SOURCE}")
+    return raw
+
+
 @dataclass
 class PipelineStats:
     texts: int = 0  # chunk texts submitted
@@ -59,7 +71,53 @@ class PipelineStats:
     failed: str | None = None  # the worker's error: the build embeds what it left
 
 
-class EmbedPipeline:
+def EmbedPipeline(backend: str, data_dir: Path, source: str, mode: str = SHARED):  # noqa: N802 (was the class)
+    """A source's way into embedding: ``submit`` each extracted document's chunk rows, ``close`` when done."""
+    if mode == PER_SOURCE:
+        return PerSourcePipeline(backend, data_dir, source)
+    return SharedPipeline(backend, data_dir, source)
+
+
+def _pairs(chunks: list[Row]) -> list[tuple[str, str]]:
+    return [
+        (r["content_sha256"], embed_text(r["heading_path"] or [], r["symbol_path"], r["path"], r["text"]))
+        for r in chunks
+    ]
+
+
+class SharedPipeline:
+    """A source's feed into the process's one embedding worker; its "model" stage is the wait for the one load
+    (free after the first source), its "embed" stage runs from its first document to its last text embedded."""
+
+    def __init__(self, backend: str, data_dir: Path, source: str):
+        self.source = source
+        self.worker = shared_worker(backend, Path(data_dir))
+        self.feed = Feed(source)
+        self.stats = PipelineStats()
+        self._stages = ExitStack()
+        self._bar: progress._Stage | None = None
+
+    def submit(self, chunks: list[Row]) -> None:
+        pairs = _pairs(chunks)
+        if not pairs:
+            return
+        if self._bar is None:
+            with progress.stage("model", source=self.source):
+                self.worker.embedder()
+            self._bar = self._stages.enter_context(progress.stage("embed", unit="texts", source=self.source))
+            self.feed.on_encoded = self._bar.advance
+        self.worker.submit(self.feed, pairs)
+
+    def close(self) -> PipelineStats:
+        if self._bar is not None:
+            f = self.worker.finish(self.feed)
+            self._bar.note(cache_hits=f.cache_hits, distinct=len(f.seen))
+            self._stages.close()
+            self.stats = PipelineStats(f.texts, f.cache_hits, f.encoded, f.failed)
+        return self.stats
+
+
+class PerSourcePipeline:
     """``submit`` each extracted document's chunk rows; ``close`` waits for the worker and fills the cache.
 
     The model is loaded by the worker on the first document, so a source with nothing to extract (its tables
@@ -77,10 +135,7 @@ class EmbedPipeline:
         )
 
     def submit(self, chunks: list[Row]) -> None:
-        pairs = [
-            (r["content_sha256"], embed_text(r["heading_path"] or [], r["symbol_path"], r["path"], r["text"]))
-            for r in chunks
-        ]
+        pairs = _pairs(chunks)
         if not pairs:
             return
         if not self._started:

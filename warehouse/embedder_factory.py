@@ -36,6 +36,7 @@ def embedder_identity(backend: str) -> str:
 
 
 _LOADED: dict[tuple[Backend, str], Embedder] = {}
+_LOADS = [0]  # models loaded by this process (the benches report it)
 _LOADING = threading.Lock()  # sources' pipelines (embed_pipeline) may ask for the model at the same time
 
 
@@ -50,7 +51,13 @@ def make_embedder(backend: str = DEFAULT_BACKEND, cache_dir: Path | None = None)
     with _LOADING:
         if key not in _LOADED:
             _LOADED[key] = _make(kind, cache_dir)
+            _LOADS[0] += 1
         return _LOADED[key]
+
+
+def model_loads() -> int:
+    """How many embedding models this process has loaded so far (each backend and encoder cache once)."""
+    return _LOADS[0]
 
 
 def _make(kind: Backend, cache_dir: Path | None) -> Embedder:
