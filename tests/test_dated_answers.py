@@ -30,7 +30,17 @@ def test_a_response_carries_built_at_and_each_source_commit_and_date(index, demo
         assert s["commit_date"] == git_commit_date(repos / s["source"], s["commit"])
     head = render_table(r).splitlines()[1:3]
     assert f"built {r['built_at'][:10]}" in head[0]
-    assert all(f"{s['source']} @ {s['commit'][:12]} ({s['commit_date'][:10]})" in head[1] for s in r["sources"])
+    cited = {h["provenance"]["source"] for h in r["hits"]}
+    assert (
+        cited
+        and all(  # the sources the hits come from, each with its commit and date; the rest counted
+            f"{s['source']} @ {s['commit'][:12]} ({s['commit_date'][:10]})" in head[1]
+            for s in r["sources"]
+            if s["source"] in cited
+        )
+    )
+    if rest := len(r["sources"]) - len(cited):
+        assert f"+ {rest} other source" in head[1]
 
 
 def test_an_abstaining_response_is_dated_too(index):

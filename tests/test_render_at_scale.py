@@ -88,6 +88,13 @@ def test_the_explained_hit_uses_both():
         "also_in": [],
         "text": "t",
         "channels": {"dense": {"rank": 1, "score": 0.5}, "lexical": {"rank": 1, "score": 3.0}},
+        "ranking_score": 0.5,
+        "ranking_terms": {  # score contract 4: what orders the hit (query/score.py), no page terms here
+            "trust_weight": 1,
+            "relevance_weight": 1,
+            "ranking_relevance": 0.5,
+            "passage": {"dense": {"weight": 0.7, "value": 0.5}, "lexical": {"weight": 0.3, "value": 0.5}},
+        },
     }
     lines = explain_hit(h)
     assert "verification ×1.20 [verified]: authenticated merge (foundation) ×3 by Ada" in lines
