@@ -18,11 +18,11 @@ operator gave it: two entries that report the same pair are one compiler, and th
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from trustindex.schemas.errors import ConfigError
+from trustindex.schemas.toml_file import read_table_array
 
 FILE_NAME = "compilers.toml"
 
@@ -111,16 +111,7 @@ def load_compilers(path: str | Path | None, source_names: set[str] | None = None
     file = Path(path)
     if not file.is_file():
         raise ConfigError(str(file), None, "compilers file not found")
-    try:
-        data = tomllib.loads(file.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise ConfigError(str(file), None, f"not valid TOML: {e}") from None
-    for k in data:
-        if k != "compiler":
-            raise ConfigError(str(file), k, "unknown key (known: compiler)")
-    raw = data.get("compiler", [])
-    if not isinstance(raw, list):
-        raise ConfigError(str(file), "compiler", "expected [[compiler]] tables")
+    raw = read_table_array(file, "compiler")
     specs = [_spec(file, f"compiler[{i}]", t, source_names) for i, t in enumerate(raw)]
     labels = [s.label for s in specs]
     dup = sorted({x for x in labels if labels.count(x) > 1})

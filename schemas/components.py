@@ -21,12 +21,12 @@ import fnmatch
 import hashlib
 import json
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from trustindex.schemas.docs_versions import COMPONENT as DOCS
 from trustindex.schemas.errors import ConfigError
+from trustindex.schemas.toml_file import read_table_array
 
 FILE_NAME = "components.toml"
 NETWORK = "network"  # the network a compatibility table's tab describes (preview, preprod, mainnet)
@@ -109,16 +109,7 @@ def load_components(path: str | Path | None) -> ComponentRegistry:
     if path is None or not Path(path).is_file():
         return ComponentRegistry()
     file = Path(path)
-    try:
-        data = tomllib.loads(file.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise ConfigError(str(file), None, f"not valid TOML: {e}") from None
-    for k in data:
-        if k != "component":
-            raise ConfigError(str(file), k, "unknown key (known: component)")
-    raw = data.get("component", [])
-    if not isinstance(raw, list):
-        raise ConfigError(str(file), "component", "expected [[component]] tables")
+    raw = read_table_array(file, "component")
     out: list[Component] = []
     owner: dict[str, str] = {}
     for i, t in enumerate(raw):

@@ -4,28 +4,17 @@ from __future__ import annotations
 
 import html
 import re
-import shutil
 import struct
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from tests.browserkit import CHROMIUM, CHROMIUM_FLAGS
 from trustindex.schemas.snapshot import read_manifest, resolve_current
 from trustindex.warehouse.catalog import connect_snapshot
 from trustindex.warehouse.report_html import PLOTS, collect, render_html, render_report, report_markdown
 
-CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 HOSTILE = [  # strings a crawled repository controls (paths, error reasons), and what must not survive raw
     ('<img src="http://evil.example/x.png">', "<img"),
     ("<script>alert(1)</script>", "<script"),

@@ -22,21 +22,11 @@ from urllib.parse import quote, urlencode
 import httpx
 import pytest
 
+from tests.browserkit import CHROMEDRIVER, CHROMIUM, CHROMIUM_FLAGS
 from tests.servekit import ServeProcess
 from trustindex.serve.page import PAGE_PATHS, STATIC
 
-CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
-DRIVER = shutil.which("chromedriver") or ("/usr/bin/chromedriver" if Path("/usr/bin/chromedriver").exists() else None)
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+DRIVER, FLAGS = CHROMEDRIVER, CHROMIUM_FLAGS
 TOKEN = "page-test-token-5b1f"
 INSTALL = "How do I install the Compact compiler?"
 OFF_TOPIC = "What is the best pizza recipe in Naples?"  # nothing in the library: the response abstains
