@@ -167,6 +167,22 @@ def test_compile_evidence_reaches_the_version_factor(compiled_refresh):
     assert not any("language_version 0.26" in t for t in texts)  # the one 0.31.1 rejects is breaking: dropped
 
 
+def test_the_report_shows_the_compile_matrix(compiled_refresh, tmp_path):
+    """The HTML report: per source and compiler, distinct texts checked and each outcome, as a plot and a table."""
+    from trustindex.schemas.snapshot import resolve_current
+    from trustindex.warehouse.report_html import collect, render_html
+
+    rows = pq.read_table(resolve_current(compiled_refresh["data"]) / "compile_checks.parquet").to_pylist()
+    d = collect(compiled_refresh["data"])
+    page = render_html(d)
+    assert 'id="plot-compile"' in page and "Compile checks per source and compiler" in page
+    cells = {(r["source"], r["outcome"]): r["n"] for r in d["compile_checks"]}
+    for (source, outcome), n in cells.items():  # what the table counts is what the table of checks holds
+        assert n == len({r["text_sha256"] for r in rows if r["source"] == source and r["outcome"] == outcome})
+    assert cells[("c", PASSED)] >= 2 and cells[("c", REJECTED)] >= 1
+    assert "<td>compactc 0.31.1</td>" in page
+
+
 @pytest.mark.skipif(not os.environ.get("TRUSTINDEX_TEST_COMPACTC"), reason="no second compactc named")
 def test_a_new_compiler_compiles_each_text_once_for_it_only(compactc, compiled_refresh, tmp_path):
     """TRUSTINDEX_TEST_COMPACTC=path[:path]: further built compilers (another tag) to add to the refresh's."""

@@ -121,6 +121,12 @@ def collect(data_dir: Path, policy: Policy | None = None) -> dict:
             "ingest": q(
                 "ingest_report", "SELECT source, status, count(*) AS n FROM ingest_report GROUP BY 1, 2 ORDER BY 1, 2"
             ),
+            # per source and compiler: distinct texts by outcome (issue 28; none in a build without compilers)
+            "compile_checks": q(
+                "compile_checks",
+                "SELECT source || ' · compactc ' || compiler_version AS checked_by, source, compiler_version, "
+                "outcome, count(DISTINCT text_sha256) AS n FROM compile_checks GROUP BY 1, 2, 3, 4 ORDER BY 1, 4",
+            ),
             "skipped_by_rule": q(
                 "ingest_report",
                 "SELECT coalesce(nullif(rule, ''), '(none)') AS rule, count(*) "

@@ -158,6 +158,7 @@ def render_html(d: dict) -> str:
             ),
         )
     }
+<div class="grid">{fig("plot-compile", _compile_table(d.get("compile_checks") or []))}</div>
 <div class="grid">{
         fig(
             "plot-verification",
@@ -192,6 +193,22 @@ def render_html(d: dict) -> str:
     }</section>
 </main></body></html>
 """
+
+
+def _compile_table(rows: list[dict]) -> str:
+    """The compile-check matrix as numbers: a row per source and compiler, a column per outcome."""
+    from trustindex.schemas.compilers import OUTCOMES
+
+    matrix: dict[tuple, dict] = {}
+    for r in rows:
+        cell = matrix.setdefault((r["source"], r["compiler_version"]), {o: 0 for o in OUTCOMES})
+        cell[r["outcome"]] = cell.get(r["outcome"], 0) + r["n"]
+    table = [
+        {"source": src, "compiler": f"compactc {ver}", "checked": sum(c.values()), **c}
+        for (src, ver), c in sorted(matrix.items())
+    ]
+    cols = [("source", "source"), ("compiler", "compiler"), ("checked", "checked")] + [(o, o) for o in OUTCOMES]
+    return _table(table, cols, "no compile checks (no compilers.toml)")
 
 
 def _calibration_side(c: dict) -> str:

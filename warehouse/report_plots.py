@@ -6,6 +6,7 @@ import html
 import io
 import re
 
+from trustindex.schemas.compilers import OUTCOMES
 from trustindex.warehouse.report_data import FRESHNESS_BUCKETS
 
 TIER_ORDER = ["foundation", "partner", "third_party", "community", "unknown"]
@@ -26,7 +27,9 @@ PLOTS = {  # id -> title: the figures every report carries (tests look for these
     "plot-deprecation": "Deprecations per source and scope",
     "plot-ingest": "Ingest accounting per source",
     "plot-reliability": "Answer confidence: reliability on held-out queries",
+    "plot-compile": "Compile checks per source and compiler",
 }
+OUTCOME_COLOURS = dict(zip(OUTCOMES, ("#2e7d32", "#c62828", "#6a1b9a", "#ef6c00", "#424242"), strict=True))
 
 
 # -- plots ---------------------------------------------------------------------------------------
@@ -175,6 +178,11 @@ def _plots(d: dict) -> dict[str, str]:
     _stacked_barh(ax, d["ingest"], "source", "status", ["ingested", "skipped", "failed"], STATUS_COLOURS, "files")
     out["plot-ingest"] = _svg(fig, "plot-ingest")
     out["plot-reliability"] = _reliability(d.get("calibration") or {})
+
+    rows = d.get("compile_checks") or []
+    fig, ax = _figure(height=max(2.2, 0.3 * len({r["checked_by"] for r in rows}) + 1.0))
+    _stacked_barh(ax, rows, "checked_by", "outcome", list(OUTCOMES), OUTCOME_COLOURS, "distinct texts checked")
+    out["plot-compile"] = _svg(fig, "plot-compile")
     return out
 
 
