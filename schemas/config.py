@@ -125,6 +125,12 @@ class Identities:
         e = (email or "").strip().lower()
         return next((p for p in self.platforms if p.committer_email == e), None)
 
+    def add_person(self, person: Person) -> None:
+        """List ``person`` and index each of their e-mail addresses (identity is the address, case-insensitive)."""
+        self.people.append(person)
+        for e in person.emails:
+            self._by_email[e.strip().lower()] = person
+
     def person_by_email(self, email: str) -> Person | None:
         """Identity is the e-mail address: a known name with an unknown address is unknown."""
         return self._by_email.get((email or "").strip().lower())
@@ -253,9 +259,7 @@ def load_identities(path: str | Path) -> Identities:
         )
         if person.publisher not in ids.publishers:
             raise ConfigError(str(file), f"{key}.publisher", f"unknown publisher {person.publisher!r}")
-        ids.people.append(person)
-        for e in person.emails:
-            ids._by_email[e.strip().lower()] = person
+        ids.add_person(person)
     for i, t in enumerate(data.get("platform", [])):
         ids.platforms.append(_platform(file, f"platform[{i}]", t, ids))
     return ids

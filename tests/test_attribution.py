@@ -8,9 +8,7 @@ def ids() -> Identities:
     i = Identities()
     for p in (Publisher("mf", "Midnight Foundation", "foundation"), Publisher("lumen", "Lumen Labs", "partner")):
         i.publishers[p.id] = p
-    marta = Person("Marta", ("marta@lumen.example",), "lumen")
-    i.people.append(marta)
-    i._by_email["marta@lumen.example"] = marta
+    i.add_person(Person("Marta", ("marta@lumen.example",), "lumen"))
     return i
 
 

@@ -35,9 +35,7 @@ def registry(tmp_path_factory):
     root = tmp_path_factory.mktemp("org")
     ids = Identities()
     ids.publishers["mf"] = Publisher("mf", "Midnight Foundation", "foundation")
-    ada = Person("Ada", ("ada@example.org",), "mf")
-    ids.people.append(ada)
-    ids._by_email["ada@example.org"] = ada
+    ids.add_person(Person("Ada", ("ada@example.org",), "mf"))
     sources = []
     for name in NAMES:
         b = RepoBuilder(root / name)

@@ -32,9 +32,7 @@ def world(tmp_path, prefect_harness):
     first = b.commit(files, "initial docs")
     ids = Identities()
     ids.publishers["mf"] = Publisher("mf", "Midnight Foundation", "foundation")
-    ada = Person("Ada", ("ada@example.org",), "mf")
-    ids.people.append(ada)
-    ids._by_email["ada@example.org"] = ada
+    ids.add_person(Person("Ada", ("ada@example.org",), "mf"))
     src = Source(name="docs", url=str(b.path), ref="main", publisher="mf", include=("**/*.md",))
     return {"builder": b, "source": src, "ids": ids, "data": tmp_path / "data", "first": first, "files": files}
 

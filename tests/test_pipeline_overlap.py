@@ -28,9 +28,7 @@ def _page(i: int, source: str) -> str:
 def two_sources(tmp_path):
     ids = Identities()
     ids.publishers["mf"] = Publisher("mf", "Midnight Foundation", "foundation")
-    ada = Person("Ada", ("ada@example.org",), "mf")
-    ids.people.append(ada)
-    ids._by_email["ada@example.org"] = ada
+    ids.add_person(Person("Ada", ("ada@example.org",), "mf"))
     sources = []
     for name in ("alpha", "beta"):
         b = RepoBuilder(tmp_path / name)

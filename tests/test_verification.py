@@ -16,9 +16,7 @@ def ids() -> Identities:
     i = Identities()
     i.publishers["mf"] = Publisher("mf", "MF", "foundation")
     for p in (Person("Ada Lovelace", ("ada@mf.example",), "mf"), Person("Priya", ("priya@mf.example",), "mf")):
-        i.people.append(p)
-        for e in p.emails:
-            i._by_email[e] = p
+        i.add_person(p)
     return i
 
 
