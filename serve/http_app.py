@@ -54,7 +54,6 @@ from trustindex.serve.page import PAGE_PATHS, page_routes
 
 log = logging.getLogger("trustindex.serve")
 WORKER_HEADER = "x-trustindex-worker"  # the answering process's id: ``serve --workers N`` runs N of them
-LOOPBACK = LOOPBACK_NAMES
 # the search page's static files hold no index data; its script sends the token on each /v1 call (serve/page.py)
 OPEN_ROUTES = ("/healthz", "/readyz", *PAGE_PATHS)
 
@@ -78,7 +77,7 @@ class ServeConfig:
     body_timeout: float = 10.0  # seconds a client has to send its whole body, before it takes a slot
 
     def check(self) -> None:
-        if self.host not in LOOPBACK and not self.tokens:
+        if self.host not in LOOPBACK_NAMES and not self.tokens:
             raise TrustIndexError(
                 f"binding to {self.host} needs a bearer token: give --token-file FILE or set TRUSTINDEX_TOKENS"
             )

@@ -13,14 +13,13 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from trustindex.schemas.tables import COMPILE_CHECKS
+
+# The cache keeps what a check found, not where the text was: the snapshot table's result columns
 SCHEMA = pa.schema(
     [
-        ("text_sha256", pa.string()),
-        ("compiler_version", pa.string()),
-        ("language_version", pa.string()),
-        ("outcome", pa.string()),
-        ("reason", pa.string()),
-        ("seconds", pa.float64()),
+        COMPILE_CHECKS.field(n)
+        for n in ("text_sha256", "compiler_version", "language_version", "outcome", "reason", "seconds")
     ]
 )
 
