@@ -43,7 +43,7 @@ from trustindex.warehouse.embeddings import EmbeddingCache
 from trustindex.warehouse.publish_gate import PublishRefused, check_publish
 from trustindex.warehouse.runs import write_run_record
 from trustindex.warehouse.snapshots import current_id, finish_snapshot, list_snapshots, new_build_dir, set_current
-from trustindex.warehouse.tables import last_source_meta, load_source_tables, save_source_tables
+from trustindex.warehouse.tables import last_source_meta, load_source_tables, save_source_tables, saved_source_tables
 from trustindex.warehouse.tokens import token_counter
 
 
@@ -119,8 +119,7 @@ def ingest_source_task(
         "source": source.name,
         "commit": commit,
         "commit_date": commit_date,
-        "key": key,
-        "tables": tables,
+        "key": key,  # the tables stay on disk (save_source_tables): the build reads them (SavedSourceTables)
         "note": note,
         "stages": stages,
         # texts this task put in the embedding cache (a failed worker put none: the build embedded them)
@@ -336,7 +335,7 @@ def refresh_flow(
             last = last_source_meta(Path(data_dir), s.name)
             tables = load_source_tables(Path(data_dir), s.name, last[0]) if last else None
             if tables is not None and last[1].get("context") == context_key(s, ids, ledger, policy):
-                per_source[s.name], keys[s.name] = tables, last[0]
+                per_source[s.name], keys[s.name] = saved_source_tables(Path(data_dir), s.name, last[0]), last[0]
                 row.update(
                     commit=last[1]["commit"],
                     commit_date=last[1].get("commit_date"),
@@ -345,7 +344,7 @@ def refresh_flow(
             else:
                 row["note"] = "failed; no earlier tables to serve"
         else:
-            per_source[s.name], keys[s.name] = out["tables"], out["key"]
+            per_source[s.name], keys[s.name] = saved_source_tables(Path(data_dir), s.name, out["key"]), out["key"]
             stages.extend(out["stages"])
             embedded += out["embedded"]
             row.update(commit=out["commit"], commit_date=out["commit_date"], note=out["note"])
