@@ -67,7 +67,7 @@ def build_server(
         try:
             index, passages, warning = live.get()
             result = fn(index, passages)
-            text = text_of(index, result) if text_of else json.dumps(result, ensure_ascii=False, default=str)
+            text = text_of(index, result) if text_of else json.dumps(result, ensure_ascii=False)
         except TrustIndexError as e:
             raise ToolError(one_line(e, "internal error: ")) from None
         except Exception as e:  # a bug: one line to the client, the traceback to the server's stderr
@@ -76,7 +76,8 @@ def build_server(
         content: list[ContentBlock] = [TextContent(type="text", text=text)]
         if warning:
             content.append(TextContent(type="text", text=f"warning: {warning}"))
-        return CallToolResult(content=content, structured_content=json.loads(json.dumps(result, default=str)))
+        # every result is JSON already (responses, passages and listings: strings, numbers, lists, dicts)
+        return CallToolResult(content=content, structured_content=result)
 
     @server.tool(annotations=ro)
     def search(
@@ -104,7 +105,7 @@ def build_server(
 
         def text_of(ix, r: dict) -> str:
             if detail == "full":
-                return json.dumps(r, ensure_ascii=False, default=str)
+                return json.dumps(r, ensure_ascii=False)
             return render_compact(r, max_tokens, token_counter(str(ix.data.dir)))
 
         def run(ix, _) -> dict:

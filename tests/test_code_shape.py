@@ -17,7 +17,6 @@ FUNCTION_ROOMS, MODULE_ROOMS = ("query", "serve"), ("schemas", "query", "serve")
 KNOWN = {
     ("serve/http_app.py", "build_app"),
     ("serve/mcp_server.py", "build_server"),
-    ("serve/openapi.py", "openapi_document"),
     ("schemas/policy.py", "<module>"),
 }
 
