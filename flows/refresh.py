@@ -42,7 +42,7 @@ from trustindex.warehouse.embeddings import EmbeddingCache
 from trustindex.warehouse.publish_gate import publish_snapshot
 from trustindex.warehouse.runs import write_run_record
 from trustindex.warehouse.snapshots import finish_snapshot, list_snapshots, new_build_dir
-from trustindex.warehouse.tables import last_source_meta, load_source_tables
+from trustindex.warehouse.tables import last_source_meta, load_source_tables, saved_source_tables
 
 
 @task(name="embed-index-publish", cache_policy=NO_CACHE)
@@ -118,20 +118,20 @@ def _compile_step(per_source: dict, rows: list[dict], cfg: BuildConfig, data: Pa
     return out, {**report.as_dict(), "compilers": compilers_used, "digest": report.digest, "stages": stages}
 
 
-def _failed_source(s: Source, error: BaseException, cfg: BuildConfig, data: Path) -> tuple[SourceRow, dict | None, str]:
-    """A failed source's row, and its last good tables and their key when they were made under today's context."""
+def _failed_source(s: Source, error: BaseException, cfg: BuildConfig, data: Path) -> tuple[SourceRow, str | None]:
+    """A failed source's row, and the key of its last good tables when they were made under today's context."""
     tier = cfg.ids.tier_of(s.publisher)
     last = last_source_meta(data, s.name)
     tables = load_source_tables(data, s.name, last[0]) if last else None
     if tables is None or last[1].get("context") != context_key(s, cfg.ids, cfg.ledger, cfg.policy):
         note = "failed; no earlier tables to serve"
-        return SourceRow.of(s, tier, status=FAILED, error=str(error), note=note), None, ""
+        return SourceRow.of(s, tier, status=FAILED, error=str(error), note=note), None
     commit = last[1]["commit"]
     note = f"failed; serving its last good tables (commit {commit[:12]})"
     row = SourceRow.of(
         s, tier, commit=commit, commit_date=last[1].get("commit_date"), status=FAILED, error=str(error), note=note
     )
-    return row, tables, last[0]
+    return row, last[0]
 
 
 @functools.cache  # once per process: what is alive at the first run
@@ -169,7 +169,8 @@ def refresh_flow(cfg: BuildConfig, request: RefreshRequest) -> RefreshResult:
     for s in cfg.sources:
         out = futures[s.name].result(raise_on_failure=False)
         if isinstance(out, SourceOutcome):
-            per_source[s.name], keys[s.name] = out.tables, out.key
+            # the tables stay on disk (save_source_tables): the build reads them (SavedSourceTables)
+            per_source[s.name], keys[s.name] = saved_source_tables(data, s.name, out.key), out.key
             stages.extend(out.stages)
             embedded += out.embedded
             tier = cfg.ids.tier_of(s.publisher)
@@ -177,9 +178,9 @@ def refresh_flow(cfg: BuildConfig, request: RefreshRequest) -> RefreshResult:
             continue
         failures[s.name] = str(out)
         log.error("source %s failed: %s", s.name, out)
-        row, tables, key = _failed_source(s, out, cfg, data)
-        if tables is not None:
-            per_source[s.name], keys[s.name] = tables, key
+        row, key = _failed_source(s, out, cfg, data)
+        if key is not None:
+            per_source[s.name], keys[s.name] = saved_source_tables(data, s.name, key), key
         rows.append(row)
     if not per_source:
         raise SourceError("every source failed: " + "; ".join(f"{k}: {v}" for k, v in failures.items()))

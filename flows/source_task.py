@@ -41,15 +41,14 @@ class SourceRun:
 
 @dataclass(frozen=True)
 class SourceOutcome:
-    """One source's task result: the commit taken, its tables (and their key), how they were made, the stages'
-    records, and the chunk texts the task put in the embedding cache (a failed worker put none: the build embedded
-    them)."""
+    """One source's task result: the commit taken, the key its tables were saved under (they stay on disk: the
+    build reads them, warehouse.tables.SavedSourceTables), how they were made, the stages' records, and the chunk
+    texts the task put in the embedding cache (a failed worker put none: the build embedded them)."""
 
     source: str
     commit: str
     commit_date: str
     key: str
-    tables: dict
     note: str
     stages: list[dict]
     embedded: int
@@ -113,4 +112,4 @@ def ingest_source_task(source: Source, run: SourceRun) -> SourceOutcome:
             "source %s: embedding during extraction failed: %s", source.name, pipeline.stats.failed
         )
     embedded = pipeline.stats.encoded if pipeline and not pipeline.stats.failed else 0
-    return SourceOutcome(source.name, commit, commit_date, key, tables, note, stages, embedded)
+    return SourceOutcome(source.name, commit, commit_date, key, note, stages, embedded)

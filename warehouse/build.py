@@ -147,10 +147,16 @@ def write_snapshot_files(
             write_table(t, build_dir / TABLE_FILES[name])
             counts[name] = t.num_rows
             bar.advance(t.num_rows)
-    chunks = tables["chunks"]
+    # What the stages below hold is the build's peak memory (issue 29: ~92k chunks): only the chunks stay, the
+    # float32 vectors and the cache's copy of them go once the float16 matrix exists, the body texts once their
+    # BM25 is built.
+    chunks = tables.pop("chunks")
+    del tables
     texts = embedding_input(chunks)
     matrix, stats = embed_texts(texts, chunks.column("content_sha256").to_pylist(), embedder, cache)
+    cache.release()
     matrix16 = np.ascontiguousarray(matrix, dtype=STORAGE_DTYPE)  # float16 on disk: query/dense.py
+    del matrix
     if ann_min_rows is None:
         ann_min_rows = Policy.default()["dense"]["exact_below"]
     with progress.stage("index", len(texts), unit="chunks") as bar:  # vectors on disk, ANN if large, BM25
@@ -160,10 +166,11 @@ def write_snapshot_files(
             build_ann_index(matrix16, build_dir / DENSE_INDEX)
             bar.note(ann=True)
         build_bm25(texts, build_dir / BM25_DIR)
+        del texts
         build_bm25(field_input(chunks), build_dir / BM25_FIELDS_DIR)
     for rel, src in embedder.snapshot_files().items():
         place_file(src, build_dir / rel)
-    counts["embeddings"] = int(matrix.shape[0])
+    counts["embeddings"] = int(matrix16.shape[0])
     return counts, stats
 
 
