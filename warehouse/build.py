@@ -6,6 +6,8 @@ bytes, and therefore get the same snapshot id.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
 from pathlib import Path
@@ -17,9 +19,18 @@ from trustindex.ingest import progress
 from trustindex.query.dense import STORAGE_DTYPE, build_ann_index
 from trustindex.schemas.components import ComponentRegistry
 from trustindex.schemas.policy import Policy
-from trustindex.schemas.snapshot import BM25_DIR, BM25_FIELDS_DIR, COMPONENTS, DENSE_INDEX, EMBEDDINGS, TABLE_FILES
-from trustindex.schemas.tables import SOURCE_TABLES, table_from_rows
+from trustindex.schemas.snapshot import (
+    BM25_DIR,
+    BM25_FIELDS_DIR,
+    COMPONENTS,
+    DENSE_INDEX,
+    EMBEDDINGS,
+    INDEX_FORMAT,
+    TABLE_FILES,
+)
+from trustindex.schemas.tables import SCHEMA_VERSION, SOURCE_TABLES, table_from_rows
 from trustindex.warehouse.bm25 import build_bm25
+from trustindex.warehouse.embedder_factory import embedder_identity
 from trustindex.warehouse.embeddings import Embedder, EmbeddingCache, EmbedStats, embed_texts
 from trustindex.warehouse.tables import concat, write_table
 
@@ -182,3 +193,25 @@ def place_file(src: Path, dst: Path) -> None:
         os.link(src, dst)
     except OSError:
         shutil.copyfile(src, dst)
+
+
+def build_inputs_key(
+    keys: dict[str, str], rows: list[dict], backend: str, ann_min_rows: int, components: str = "", compiled: str = ""
+) -> str:
+    """Everything a snapshot's files depend on; equal keys give byte-identical snapshots.
+
+    ``keys``: each source's tables key; ``rows``: the sources' rows; ``components``: the component registry's
+    digest (it renames the stored version targets); ``compiled``: the compile checks' digest (flows.compile_step)."""
+    payload = {
+        "schema": SCHEMA_VERSION,
+        "index_format": INDEX_FORMAT,
+        "sources": sorted(keys.items()),
+        "embedder": embedder_identity(backend),
+        "ann_min_rows": ann_min_rows,
+        **({"components": components} if components else {}),
+        **({"compiled": compiled} if compiled else {}),
+        "rows": sorted(
+            (r["source"], r["status"], r["commit"] or "", r["config_sha256"], r["error"] or "") for r in rows
+        ),
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:24]
