@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from trustindex.query.trust import evidence_class_of, lent_tier
+from trustindex.query.trust import evidence_class_of, lent_tier, page_kind_factor
 from trustindex.schemas.errors import TrustIndexError
 from trustindex.schemas.policy import Policy
 from trustindex.schemas.snapshot import read_manifest, resolve_current
@@ -116,6 +116,8 @@ def inspect(a) -> int:
         "path": d["path"],
         "commit": d["commit"],
         "attribution": attr[0] if attr else {},
+        # what the page is and its multiplier under the policy given (--policy; else the built-in one)
+        "page_kind": page_kind_factor(d, Policy.load(getattr(a, "policy", None))),
         "freshness": {
             "last_modified": d["last_modified"],
             "last_modified_commit": d["last_modified_commit"],
@@ -137,6 +139,8 @@ def inspect(a) -> int:
         print(f"{d['source']}/{d['path']} @ {d['commit'][:12]} — {n} chunks")
         at = out["attribution"]
         print(f"  attribution: {at.get('publisher_name')} ({at.get('tier')}, via {at.get('origin')})")
+        pk = out["page_kind"]
+        print(f"  page kind: {pk['status']} ×{pk['multiplier']:.2f} ({pk['evidence']['reason']})")
         print(
             f"  freshness: last modified {d['last_modified']}, last substantive change {d['last_substantive_change']}"
         )
