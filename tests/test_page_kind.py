@@ -18,8 +18,8 @@ from trustindex.extractors.docs_routes import load_docs_routes
 from trustindex.extractors.page_kind import blog_dirs, load_page_kinds
 from trustindex.ingest.dispatch import kind_of
 from trustindex.ingest.source import ingest_source
+from trustindex.query.columns import RowMap
 from trustindex.query.explain import check
-from trustindex.query.reader import RowMap
 from trustindex.query.trust import page_kind_factor
 from trustindex.query.trust_prior import TrustPrior
 from trustindex.schemas.config import Identities, Source
