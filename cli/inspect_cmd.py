@@ -184,6 +184,8 @@ def stats(a) -> int:
                 + ", ".join(f"{c} {ev[c]} ({100 * ev['share'][c]:.0f}%)" for c in EVIDENCE_CLASSES)
             )
             print(f"  freshness (days since substantive change): {s['freshness_days']}")
+            if "documents_per_page_kind" in s:
+                print("  page kinds: " + ", ".join(f"{k} {n}" for k, n in s["documents_per_page_kind"].items()))
             for compiler, c in s.get("compile_checks", {}).items():
                 print(f"  compile checks, {compiler}: " + ", ".join(f"{v} {k}" for k, v in c.items()))
     return 0
@@ -201,6 +203,12 @@ def stats_from(con) -> dict:
     if _has_table(con, "compile_checks"):
         for name, s in out.items():
             s["compile_checks"] = compile_stats(con, name)
+    if "page_kind" in {r["column_name"] for r in fetch_dicts(con, "SELECT column_name FROM (DESCRIBE documents)")}:
+        for r in fetch_dicts(
+            con, "SELECT source, page_kind, count(*) AS n FROM documents GROUP BY 1, 2 ORDER BY 1, n DESC, 2"
+        ):
+            if r["source"] in out:
+                out[r["source"]].setdefault("documents_per_page_kind", {})[r["page_kind"]] = r["n"]
     return out
 
 

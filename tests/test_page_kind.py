@@ -247,6 +247,9 @@ def test_explain_inspect_and_the_compact_text_show_the_kind(site, capsys):
     assert main(["inspect", "--data", str(site), "--source", "org", "--path", "skills/ledger/references/maps.md"]) == 0
     shown = capsys.readouterr().out
     assert "page kind: agent_instructions ×0.50 (in a skill's folder: skills/ledger/SKILL.md)" in shown
+    assert main(["stats", "--data", str(site), "--json"]) == 0
+    per_kind = json.loads(capsys.readouterr().out)["org"]["documents_per_page_kind"]
+    assert per_kind[AGENT_INSTRUCTIONS] >= 10 and per_kind["reference"] >= 3 and per_kind["draft"] == 3
 
 
 def test_a_snapshot_without_page_kinds_opens_and_scores_as_unknown(site):
