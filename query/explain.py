@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from trustindex.query.score import weights_in_use
 from trustindex.schemas.policy import Policy
 
-FACTORS = ("attribution", "verification", "freshness", "deprecation", "version_match", "content_risk")
+FACTORS = ("attribution", "verification", "freshness", "page_kind", "deprecation", "version_match", "content_risk")
 TOLERANCE = 2e-5  # a product of up to eight 6-decimal numbers, each off by at most 5e-7
 
 

@@ -7,7 +7,7 @@ import textwrap
 from trustindex.query.explain import formula_lines
 from trustindex.query.score import FORMULA
 
-FACTORS = ("attribution", "verification", "freshness", "deprecation", "version_match", "content_risk")
+FACTORS = ("attribution", "verification", "freshness", "page_kind", "deprecation", "version_match", "content_risk")
 CALIBRATION_NAMES = {
     "default": ("the shipped calibration", "fitted on the project's judged real-docs queries"),
     "operator": ("the operator's calibration", "fitted by trustindex calibrate"),
@@ -104,7 +104,7 @@ def render_table(r: dict, explain: bool = False) -> str:
         return "\n".join(lines + ["(no hits)"])
     lines.append("")
     lines.append(
-        f"{'#':>2} {'shown':>5} {'rank':>5} {'trust':>5}  {'attr':>4} {'verif':>5} {'fresh':>5} "
+        f"{'#':>2} {'shown':>5} {'rank':>5} {'trust':>5}  {'attr':>4} {'verif':>5} {'fresh':>5} {'page':>4} "
         f"{'depr':>4} {'vers':>4} {'risk':>4}  source / path  § heading"
     )
     for h in r["hits"]:
@@ -116,7 +116,7 @@ def render_table(r: dict, explain: bool = False) -> str:
             f"{h['trust_score']:>5.2f}  "
             + " ".join(
                 f"{f[n]['multiplier'] if n in f else 1.0:>4.2f}".rjust(w)
-                for n, w in zip(FACTORS, (4, 5, 5, 4, 4, 4), strict=True)
+                for n, w in zip(FACTORS, (4, 5, 5, 4, 4, 4, 4), strict=True)
             )
             + f"  {p['source']}/{p['path']}:{p['start_line']}  § {where}"
         )
@@ -155,6 +155,9 @@ def explain_hit(h: dict) -> list[str]:
         f"{(fr['last_substantive_change'] or '')[:10]} ({fr['age_days']:.0f} days), last modified "
         f"{(fr['last_modified'] or '')[:10]}"
     )
+    pk = f.get("page_kind")
+    if pk is not None:
+        out.append(f"page kind ×{pk['multiplier']:.2f} [{pk['status']}]: {pk['evidence'].get('reason', '')}")
     dp = f["deprecation"]
     if dp["status"] == "deprecated":
         m = dp["evidence"]["markers"][0]

@@ -34,6 +34,7 @@ from trustindex.query.trust import (
     deprecation_factor,
     freshness_factor,
     home_tier_of,
+    page_kind_factor,
     reference_day,
     verification_factor,
 )
@@ -297,6 +298,7 @@ def factors(st: SearchState, i: int, today, vf: dict | None, targets, strict: bo
             d.verifications.get(doc_id, []), policy, home_tier_of(d.attribution.get(doc_id))
         ),
         "freshness": freshness_factor(d.docs[doc_id], policy, today),
+        "page_kind": page_kind_factor(d.docs[doc_id], policy),
         "deprecation": deprecation_factor(d.deprecation_rows(i), policy, docs_targeted, d.version_folder(i)),
         "version_match": vf,
         "content_risk": content_risk_factor(d.content_risk_rows(i), policy),

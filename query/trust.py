@@ -1,6 +1,6 @@
-"""The five trust factors: multiplier, status and evidence, from stored evidence and the policy.
+"""The trust factors: multiplier, status and evidence, from stored evidence and the policy.
 
-trust = attribution × verification × freshness × deprecation × version_match,
+trust = attribution × verification × freshness × page_kind × deprecation × version_match × content_risk,
 clamped to [0, 1] after the product.  Every number comes from the policy read
 at query time, so editing it changes scores without a rebuild.
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from trustindex.schemas.docs_versions import LEGACY_MARKER, superseded_by
+from trustindex.schemas.page_kinds import UNKNOWN
 from trustindex.schemas.policy import TIERS, Policy
 from trustindex.schemas.tables import AUTHENTICATED, CLAIMED, OPERATOR
 
@@ -136,6 +137,24 @@ def freshness_factor(doc: dict, policy: Policy, today: datetime) -> dict:
             "half_life_days": f["half_life_days"],
             "reference_date": _iso(today),
         },
+    }
+
+
+def page_kind_multiplier(kind: str | None, policy: Policy) -> float:
+    """The policy's multiplier for a page kind (a snapshot without page kinds reads ``unknown``)."""
+    table = policy["page_kind"]
+    return table.get(kind or UNKNOWN, table[UNKNOWN])
+
+
+def page_kind_factor(doc: dict, policy: Policy) -> dict:
+    """What the page is (extractors/page_kind.py: from its path, front matter and the site config), weighted by the
+    operator's ``[page_kind]`` table: the status is the kind, the evidence the rule that named it."""
+    kind = doc.get("page_kind") or UNKNOWN
+    reason = doc.get("page_kind_reason") or "the snapshot was built before pages had a kind"
+    return {
+        "multiplier": page_kind_multiplier(kind, policy),
+        "status": kind,
+        "evidence": {"page_kind": kind, "reason": reason},
     }
 
 

@@ -1,7 +1,7 @@
 """The query-independent part of every passage's trust, as one array per (policy, day).
 
-trust = attribution × verification × freshness × deprecation × version_match.  The
-first four depend only on stored evidence, the policy and the reference day, so they
+trust = attribution × verification × freshness × page_kind × deprecation × version_match.
+All but version_match depend only on stored evidence, the policy and the reference day, so they
 are multiplied once for every passage (vectorised over the documents table) and a
 search only looks up its candidates' rows; version_match depends on the query's
 targets and stays per candidate (``query.index``).  The explanations of the factors
@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from trustindex.query.reader import row_positions
-from trustindex.query.trust import content_risk_factor, verification_factor
+from trustindex.query.trust import content_risk_factor, page_kind_multiplier, verification_factor
 from trustindex.schemas.docs_versions import LEGACY_MARKER
 from trustindex.schemas.policy import Policy
 
@@ -51,7 +51,8 @@ def freshness_multipliers(last_substantive: pa.ChunkedArray | pa.Array, policy: 
 
 
 class TrustPrior:
-    """``base[row]`` = attribution × verification × freshness × deprecation (× content risk) of passage ``row``;
+    """``base[row]`` = attribution × verification × freshness × page kind × deprecation (× content risk) of passage
+    ``row``;
     ``excluded[row]``: a kind of content risk the policy excludes was found in it."""
 
     def __init__(self, data, policy: Policy, today: datetime):
@@ -73,7 +74,9 @@ class TrustPrior:
         freshness = (
             freshness_multipliers(docs.column("last_substantive_change"), policy, today) if n_docs else np.zeros(0)
         )
-        per_doc = attribution * verification * freshness  # the order query.trust.combine multiplies in
+        kinds = docs.column("page_kind").to_pylist() if "page_kind" in docs.schema.names else [None] * n_docs
+        page_kind = np.array([page_kind_multiplier(k, policy) for k in kinds], dtype=np.float64)
+        per_doc = attribution * verification * freshness * page_kind  # the order query.trust.combine multiplies in
         rows = data.chunk_doc_row
         base = np.where(rows >= 0, per_doc[np.maximum(rows, 0)] if n_docs else 0.0, 0.0)
         chunks = data.chunks.table

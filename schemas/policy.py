@@ -20,8 +20,12 @@ from typing import Any
 from trustindex.schemas.answer_signals import DEFAULT, OPERATOR, SIGNALS, UNCALIBRATED
 from trustindex.schemas.content_risk import AGENT_INSTRUCTION, CREDENTIAL_PHISHING, HIDDEN_TEXT, KINDS
 from trustindex.schemas.errors import ConfigError
+from trustindex.schemas.page_kinds import AGENT_INSTRUCTIONS, PAGE_KINDS
 
 TIERS = ("foundation", "partner", "third_party", "community", "unknown")
+
+# Measured on the real docs' judged queries (bench/bench_retrieval.py, docs/benchmarks.md); every other kind 1.0.
+PAGE_KIND_DEFAULTS = {AGENT_INSTRUCTIONS: 0.5}
 
 # (default, type, min, max); nested dicts are sections.  Lists are typed by element.
 _NUM = (int, float)
@@ -79,6 +83,11 @@ SPEC: dict[str, Any] = {
         CREDENTIAL_PHISHING: (0.1, _NUM, 0.0, 1.0),
         "exclude": ([], [str], None, None),
     },
+    # What a page is (schemas/page_kinds.py; read from paths, front matter and the site config at build time): each
+    # kind's trust multiplier.  Content written to steer AI agents (AGENTS.md, CLAUDE.md, skills, plugin prompts)
+    # yields to the reference written for people unless the operator raises it; "unknown" is a snapshot built
+    # before pages had a kind.  Drafts also take fusion.unpublished_multiplier on their order key.
+    "page_kind": {k: (PAGE_KIND_DEFAULTS.get(k, 1.0), _NUM, 0.0, 2.0) for k in PAGE_KINDS},
     "confidence": {
         "trust_weight": (1.0, _NUM, 0.0, 10.0),
         "relevance_weight": (1.0, _NUM, 0.0, 10.0),
