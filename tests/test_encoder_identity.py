@@ -5,15 +5,14 @@ bitwise the vectors the build stored although the build ran texts in batches."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests.test_embedding_model import build_tiny
 from trustindex.schemas.embedding_model import Backend
-from trustindex.schemas.snapshot import EMBEDDINGS, read_manifest, resolve_current
-from trustindex.schemas.tables import SOURCE_TABLES, chunk_id_of, doc_id_of, sha256_text, table_from_rows
+from trustindex.schemas.snapshot import EMBEDDINGS, read_manifest
 from trustindex.warehouse.encoder_export import DYNAMIC_RECIPE, RECIPE_ENV, RECIPE_VERSION
 
 VOCAB = "ledger proof circuit wallet token node block contract state witness key fee chain data user".split()
@@ -30,60 +29,14 @@ def passages() -> dict[str, list[str]]:
     }
 
 
-def tables() -> tuple[dict, dict]:
-    when = datetime(2026, 1, 1, tzinfo=UTC)
-    docs, chunks, attribution = [], [], []
-    for path, texts in passages().items():
-        did = doc_id_of("tiny", path)
-        docs.append({"doc_id": did, "source": "tiny", "commit": "0" * 40, "path": path, "kind": "markdown"})
-        docs[-1].update({"last_modified": when, "last_substantive_change": when, "warnings": []})
-        attribution.append({"doc_id": did, "publisher": "midnight", "tier": "official", "origin": "source"})
-        for i, text in enumerate(texts):
-            sha = sha256_text(text)
-            chunks.append(
-                {
-                    "chunk_id": chunk_id_of("tiny", path, i + 1, i + 1, sha, i),
-                    "doc_id": did,
-                    "source": "tiny",
-                    "path": path,
-                    "ordinal": i,
-                    "heading_path": [],
-                    "start_line": i + 1,
-                    "end_line": i + 1,
-                    "text": text,
-                    "content_sha256": sha,
-                    "token_count": len(text.split()),
-                }
-            )
-    rows = {"documents": docs, "chunks": chunks, "attribution": attribution}
-    source = {"source": "tiny", "repo": "https://example.invalid/tiny.git", "commit": "0" * 40, "status": "ok"}
-    return {name: table_from_rows(name, rows.get(name, [])) for name in SOURCE_TABLES}, source
-
-
 def build(data: Path, encoders: Path, recipe: int, monkeypatch) -> tuple[Path, dict, str]:
     """One snapshot by the real build path with the given recipe: its folder, embedding stats, build identity."""
-    from trustindex.schemas.policy import Policy
-    from trustindex.warehouse.build import write_snapshot_files
     from trustindex.warehouse.embedder_factory import embedder_identity, make_embedder
-    from trustindex.warehouse.embeddings import EmbeddingCache
-    from trustindex.warehouse.snapshots import finish_snapshot, new_build_dir, set_current
 
     monkeypatch.setenv(RECIPE_ENV, str(recipe))
     embedder = make_embedder(Backend.ONNX_INT8, cache_dir=encoders)
-    cache = EmbeddingCache(data / "cache" / "embeddings", embedder.cache_key, embedder.dimensions)
-    t, source = tables()
-    folder = new_build_dir(data)
-    counts, stats = write_snapshot_files(folder, {"tiny": t}, [source], embedder, cache)
-    m = finish_snapshot(
-        data,
-        folder,
-        sources=[source],
-        embedding_model=embedder.info(),
-        row_counts=counts,
-        build_policy_id=Policy.default().policy_id,
-    )
-    set_current(data, m.snapshot_id)
-    return resolve_current(data), {"encoded": stats.encoded, "hits": stats.cache_hits}, embedder_identity("onnx-int8")
+    snapshot, stats = build_tiny(data, embedder, passages())
+    return snapshot, {"encoded": stats.encoded, "hits": stats.cache_hits}, embedder_identity("onnx-int8")
 
 
 @pytest.fixture(scope="module")
