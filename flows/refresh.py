@@ -190,7 +190,7 @@ def build_and_publish(
                 source_rows,
                 embedder,
                 cache,
-                ann_min_rows=policy["dense"]["exact_below"],
+                ann_min_rows=policy.dense.exact_below,
                 components=components,
             )
             stats = {"total": st.total, "distinct": st.distinct, "cache_hits": st.cache_hits, "encoded": st.encoded}
@@ -354,7 +354,7 @@ def refresh_flow(
         raise SourceError("every source failed: " + "; ".join(f"{k}: {v}" for k, v in failures.items()))
     digest = components.digest if components else ""
     per_source, compiled = _compile_step(per_source, rows, sources, data_dir, compilers, log)
-    inputs = build_inputs_key(keys, rows, backend, policy["dense"]["exact_below"], digest, compiled.get("digest", ""))
+    inputs = build_inputs_key(keys, rows, backend, policy.dense.exact_below, digest, compiled.get("digest", ""))
     result = build_and_publish(data_dir, per_source, rows, policy, backend, publish, force, inputs, rebuild, components)
     # texts the sources' pipelines encoded are this run's work, not the cache's, though the build found them there
     early = min(embedded, result["embeddings"]["cache_hits"])

@@ -83,12 +83,12 @@ def _check_hit(h: dict, policy: Policy, lexical_ran: bool) -> list[str]:
         if abs(shown - got) > TOLERANCE:
             out.append(f"{name} {shown} but its terms give {got:.6f}")
     terms = h["ranking_terms"]
-    rel_w = policy["relevance"]
+    rel_w = policy.relevance
     for channel, c in terms["passage"].items():
-        if c["weight"] != rel_w[f"{channel}_weight"]:
-            out.append(f"{channel} weight {c['weight']} is not the policy's {rel_w[f'{channel}_weight']}")
-    conf = policy["confidence"]
-    if (terms["trust_weight"], terms["relevance_weight"]) != (conf["trust_weight"], conf["relevance_weight"]):
+        if c["weight"] != getattr(rel_w, f"{channel}_weight"):
+            out.append(f"{channel} weight {c['weight']} is not the policy's {getattr(rel_w, f'{channel}_weight')}")
+    conf = policy.confidence
+    if (terms["trust_weight"], terms["relevance_weight"]) != (conf.trust_weight, conf.relevance_weight):
         out.append("trust/relevance weights are not the policy's")
     if "page" in terms:
         p = terms["page"]
@@ -98,7 +98,7 @@ def _check_hit(h: dict, policy: Policy, lexical_ran: bool) -> list[str]:
                 out.append(f"{name} weight {p[name]['weight']} is not the policy's {w}")
         if abs(p["normaliser"] - normaliser) > 1e-6:
             out.append(f"normaliser {p['normaliser']} is not the policy's {normaliser}")
-        if p["unpublished"]["multiplier"] != policy["fusion"]["unpublished_multiplier"]:
+        if p["unpublished"]["multiplier"] != policy.fusion.unpublished_multiplier:
             out.append("unpublished multiplier is not the policy's")
     return out
 

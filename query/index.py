@@ -162,9 +162,9 @@ class Index:
         vecs = st.query_vectors.encode(query)
         if phrasings:
             vecs = np.concatenate([vecs, st.encoder.encode(phrasings)])
-        fz, depth = policy["fusion"], policy["fusion"]["candidate_depth"]
+        fz, depth = policy.fusion, policy.fusion.candidate_depth
         # With a per-page cap each channel reads deeper, then gives the pool its first `depth` passages of capped pages.
-        cap = fz["max_passages_per_page"]
+        cap = fz.max_passages_per_page
         reach = depth * CAP_REACH if cap else depth
 
         def pooled(ranking: np.ndarray) -> np.ndarray:
@@ -181,18 +181,18 @@ class Index:
         lex_user, lex_ran = lex.scores, lex.nterms > 0
         lex_all = top_ranking(lex_user, reach, positive_only=True) if lex_ran else None
         lex_top = lex_all[:depth] if lex_all is not None else None
-        rankings = [(pooled(dense_all), fz["dense_weight"])]
+        rankings = [(pooled(dense_all), fz.dense_weight)]
         if lex_all is not None:
-            rankings.append((pooled(lex_all), fz["lexical_weight"]))
+            rankings.append((pooled(lex_all), fz.lexical_weight))
         for j, text in enumerate(phrasings, 1):
             rows, _cos = st.dense.top(vecs[j], reach)
             other = lexical_signals(d, text, policy)
-            rankings.append((pooled(rows), fz["dense_weight"]))
+            rankings.append((pooled(rows), fz.dense_weight))
             if other.nterms:
-                rankings.append((pooled(top_ranking(other.scores, reach, positive_only=True)), fz["lexical_weight"]))
+                rankings.append((pooled(top_ranking(other.scores, reach, positive_only=True)), fz.lexical_weight))
         if lex.identifier is not None:
-            rankings.append((pooled(top_ranking(lex.identifier, reach, positive_only=True)), fz["identifier_weight"]))
-        pool_rows, _fused = rrf_pool(rankings, fz["rrf_k"], d.n)
+            rankings.append((pooled(top_ranking(lex.identifier, reach, positive_only=True)), fz.identifier_weight))
+        pool_rows, _fused = rrf_pool(rankings, fz.rrf_k, d.n)
         pool_cos = st.dense.cosines(vecs[0], pool_rows)
         ident = lex.identifier[pool_rows] if lex.identifier is not None else None
         rel = (
@@ -212,9 +212,9 @@ class Index:
                 keep[pos], vmult[pos], vfs[i] = not excluded, vf["multiplier"], vf
         any_version_pass = bool(keep.any())
         keep &= ~prior.excluded[pool_rows]  # a kind of content risk the policy excludes
-        c = policy["confidence"]
+        c = policy.confidence
         trust = np.clip(prior.for_targets(docs_targeted)[pool_rows] * vmult, 0.0, 1.0)
-        conf = (trust ** c["trust_weight"]) * (rel ** c["relevance_weight"])
+        conf = (trust**c.trust_weight) * (rel**c.relevance_weight)
         pool = Pool(pool_rows[keep], trust[keep], rel[keep], conf[keep])
         channels = _channels(st, lex_ran, int(pool_rows.size))
         # The ordering score (query/score.py): relevance after any rerank × trust.  A cross-encoder reads the
@@ -243,7 +243,7 @@ class Index:
             abstained, reason = True, "no_candidates"
         elif not pool.size:
             abstained, reason = True, "version_unavailable" if tlist and not any_version_pass else "no_candidates"
-        elif pool_best < policy["match"]["evidence_floor"]:
+        elif pool_best < policy.match.evidence_floor:
             abstained, reason = True, "evidence_floor"
         if reason in ("no_candidates", "version_unavailable"):
             hits = []
@@ -252,14 +252,14 @@ class Index:
         signals = measure(d, policy, ChannelOutcome(query, dense_user, dense_cos, lex_top, lex_user, top_rows, tokens))
         answer = probability(policy, signals)
         tier, ceiling = match_tier(policy, answer, best_cosine)
-        if not abstained and answer is not None and answer < policy["match"]["min_answer_confidence"]:
+        if not abstained and answer is not None and answer < policy.match.min_answer_confidence:
             # The hits stay (marked) for a reader to judge, unless strict asked for answers only.
             abstained, reason = True, LOW_CONFIDENCE
             if strict:
                 hits = []
         note = None
         if abstained:  # an abstained answer is never a high (or mid) match: the header agrees with itself
-            tier, ceiling = "low", policy["match"]["low_ceiling"]
+            tier, ceiling = "low", policy.match.low_ceiling
             note = abstention_note(d, policy, prior, Outcome(pool_rows, rel, keep, pool_best, answer), reason)
         shown = [
             pool.hit(j, also)
@@ -287,7 +287,7 @@ class Index:
                 "cosine": cos_user[i],
                 "bm25": float(lex_user[i]),
                 "reranked": reranked,
-                "weights": (float(c["trust_weight"]), float(c["relevance_weight"])),
+                "weights": (float(c.trust_weight), float(c.relevance_weight)),
             }
 
         dense_rank = dict(zip(dense_user.tolist(), range(1, dense_user.size + 1), strict=True))
@@ -354,13 +354,13 @@ def _shown(st: SearchState, i: int, today, vf: dict | None, docs_targeted: bool)
 
 
 def _channels(st: SearchState, lex_ran: bool, pool: int) -> dict:
-    rr = st.policy["rerank"]
+    rr = st.policy.rerank
     rerank = {"ran": False, "reason": "no reranking model configured (policy rerank.model_path)"}
-    if rr["model_path"]:
+    if rr.model_path:
         rerank = (
-            {"ran": True, "reason": None, "model": rr["model_path"]}
-            if Path(rr["model_path"]).is_dir()
-            else {"ran": False, "reason": f"reranking model not found at {rr['model_path']}"}
+            {"ran": True, "reason": None, "model": rr.model_path}
+            if Path(rr.model_path).is_dir()
+            else {"ran": False, "reason": f"reranking model not found at {rr.model_path}"}
         )
     n = st.data.n
     return {
@@ -377,7 +377,7 @@ def _rerank(st: SearchState, query: str, pool: Pool, channels: dict) -> bool:
     if not channels["rerank"]["ran"] or not pool.size:
         return False
     reranker = st.reranker()
-    top = np.argsort(-pool.confidence, kind="stable")[: st.policy["rerank"]["depth"]].tolist()
+    top = np.argsort(-pool.confidence, kind="stable")[: st.policy.rerank.depth].tolist()
     scores = reranker.predict([(query, t) for t in st.data.texts(pool.rows[top].tolist())])
     pool.rerank = [None] * pool.size
     for j, s in zip(top, scores, strict=True):

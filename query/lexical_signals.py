@@ -29,18 +29,18 @@ class LexicalSignals:
 
 def lexical_signals(data, text: str, policy: Policy, tokens: list[str] | None = None) -> LexicalSignals:
     """``tokens``: tokenize(text), when the caller has it."""
-    r = policy["relevance"]
+    r = policy.relevance
     tokens = tokenize(text) if tokens is None else tokens
     scores, nterms = data.lexical.token_scores(tokens)
-    fields = data.field_lexical if r["field_weight"] > 0 else None
+    fields = data.field_lexical if r.field_weight > 0 else None
     if fields is not None and nterms:
-        scores = scores + np.float32(r["field_weight"]) * fields.token_scores(tokens)[0]
+        scores = scores + np.float32(r.field_weight) * fields.token_scores(tokens)[0]
     identifier = None
-    ids = identifier_tokens(text) if r["identifier_weight"] > 0 else []
+    ids = identifier_tokens(text) if r.identifier_weight > 0 else []
     if ids:
         ident, known = data.lexical.token_scores(ids)
         if known:
             if fields is not None:
-                ident = ident + np.float32(r["field_weight"]) * fields.token_scores(ids)[0]
+                ident = ident + np.float32(r.field_weight) * fields.token_scores(ids)[0]
             identifier = ident
     return LexicalSignals(scores, nterms, identifier)

@@ -21,13 +21,13 @@ _CLASS_OF_METHOD = {"signature": AUTHENTICATED, "ledger": OPERATOR}
 def attribution_factor(attr: dict | None, policy: Policy) -> dict:
     if attr is None:
         return {
-            "multiplier": policy["attribution"]["tiers"]["unknown"],
+            "multiplier": policy.attribution.tiers.unknown,
             "status": "unknown_publisher",
             "evidence": {"publisher": None, "tier": "unknown"},
         }
     tier = attr["tier"]
     return {
-        "multiplier": policy["attribution"]["tiers"].get(tier, policy["attribution"]["tiers"]["unknown"]),
+        "multiplier": policy.attribution.tiers.get(tier, policy.attribution.tiers.unknown),
         "status": "attributed" if tier != "unknown" else "unknown_publisher",
         "evidence": {
             "publisher": attr["publisher"],
@@ -60,7 +60,7 @@ def lent_tier(link: dict, home_tier: str | None, policy: Policy) -> tuple[str, s
     tier = link["tier"]
     if tier == "unknown" or evidence_class_of(link) != CLAIMED:
         return tier, None
-    if policy["verification"]["require_authenticated"]:
+    if policy.verification.require_authenticated:
         return "unknown", "claimed evidence gives no boost: the policy requires authenticated verification"
     home = home_tier or "unknown"
     if _TIER_RANK.get(tier, _UNKNOWN_RANK) < _TIER_RANK.get(home, _UNKNOWN_RANK):
@@ -74,8 +74,8 @@ def lent_tier(link: dict, home_tier: str | None, policy: Policy) -> tuple[str, s
 def verification_factor(links: list[dict], policy: Policy, home_tier: str | None) -> dict:
     """The best live link's tier multiplier; ``home_tier`` is the tier of the document's attributed publisher
     (None: unattributed), the cap on what claimed evidence lends."""
-    v = policy["verification"]
-    allowed = set(v["methods"])
+    v = policy.verification
+    allowed = set(v.methods)
     lent = [lent_tier(l, home_tier, policy) for l in links]
     chain = []
     for l, (tier, note) in zip(links, lent, strict=True):
@@ -98,9 +98,9 @@ def verification_factor(links: list[dict], policy: Policy, home_tier: str | None
     counting = [(l, c) for l, c in counting if l["method"] in allowed]
     live = [c for l, c in counting if not l["stale"]]
     if live:
-        best = max(live, key=lambda c: v["tiers"].get(c["lends_tier"], 0.0))
+        best = max(live, key=lambda c: v.tiers.get(c["lends_tier"], 0.0))
         return {
-            "multiplier": v["tiers"][best["lends_tier"]],
+            "multiplier": v.tiers.get(best["lends_tier"], 0.0),
             "status": "verified",
             "evidence": {
                 "best": {
@@ -113,18 +113,18 @@ def verification_factor(links: list[dict], policy: Policy, home_tier: str | None
         }
     if counting:
         return {
-            "multiplier": v["stale"],
+            "multiplier": v.stale,
             "status": "stale",
             "evidence": {"chain": chain, "note": "content changed after every verification: no boost"},
         }
-    return {"multiplier": v["unverified"], "status": "unverified", "evidence": {"chain": chain}}
+    return {"multiplier": v.unverified, "status": "unverified", "evidence": {"chain": chain}}
 
 
 def freshness_factor(doc: dict, policy: Policy, today: datetime) -> dict:
-    f = policy["freshness"]
+    f = policy.freshness
     sub = doc["last_substantive_change"]
     age = max(0.0, (today - sub).total_seconds() / 86400.0)
-    mult = f["floor"] + (1.0 - f["floor"]) * 0.5 ** (age / f["half_life_days"])
+    mult = f.floor + (1.0 - f.floor) * 0.5 ** (age / f.half_life_days)
     return {
         "multiplier": mult,
         "status": "dated",
@@ -133,7 +133,7 @@ def freshness_factor(doc: dict, policy: Policy, today: datetime) -> dict:
             "last_substantive_change": _iso(sub),
             "substantive_commit": doc["last_substantive_commit"],
             "age_days": round(age, 1),
-            "half_life_days": f["half_life_days"],
+            "half_life_days": f.half_life_days,
             "reference_date": _iso(today),
         },
     }
@@ -145,13 +145,13 @@ def deprecation_factor(
     """Deprecated content takes the deprecation multiplier; a legacy docs version's page takes the legacy one
     too, unless the query names a docs version (then it competes as that version).  ``folder``: the released
     version folder of a page no docs config labels (SnapshotData.version_folder), a milder doubt than legacy."""
-    dp = policy["deprecation"]
+    dp = policy.deprecation
     legacy = [m for m in marks if m["marker"] == LEGACY_MARKER]
     other = len(legacy) < len(marks)
     if not marks and folder is None:
         return {"multiplier": 1.0, "status": "not_deprecated", "evidence": {}}
-    older = dp["legacy_docs_multiplier"] if legacy else (dp["version_folder_multiplier"] if folder else 1.0)
-    mult = (dp["multiplier"] if other else 1.0) * (older if not docs_targeted else 1.0)
+    older = dp.legacy_docs_multiplier if legacy else (dp.version_folder_multiplier if folder else 1.0)
+    mult = (dp.multiplier if other else 1.0) * (older if not docs_targeted else 1.0)
     evidence: dict = {"markers": [{"scope": m["scope"], "reason": m["reason"], "marker": m["marker"]} for m in marks]}
     if legacy:
         evidence["superseded_by"] = superseded_by(legacy[0]["reason"])
@@ -172,14 +172,14 @@ def content_risk_factor(findings: list[dict], policy: Policy) -> dict:
     """Each kind of finding the passage has takes its multiplier once; an excluded kind keeps it out of answers."""
     if not findings:
         return {"multiplier": 1.0, "status": "no_findings", "evidence": {}}
-    cr = policy["content_risk"]
+    cr = policy.content_risk
     kinds = sorted({f["kind"] for f in findings})
     mult = 1.0
     for k in kinds:
-        mult *= cr.get(k, 1.0)
+        mult *= cr.multiplier(k)
     return {
         "multiplier": mult,
-        "status": "excluded" if any(k in cr["exclude"] for k in kinds) else "flagged",
+        "status": "excluded" if any(k in cr.exclude for k in kinds) else "flagged",
         "evidence": {
             "kinds": kinds,
             "findings": [

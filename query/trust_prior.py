@@ -31,14 +31,14 @@ _US_PER_DAY = 86400.0
 
 def attribution_multipliers(tiers: list[str | None], policy: Policy) -> np.ndarray:
     """Per document: its publisher tier's multiplier (a document without attribution is ``unknown``)."""
-    table = policy["attribution"]["tiers"]
-    unknown = table["unknown"]
+    table = policy.attribution.tiers
+    unknown = table.unknown
     return np.array([unknown if t is None else table.get(t, unknown) for t in tiers], dtype=np.float64)
 
 
 def freshness_multipliers(last_substantive: pa.ChunkedArray | pa.Array, policy: Policy, today: datetime) -> np.ndarray:
     """floor + (1 − floor) · 0.5^(age / half-life), age in days from the last substantive change (≥ 0)."""
-    f = policy["freshness"]
+    f = policy.freshness
     arr = last_substantive.cast(pa.timestamp("us", tz="UTC"))
     us = np.asarray(arr.to_numpy(zero_copy_only=False).astype("datetime64[us]").astype(np.int64))
     today_us = int(round(today.timestamp() * 1_000_000))
@@ -46,7 +46,7 @@ def freshness_multipliers(last_substantive: pa.ChunkedArray | pa.Array, policy: 
     age = np.maximum(0.0, ((today_us - us).astype(np.float64) / 1e6) / _US_PER_DAY)
     # The power in Python floats (libm's pow, as query.trust computes it): numpy's vectorised pow can differ in
     # the last bit, and the prior must equal the explained product exactly.  One pass per document, per day.
-    floor, half = f["floor"], f["half_life_days"]
+    floor, half = f.floor, f.half_life_days
     return np.array([floor + (1.0 - floor) * 0.5 ** (a / half) for a in age.tolist()], dtype=np.float64)
 
 
@@ -65,7 +65,7 @@ class TrustPrior:
             for r in row_positions(docs.column("doc_id"), attr.column("doc_id")).tolist()
         ]
         attribution = attribution_multipliers(tiers, policy)
-        verification = np.full(n_docs, policy["verification"]["unverified"], dtype=np.float64)
+        verification = np.full(n_docs, policy.verification.unverified, dtype=np.float64)
         for doc, links in data.verifications.items():
             r = data.docs.row_of(doc)
             if r is not None and links:
@@ -77,11 +77,11 @@ class TrustPrior:
         rows = data.chunk_doc_row
         base = np.where(rows >= 0, per_doc[np.maximum(rows, 0)] if n_docs else 0.0, 0.0)
         chunks = data.chunks.table
-        dp = policy["deprecation"]
+        dp = policy.deprecation
         other = _marked(chunks, data, legacy=False)
         legacy = _marked(chunks, data, legacy=True)
         # The product query.trust.deprecation_factor forms: (deprecation or 1) × (legacy or 1).
-        not_legacy = np.where(other, dp["multiplier"], 1.0)
+        not_legacy = np.where(other, dp.multiplier, 1.0)
         # With a docs target a legacy page competes as its version: its prior leaves the legacy multiplier out.
         # Content risk last, as combine() multiplies it after version_match (× 1.0 for the prior).
         risk = np.ones(len(rows), dtype=np.float64)
@@ -99,7 +99,7 @@ class TrustPrior:
         self.flagged_rows = np.flatnonzero(self.flagged)
         self.base_docs_targeted = (base * not_legacy) * risk
         folder = np.array([data.version_folder(i) is not None for i in range(len(rows))], dtype=bool)
-        older = np.where(legacy, dp["legacy_docs_multiplier"], np.where(folder, dp["version_folder_multiplier"], 1.0))
+        older = np.where(legacy, dp.legacy_docs_multiplier, np.where(folder, dp.version_folder_multiplier, 1.0))
         self.base = (base * (not_legacy * older)) * risk
         self.deprecated = other | legacy | folder
         self.legacy = legacy

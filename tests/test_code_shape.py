@@ -21,7 +21,6 @@ KNOWN = {
     ("serve/http_app.py", "build_app"),
     ("serve/mcp_server.py", "build_server"),
     ("serve/openapi.py", "openapi_document"),
-    ("schemas/policy.py", "<module>"),
 }
 
 
