@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from trustindex.query.score import weights_in_use
 from trustindex.schemas.policy import Policy
+from trustindex.schemas.trust_factors import FACTOR_NAMES
 
-FACTORS = ("attribution", "verification", "freshness", "deprecation", "version_match", "content_risk")
 TOLERANCE = 2e-5  # a product of up to eight 6-decimal numbers, each off by at most 5e-7
 
 
@@ -30,7 +30,7 @@ class Recomputed:
 def recompute(hit: dict) -> Recomputed:
     """One hit's scores from its own factors and ranking terms."""
     terms = hit["ranking_terms"]
-    trust = min(1.0, max(0.0, math.prod(hit["factors"][n]["multiplier"] for n in FACTORS if n in hit["factors"])))
+    trust = min(1.0, max(0.0, math.prod(hit["factors"][n]["multiplier"] for n in FACTOR_NAMES if n in hit["factors"])))
     channels = terms["passage"].values()
     weight = sum(c["weight"] for c in channels)
     rel = sum(c["weight"] * c["value"] for c in channels) / weight if weight > 0 else 0.0

@@ -30,15 +30,9 @@ from trustindex.query.reader import SnapshotData
 from trustindex.query.relevance import relevance as relevance_of
 from trustindex.query.state import SearchState
 from trustindex.query.targets import target_report
-from trustindex.query.trust import (
-    attribution_factor,
-    content_risk_factor,
-    deprecation_factor,
-    freshness_factor,
-    home_tier_of,
-    reference_day,
-    verification_factor,
-)
+from trustindex.query.trust import reference_day
+from trustindex.query.trust_factors import HitContext
+from trustindex.query.trust_factors import explain as explain_factors
 from trustindex.query.versionmatch import Target, parse_target_args, version_factor
 from trustindex.schemas.answer_signals import LOW_CONFIDENCE
 from trustindex.schemas.errors import QueryError
@@ -325,20 +319,7 @@ class Index:
 # -- pieces of a search: functions of the one state the search took ------------------------------------
 def _factors(st: SearchState, i: int, today, vf: dict | None, targets, strict: bool, docs_targeted=False) -> dict:
     """The explained factors of one hit (their multipliers are the ones the prior multiplied)."""
-    d, policy = st.data, st.policy
-    doc_id = d.chunk_doc[i]
-    if vf is None:
-        vf, _excluded = version_factor(d.version_rows(i), targets, policy, strict)
-    return {
-        "attribution": attribution_factor(d.attribution.get(doc_id), policy),
-        "verification": verification_factor(
-            d.verifications.get(doc_id, []), policy, home_tier_of(d.attribution.get(doc_id))
-        ),
-        "freshness": freshness_factor(d.docs[doc_id], policy, today),
-        "deprecation": deprecation_factor(d.deprecation_rows(i), policy, docs_targeted, d.version_folder(i)),
-        "version_match": vf,
-        "content_risk": content_risk_factor(d.content_risk_rows(i), policy),
-    }
+    return explain_factors(HitContext(st.data, st.policy, today, i, docs_targeted, targets, strict, vf))
 
 
 def _shown(st: SearchState, i: int, today, vf: dict | None, docs_targeted: bool) -> dict:
