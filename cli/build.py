@@ -8,6 +8,7 @@ from pathlib import Path
 
 from trustindex.schemas.config import BuildConfig, load_build_config  # noqa: F401  (re-exported for the command line)
 from trustindex.schemas.embedding_model import DEFAULT_BACKEND
+from trustindex.schemas.refresh_run import RefreshRequest
 
 
 def run_refresh(
@@ -21,27 +22,16 @@ def run_refresh(
     dask_address: str | None = None,
     max_sources: int | str | None = None,
 ) -> dict:
+    """The refresh flow run in this process (its tasks on the Dask cluster at ``dask_address``, if given); the
+    result's JSON, what the command prints (schemas/refresh_run.py)."""
     server = ephemeral_server_started_early()  # booting in its own process while the build's modules import
     from trustindex.flows.refresh import refresh_flow, with_task_runner
 
+    request = RefreshRequest(str(data_dir), commits or {}, publish, backend, force, rebuild, max_sources=max_sources)
     data_dir.mkdir(parents=True, exist_ok=True)
     server.join()
     with in_process_settings():
-        return with_task_runner(refresh_flow, dask_address)(
-            cfg.sources,
-            cfg.ids,
-            cfg.ledger,
-            cfg.policy,
-            str(data_dir),
-            commits=commits,
-            publish=publish,
-            backend=backend,
-            force=force,
-            rebuild=rebuild,
-            components=cfg.components,
-            compilers=cfg.compilers,
-            max_sources=max_sources,
-        )
+        return with_task_runner(refresh_flow, dask_address)(cfg, request).to_json()
 
 
 @contextmanager

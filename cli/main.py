@@ -112,7 +112,7 @@ def cmd_backfill(a) -> int:
             publish=a.publish,
             backend=a.backend,
             force=a.force,
-        )
+        ).to_json()
     result["command_seconds"] = round(time.monotonic() - started, 3)
     if a.json:
         _print_json(result)

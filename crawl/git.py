@@ -13,6 +13,7 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 import git
@@ -316,6 +317,11 @@ def commit_time(repo: git.Repo, commit: str) -> int:
     """The committer time in epoch seconds; 0 (the oldest) when the header is unreadable."""
     t = read_commit_time(repo, commit)
     return 0 if t is None else t
+
+
+def commit_date_iso(repo: git.Repo, commit: str) -> str:
+    """The committer time as an ISO-8601 UTC timestamp ending in Z (a source row's ``commit_date``)."""
+    return datetime.fromtimestamp(commit_time(repo, commit), UTC).isoformat().replace("+00:00", "Z")
 
 
 def is_ancestor(repo: git.Repo, old: str, new: str) -> bool:

@@ -19,6 +19,7 @@ from trustindex.flows.refresh import refresh_flow
 from trustindex.schemas.config import Source, load_build_config
 from trustindex.schemas.embedding_model import DEFAULT_BACKEND
 from trustindex.schemas.errors import ConfigError
+from trustindex.schemas.refresh_run import BackfillResult, RefreshRequest
 
 
 def end_of_day(as_of: str) -> str:
@@ -51,7 +52,7 @@ def backfill_flow(
     publish: bool = False,
     backend: str = DEFAULT_BACKEND,
     force: bool = False,
-) -> dict:
+) -> BackfillResult:
     cfg = load_build_config(sources_file)
     commits = dict(commits or {})
     unknown = sorted(set(commits) - {s.name for s in cfg.sources})
@@ -69,19 +70,12 @@ def backfill_flow(
         if isinstance(out, BaseException):
             raise SourceError(f"backfill: source {name}: {out}")
         resolved[name] = out
-    result = refresh_flow(
-        chosen,
-        cfg.ids,
-        cfg.ledger,
-        cfg.policy,
+    request = RefreshRequest(
         data_dir,
         commits=resolved,
         publish=publish,
         backend=backend,
         force=force,
         fetch=False,  # resolve_commit fetched each source for this run
-        components=cfg.components,
     )
-    result["as_of"] = as_of_end
-    result["commits"] = resolved
-    return result
+    return BackfillResult.of(refresh_flow(cfg, request), as_of=as_of_end, commits=resolved)

@@ -30,7 +30,6 @@ from trustindex.schemas.answer_signals import (
     UNCALIBRATED,
     UNKNOWN_TERM_SHARE,
 )
-from trustindex.schemas.lexical import tokenize
 from trustindex.schemas.policy import Policy
 
 DUPLICATE_COSINE = 1e-5  # cosines this close are the same text embedded twice
@@ -41,13 +40,12 @@ COVERAGE_HITS = 3  # term coverage reads the top 3 hits: an answer often spans a
 class ChannelOutcome:
     """What one search's channels and ranking found, for the user's own query (not its extra phrasings)."""
 
-    query: str
     dense_rows: np.ndarray  # the dense channel's candidates, best first
     dense_cosines: np.ndarray  # their raw cosines, descending
     lexical_rows: np.ndarray | None  # the lexical channel's candidates, best first (None: no known query term)
     lexical_scores: np.ndarray  # BM25 of every passage
     top_rows: list[int]  # the final ranking's first hits
-    tokens: list[str] | None = None  # tokenize(query), when the caller has it
+    tokens: list[str]  # the query's lexical terms (query/request.py)
 
 
 def measure(data, policy: Policy, out: ChannelOutcome) -> dict[str, float]:
@@ -73,7 +71,7 @@ def measure(data, policy: Policy, out: ChannelOutcome) -> dict[str, float]:
         chunk_page = data.chunk_page()
         on_top_page = np.flatnonzero(chunk_page[lex] == chunk_page[out.top_rows[0]])
         top_page_rr = 1.0 / (1 + int(on_top_page[0])) if on_top_page.size else 0.0
-    weights = term_weights(data.lexical, tokenize(out.query) if out.tokens is None else out.tokens)
+    weights = term_weights(data.lexical, out.tokens)
     return {
         BEST_COSINE: best,
         PAGE_MARGIN: margin,

@@ -13,11 +13,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from trustindex.schemas.lexical import identifier_tokens, tokenize
 from trustindex.schemas.policy import Policy
+
+if TYPE_CHECKING:
+    from trustindex.query.request import Words
 
 
 @dataclass(frozen=True)
@@ -27,16 +30,16 @@ class LexicalSignals:
     identifier: np.ndarray | None  # BM25 of the identifiers' own tokens, per passage
 
 
-def lexical_signals(data, text: str, policy: Policy, tokens: list[str] | None = None) -> LexicalSignals:
-    """``tokens``: tokenize(text), when the caller has it."""
+def lexical_signals(data, words: Words, policy: Policy) -> LexicalSignals:
+    """The lexical channel of one wording (query/request.py ``Words``: its tokens and identifiers, read once)."""
     r = policy.relevance
-    tokens = tokenize(text) if tokens is None else tokens
+    tokens = words.tokens
     scores, nterms = data.lexical.token_scores(tokens)
     fields = data.field_lexical if r.field_weight > 0 else None
     if fields is not None and nterms:
         scores = scores + np.float32(r.field_weight) * fields.token_scores(tokens)[0]
     identifier = None
-    ids = identifier_tokens(text) if r.identifier_weight > 0 else []
+    ids = words.identifiers if r.identifier_weight > 0 else []
     if ids:
         ident, known = data.lexical.token_scores(ids)
         if known:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, fields
 
 from trustindex.schemas.answer_signals import LOW_CONFIDENCE, UNCALIBRATED
 from trustindex.schemas.page_url import passage_page_url
@@ -41,41 +42,109 @@ def _round(x: float) -> float:
     return float(round(x, 6))
 
 
-def hit(d, c: dict, rank: int, ceiling: float, best_score: float, dense_rank: dict, lex_rank: dict) -> dict:
-    """One hit of the response; ``c["factors"]`` and ``c["provenance"]`` as ``shown`` gives them, ``c["score"]``
-    its ordering score and ``best_score`` the best of the candidate pool (both as shown: query/score.py)."""
-    i = c["i"]
-    score = _round(c["score"])
-    display = ceiling * (score / best_score) if best_score > 0 else 0.0
-    terms = c["passage_terms"]
-    return {
-        "rank_position": rank,
-        "chunk_id": d.chunk_ids[i],
-        "relevance_score": _round(c["relevance"]),
-        "ranking_score": score,
-        "trust_score": _round(c["trust"]),
-        "confidence": _round(c["confidence"]),
-        "display_confidence": _round(min(display, ceiling)),
-        "ranking_terms": _clean(
-            {
-                "ranking_relevance": c["ranking_relevance"],
-                "trust_weight": c["weights"][0],
-                "relevance_weight": c["weights"][1],
-                "passage": terms,
-                **({"page": c["page_terms"]} if c.get("page_terms") is not None else {}),
-                **({"rerank": {"read": "rerank" in c, "value": c.get("rerank", 0.0)}} if c.get("reranked") else {}),
-            }
-        ),
-        "text": c["text"] if "text" in c else d.texts([i])[0],
-        "provenance": c["provenance"],
-        "factors": c["factors"],
-        "channels": {
-            "dense": {"rank": dense_rank.get(i), "score": _round(c["cosine"])},
-            "lexical": {"rank": lex_rank.get(i), "score": _round(c["bm25"])},
-            **({"rerank": {"score": _round(c["rerank"])}} if "rerank" in c else {}),
-        },
-        "also_in": [provenance(d, j) for j in c.get("also", [])],
+@dataclass(slots=True)
+class Candidate:
+    """One candidate of the pool on its way to a hit: its passage (row), its scores, and the rows of the identical
+    passages collapsed into it."""
+
+    row: int
+    trust: float
+    relevance: float
+    confidence: float
+    score: float  # the ordering score (query/score.py)
+    ranking_relevance: float
+    page_terms: dict | None  # the page-level terms as shown (None when a cross-encoder read the pool)
+    rerank: float | None  # the cross-encoder's probability, where it read the passage
+    also: list[int]
+
+
+@dataclass(slots=True)
+class ChannelReading:
+    """What a search's channels say of one shown passage: its passage terms, raw scores and ranks."""
+
+    passage_terms: dict
+    cosine: float
+    bm25: float
+    dense_rank: int | None
+    lexical_rank: int | None
+
+
+@dataclass(slots=True)
+class Hit:
+    """One hit of the response; its fields, in order, are the contract's hit keys (schemas/response.schema.json)."""
+
+    rank_position: int
+    chunk_id: str
+    relevance_score: float
+    ranking_score: float
+    trust_score: float
+    confidence: float
+    display_confidence: float
+    ranking_terms: dict
+    text: str
+    provenance: dict
+    factors: dict
+    channels: dict
+    also_in: list[dict]
+    low_confidence: bool = False  # in the JSON only when true (an answer below min_answer_confidence)
+
+    def to_json(self) -> dict:
+        out = {name: getattr(self, name) for name in _HIT_KEYS}
+        if self.low_confidence:
+            out["low_confidence"] = True
+        return out
+
+
+_HIT_KEYS = tuple(f.name for f in fields(Hit) if f.name != "low_confidence")
+
+
+@dataclass(frozen=True, slots=True)
+class Scale:
+    """How one response shows its scores: the tier's ``ceiling`` for the pool's best ordering score
+    (``best_score``, as shown), and the confidence's weights."""
+
+    ceiling: float
+    best_score: float
+    weights: tuple[float, float]  # (trust_weight, relevance_weight)
+    reranked: bool
+
+
+def hit(d, c: Candidate, shown: dict, reading: ChannelReading, rank: int, scale: Scale) -> Hit:
+    """Candidate ``c`` shown at ``rank``; ``shown`` its provenance and explained factors (``shown`` below), its text
+    under ``"text"``."""
+    score = _round(c.score)
+    display = scale.ceiling * (score / scale.best_score) if scale.best_score > 0 else 0.0
+    terms = {
+        "ranking_relevance": c.ranking_relevance,
+        "trust_weight": scale.weights[0],
+        "relevance_weight": scale.weights[1],
+        "passage": reading.passage_terms,
     }
+    if c.page_terms is not None:
+        terms["page"] = c.page_terms
+    if scale.reranked:
+        terms["rerank"] = {"read": c.rerank is not None, "value": 0.0 if c.rerank is None else c.rerank}
+    channels = {
+        "dense": {"rank": reading.dense_rank, "score": _round(reading.cosine)},
+        "lexical": {"rank": reading.lexical_rank, "score": _round(reading.bm25)},
+    }
+    if c.rerank is not None:
+        channels["rerank"] = {"score": _round(c.rerank)}
+    return Hit(
+        rank_position=rank,
+        chunk_id=d.chunk_ids[c.row],
+        relevance_score=_round(c.relevance),
+        ranking_score=score,
+        trust_score=_round(c.trust),
+        confidence=_round(c.confidence),
+        display_confidence=_round(min(display, scale.ceiling)),
+        ranking_terms=_clean(terms),
+        text=shown["text"],
+        provenance=shown["provenance"],
+        factors=shown["factors"],
+        channels=channels,
+        also_in=[provenance(d, j) for j in c.also],
+    )
 
 
 def shown(d, i: int, factors: dict) -> dict:
@@ -114,51 +183,110 @@ def dated_sources(data) -> list[dict]:
     ]
 
 
-def response(
-    *,
-    query: str,
-    snapshot_id: str,
-    built_at: str,
-    sources: list[dict],
-    policy,
-    targets: list[dict],
-    strict: bool,
-    match_tier: str,
-    best_cosine: float,
-    answer_confidence: float | None,
-    signals: dict[str, float],
-    abstained: bool,
-    reason: str | None,
-    note: str | None,
-    channels: dict,
-    hits: list[dict],
-    also: list[str],
-    signed: bool = False,
-) -> dict:
-    status = policy.calibration_status
-    if reason == LOW_CONFIDENCE:
-        hits = [{**h, "low_confidence": True} for h in hits]
-    return {
-        "score_contract_version": SCORE_CONTRACT_VERSION,
-        "query": query,
-        "also": also,
-        "snapshot_id": snapshot_id,
-        "built_at": built_at,
-        "sources": sources,
-        "signed": signed,
-        "policy_id": policy.policy_id,
-        "targets": targets,
-        "strict": strict,
-        "match_tier": match_tier,
-        "best_cosine": _round(best_cosine),
-        "calibration_status": status,
-        "calibration_id": policy.match.calibration_id if status != UNCALIBRATED else None,
-        "answer_confidence": _round(answer_confidence) if answer_confidence is not None else None,
-        "answer_signals": {k: _round(v) for k, v in signals.items()},
-        "min_answer_confidence": policy.match.min_answer_confidence if status != UNCALIBRATED else None,
-        "abstained": abstained,
-        "abstention_reason": reason,
-        "abstention_note": note,
-        "channels": channels,
-        "hits": hits,
-    }
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What a search concludes of its ranking: the match tier and its ceiling, the answer confidence and its
+    signals, and whether (and why) it abstains."""
+
+    match_tier: str
+    ceiling: float
+    best_cosine: float
+    answer_confidence: float | None
+    signals: dict[str, float]
+    abstained: bool
+    reason: str | None
+    note: str | None
+
+
+@dataclass(slots=True)
+class SearchResponse:
+    """The response; its fields, in order, are the contract's keys (schemas/response.schema.json)."""
+
+    score_contract_version: str
+    query: str
+    also: list[str]
+    snapshot_id: str
+    built_at: str
+    sources: list[dict]
+    signed: bool
+    policy_id: str
+    targets: list[dict]
+    strict: bool
+    match_tier: str
+    best_cosine: float
+    calibration_status: str
+    calibration_id: str | None
+    answer_confidence: float | None
+    answer_signals: dict[str, float]
+    min_answer_confidence: float | None
+    abstained: bool
+    abstention_reason: str | None
+    abstention_note: str | None
+    channels: dict
+    hits: list[Hit]
+
+    def to_json(self) -> dict:
+        out = {name: getattr(self, name) for name in _RESPONSE_KEYS}
+        out["hits"] = [h.to_json() for h in self.hits]
+        return out
+
+    @classmethod
+    def of(cls, snapshot: Snapshot, policy, asked: Asked, verdict: Verdict, hits: list[Hit]) -> SearchResponse:
+        status = policy.calibration_status
+        calibrated = status != UNCALIBRATED
+        if verdict.reason == LOW_CONFIDENCE:
+            for h in hits:
+                h.low_confidence = True
+        answer = verdict.answer_confidence
+        return cls(
+            score_contract_version=SCORE_CONTRACT_VERSION,
+            query=asked.query,
+            also=asked.also,
+            snapshot_id=snapshot.snapshot_id,
+            built_at=snapshot.built_at,
+            sources=snapshot.sources,
+            signed=snapshot.signed,
+            policy_id=policy.policy_id,
+            targets=asked.targets,
+            strict=asked.strict,
+            match_tier=verdict.match_tier,
+            best_cosine=_round(verdict.best_cosine),
+            calibration_status=status,
+            calibration_id=policy.match.calibration_id if calibrated else None,
+            answer_confidence=_round(answer) if answer is not None else None,
+            answer_signals={k: _round(v) for k, v in verdict.signals.items()},
+            min_answer_confidence=policy.match.min_answer_confidence if calibrated else None,
+            abstained=verdict.abstained,
+            abstention_reason=verdict.reason,
+            abstention_note=verdict.note,
+            channels=asked.channels,
+            hits=hits,
+        )
+
+
+_RESPONSE_KEYS = tuple(f.name for f in fields(SearchResponse))
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """What a response says of the snapshot that answered."""
+
+    snapshot_id: str
+    built_at: str
+    sources: list[dict]
+    signed: bool
+
+    @classmethod
+    def of(cls, data) -> Snapshot:
+        return cls(data.manifest.snapshot_id, data.manifest.created_at, dated_sources(data), data.signed_by is not None)
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """What a response repeats of the request and of how the search ran it."""
+
+    query: str
+    also: list[str]
+    targets: list[dict]
+    strict: bool
+    channels: dict

@@ -28,6 +28,7 @@ from trustindex.query.encoders import open_encoder
 from trustindex.query.reader import SnapshotData
 from trustindex.query.trust_prior import TrustPrior
 from trustindex.query.versionmatch import docs_names
+from trustindex.schemas.docs_versions import COMPONENT as DOCS_COMPONENT
 from trustindex.schemas.policy import Policy
 
 SHOWN_KEPT = 8192  # passages whose shown parts a state keeps (SearchState.shown): a few MiB
@@ -162,5 +163,5 @@ class SearchState:
         if names is None:
             d = self.data
             rows = [r for rs in (*d.doc_versions.values(), *d.chunk_versions.values()) for r in rs]
-            names = self._docs_names = docs_names([r for r in rows if r["component"] == "docs"])
+            names = self._docs_names = docs_names([r for r in rows if r.component == DOCS_COMPONENT])
         return names

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from trustindex.query.evidence import VersionRow
 from trustindex.schemas import version_parsers
 from trustindex.schemas import versions as V
 from trustindex.schemas.compilers import COMPILE_ORIGINS, COMPILER_COMPONENT, ORIGIN_COMPILED, ORIGIN_REJECTED
@@ -63,14 +64,14 @@ def parse_target_args(items: list[str] | dict[str, str] | None) -> list[Target]:
     return [parse_target(c, v) for c, v in pairs]
 
 
-def docs_names(rows) -> dict[str, str]:
+def docs_names(rows: list[VersionRow]) -> dict[str, str]:
     """Every name that selects a stored docs version (case-folded) → that version's name.
 
     A version's own name wins over another version's alias of the same spelling."""
     named = []
     for r in rows:
-        got = names_of(r["intervals"]) if r["status"] == "parsed" and r["intervals"] else None
-        named.append(got or (r["constraint"], []))
+        got = names_of(r.intervals) if r.status == "parsed" and r.intervals else None
+        named.append(got or (r.constraint, []))
     out = {name.casefold(): name for name, _ in named}
     for name, aliases in named:
         for a in aliases:
@@ -91,74 +92,73 @@ def resolve_docs_target(t: Target, names: dict[str, str]) -> tuple[Target, dict]
 _ORDER = {"satisfies": 0, "near_miss": 1, "unknown": 2, "breaking": 3}
 
 
-def _classify_row(row: dict, target: Target) -> V.Match:
-    if row["status"] != "parsed" or not row["intervals"]:
-        return V.Match("unknown", detail=f"constraint {row['constraint']!r} could not be parsed")
+def _classify_row(row: VersionRow, target: Target) -> V.Match:
+    if row.status != "parsed" or not row.intervals:
+        return V.Match("unknown", detail=f"constraint {row.constraint!r} could not be parsed")
     try:
-        return V.classify(V.ConstraintSet.from_json(row["intervals"]), target.constraint)
+        return V.classify(V.ConstraintSet.from_json(row.intervals), target.constraint)
     except Exception as e:  # a constraint stored by an older build: unknown, never guessed
         return V.Match("unknown", detail=str(e))
 
 
-def _classify_rows(rows: list[dict], target: Target) -> tuple[V.Match, dict]:
+def _classify_rows(rows: list[VersionRow], target: Target) -> tuple[V.Match, VersionRow]:
     """The best verdict among a component's stored constraints (at least one), and the row that gave it."""
     verdicts = [(_classify_row(r, target), r) for r in rows]
     return min(verdicts, key=lambda mr: (_ORDER.get(mr[0].status, 2), mr[0].distance or 0))
 
 
-def compile_results(rows_by_component: dict[str, list[dict]]) -> list[dict]:
+def compile_results(rows_by_component: dict[str, list[VersionRow]]) -> list[dict]:
     """Each compiler run on the passage (its compact-compiler row): passed or rejected, and the detail."""
-    rows = [r for r in rows_by_component.get(COMPILER_COMPONENT, []) if r["origin"] in COMPILE_ORIGINS]
+    rows = [r for r in rows_by_component.get(COMPILER_COMPONENT, []) if r.origin in COMPILE_ORIGINS]
     return [
-        {"compiler": f"compactc {r['constraint']}", "passed": r["origin"] == ORIGIN_COMPILED, "detail": r["detail"]}
+        {"compiler": f"compactc {r.constraint}", "passed": r.origin == ORIGIN_COMPILED, "detail": r.detail}
         for r in rows
     ]
 
 
-def _in_target(row: dict, target: Target) -> bool:
+def _in_target(row: VersionRow, target: Target) -> bool:
     try:
-        return row["status"] == "parsed" and V.ConstraintSet.from_json(row["intervals"]).intersects(target.constraint)
+        return row.status == "parsed" and V.ConstraintSet.from_json(row.intervals or "").intersects(target.constraint)
     except Exception:  # a row of an older build: no evidence, never guessed
         return False
 
 
-def _compiled_verdict(rows: list[dict], target: Target) -> tuple[V.Match, dict] | None:
+def _compiled_verdict(rows: list[VersionRow], target: Target) -> tuple[V.Match, VersionRow] | None:
     """The verdict of the compilers whose version is in the target (None: none of them was run)."""
     inside = [r for r in rows if _in_target(r, target)]
     for origin, status in ((ORIGIN_COMPILED, "satisfies"), (ORIGIN_REJECTED, "breaking")):
-        hit = next((r for r in inside if r["origin"] == origin), None)
+        hit = next((r for r in inside if r.origin == origin), None)
         if hit is not None:
-            return V.Match(status, detail=hit["detail"]), hit
+            return V.Match(status, detail=hit.detail or ""), hit
     return None
 
 
-def _verdict(rows: list[dict], target: Target) -> tuple[V.Match, dict, dict | None]:
+def _verdict(rows: list[VersionRow], target: Target) -> tuple[V.Match, VersionRow, dict | None]:
     """The verdict for one component: compile evidence first, then declarations; and the declared verdict
     shown beside a compiled one."""
-    compiled = [r for r in rows if r["origin"] in COMPILE_ORIGINS]
-    declared = [r for r in rows if r["origin"] not in COMPILE_ORIGINS]
+    compiled = [r for r in rows if r.origin in COMPILE_ORIGINS]
+    declared = [r for r in rows if r.origin not in COMPILE_ORIGINS]
     got = _compiled_verdict(compiled, target) if compiled else None
     if got is None:
         if declared:
             m, row = _classify_rows(declared, target)
             return m, row, None
-        names = ", ".join(sorted({r["detail"].split(":", 1)[0] for r in compiled}))
+        names = ", ".join(sorted({(r.detail or "").split(":", 1)[0] for r in compiled}))
         return V.Match("unknown", detail=f"no compiler of this target was run ({names})"), compiled[0], None
     if not declared:
         return got[0], got[1], None
     dm, drow = _classify_rows(declared, target)
-    return got[0], got[1], {"status": dm.status, "constraint": drow["constraint"], "origin": drow["origin"]}
+    return got[0], got[1], {"status": dm.status, "constraint": drow.constraint, "origin": drow.origin}
 
 
 def version_factor(
-    rows_by_component: dict[str, list[dict]], targets: list[Target], policy: Policy, strict: bool
+    rows_by_component: dict[str, list[VersionRow]], targets: list[Target], policy: Policy, strict: bool
 ) -> tuple[dict, bool]:
     """The factor for one chunk, and whether the chunk is excluded."""
     p = policy.version
     if not targets:
         comps = {
-            c: [r["constraint"] for r in rs if r["origin"] not in COMPILE_ORIGINS]
-            for c, rs in rows_by_component.items()
+            c: [r.constraint for r in rs if r.origin not in COMPILE_ORIGINS] for c, rs in rows_by_component.items()
         }
         evidence: dict = {"constraints": {c: v for c, v in comps.items() if v}}
         compiled = compile_results(rows_by_component)
@@ -205,8 +205,8 @@ def version_factor(
                 "level": level,
                 "distance": dist,
                 "detail": detail,
-                "constraint": row["constraint"] if row else None,
-                "origin": row["origin"] if row else None,
+                "constraint": row.constraint if row else None,
+                "origin": row.origin if row else None,
                 **({"declared": declared} if declared else {}),
             }
         )

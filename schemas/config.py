@@ -336,11 +336,14 @@ def load_ledger(path: str | Path | None) -> list[LedgerEntry]:
 
 @dataclass
 class BuildConfig:
+    """Everything the operator configures for a build, loaded and checked (``load_build_config``); the flows take
+    it whole (flows/refresh.py)."""
+
     sources: list[Source]
     ids: Identities
     ledger: list[LedgerEntry]
     policy: Policy
-    sources_file: Path
+    sources_file: Path | None = None  # where it was loaded from (None: made in code, as the tests do)
     components: ComponentRegistry = field(default_factory=ComponentRegistry)
     compilers: list[CompilerSpec] = field(default_factory=list)
 

@@ -85,7 +85,7 @@ class PassageMap:
                     {"scope": x["scope"], "reason": x["reason"], "marker": x["marker"]} for x in d.deprecation_rows(i)
                 ],
                 "version_targets": [
-                    {"component": r["component"], "constraint": r["constraint"], "origin": r["origin"]}
+                    {"component": r.component, "constraint": r.constraint, "origin": r.origin}
                     for rs in d.version_rows(i).values()
                     for r in rs
                 ],
@@ -146,8 +146,8 @@ def list_versions(data: SnapshotData) -> dict:
     for scoped in (data.doc_versions, data.chunk_versions):
         for rows in scoped.values():
             for r in rows:
-                origins[r["component"]][r["origin"]] += 1
-                docs[r["component"]].add(r["doc_id"])
+                origins[r.component][r.origin] += 1
+                docs[r.component].add(r.doc_id)
     comps = [
         {
             "component": c,

@@ -17,8 +17,9 @@ from tests.gitutil import RepoBuilder
 from trustindex.crawl.git import borrowed_objects, ensure_mirror, mirror_path, open_mirror, resolve_ref
 from trustindex.flows.sources_run import SOURCES_ENV, eta_text, sources_at_once
 from trustindex.ingest import progress
-from trustindex.schemas.config import Identities, Person, Publisher, Source
+from trustindex.schemas.config import BuildConfig, Identities, Person, Publisher, Source
 from trustindex.schemas.policy import Policy
+from trustindex.schemas.refresh_run import RefreshRequest, RefreshResult
 from trustindex.warehouse.embed_pipeline import PER_SOURCE, WORKER_ENV, worker_mode
 
 NAMES = ("alpha", "beta", "gamma", "delta", "epsilon")
@@ -46,12 +47,12 @@ def registry(tmp_path_factory):
     return sources, ids, root
 
 
-def _refresh(sources, ids, data, **kw) -> tuple[dict, str]:
+def _refresh(sources, ids, data, **kw) -> tuple[RefreshResult, str]:
     from trustindex.flows.refresh import refresh_flow
 
     out = io.StringIO()
     with progress.enabled(progress.LINES, every=0.0, stream=out):
-        result = refresh_flow(sources, ids, [], Policy.default(), str(data), **kw)
+        result = refresh_flow(BuildConfig(sources, ids, [], Policy.default()), RefreshRequest(str(data), **kw))
     return result, out.getvalue()
 
 
@@ -73,29 +74,29 @@ def test_a_capped_refresh_runs_two_sources_at_a_time_and_matches_every_source_at
 ):
     sources, ids, _ = registry
     capped, lines = _refresh(sources, ids, tmp_path / "capped", max_sources=2)
-    assert capped["failures"] == {}
+    assert capped.failures == {}
     assert _most_at_once(lines) == 2
-    assert capped["resources"]["sources_at_once"] == 2 and capped["resources"]["embed_worker"] == "shared"
+    assert capped.resources.sources_at_once == 2 and capped.resources.embed_worker == "shared"
     # one model for the process, however many sources (and runs) ask for it
-    assert capped["resources"]["model_loads"] <= 1  # 0 when this process holds it already (a shared encoder cache)
+    assert capped.resources.model_loads <= 1  # 0 when this process holds it already (a shared encoder cache)
     # the whole set's progress: sources done, texts waiting to embed, an ETA
     status = [ln for ln in lines.splitlines() if ln.startswith("trustindex: sources: ") and "sources done" in ln]
     assert status and "texts waiting to embed" in status[-1] and "ETA" in status[-1]
     assert f"{len(NAMES)}/{len(NAMES)} sources done" in lines
     # each source's texts were embedded while it was extracted: the build found them all in the cache
-    assert capped["embeddings"]["encoded"] > 0
-    per_source = {r["source"]: r for r in capped["stages"] if r["stage"] == "embed" and r["source"]}
+    assert capped.embeddings.encoded > 0
+    per_source = {r["source"]: r for r in capped.stages if r["stage"] == "embed" and r["source"]}
     assert set(per_source) == set(NAMES)
     # the shared page was embedded once: the other four sources found it (cache hits of the worker)
-    assert sum(r["count"] for r in per_source.values()) == capped["embeddings"]["encoded"]
+    assert sum(r["count"] for r in per_source.values()) == capped.embeddings.encoded
     assert sum(r["cache_hits"] for r in per_source.values()) >= len(NAMES) - 1
 
     monkeypatch.setenv(SOURCES_ENV, "all")
     monkeypatch.setenv(WORKER_ENV, PER_SOURCE)
     before, lines = _refresh(sources, ids, tmp_path / "today")
-    assert before["resources"]["sources_at_once"] == len(NAMES) and before["resources"]["embed_worker"] == PER_SOURCE
+    assert before.resources.sources_at_once == len(NAMES) and before.resources.embed_worker == PER_SOURCE
     assert _most_at_once(lines) >= 2
-    assert before["snapshot_id"] == capped["snapshot_id"]
+    assert before.snapshot_id == capped.snapshot_id
 
 
 def test_the_cap_and_the_worker_switch_are_read_and_checked(monkeypatch):

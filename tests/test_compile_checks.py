@@ -13,6 +13,7 @@ from trustindex.extractors.compact_program import checkable_fences, import_paths
 from trustindex.extractors.docs_fences import fences
 from trustindex.ingest.compile_checks import CheckItem, version_rows
 from trustindex.query.compact import versions_line
+from trustindex.query.evidence import VERSION_ROW_FIELDS, VersionRow
 from trustindex.query.versionmatch import parse_target, version_factor
 from trustindex.schemas.compilers import (
     KIND_FENCE,
@@ -25,6 +26,7 @@ from trustindex.schemas.compilers import (
 )
 from trustindex.schemas.errors import ConfigError
 from trustindex.schemas.policy import Policy
+from trustindex.schemas.tables import VERSION_TARGETS
 from trustindex.schemas.version_parsers import parse_compact
 
 V31 = CompilerIdentity("0.31.1", "0.23.0")
@@ -130,23 +132,28 @@ def _item(kind=KIND_FENCE) -> CheckItem:
     return CheckItem("d1", ("c1",), "s", "docs/p.md", kind, {"contract.compact": b""}, "contract.compact", "h")
 
 
-def _rows(*checks) -> dict[str, list[dict]]:
-    out: dict[str, list[dict]] = {}
+def _rows(*checks) -> dict[str, list[VersionRow]]:
+    """The version rows the checks write, as a snapshot hands them to the version match."""
+    out: dict[str, list[VersionRow]] = {}
     for ident, outcome, reason, kind in checks:
         for r in version_rows(_item(kind), ident, outcome, reason):
-            out.setdefault(r["component"], []).append(r)
+            out.setdefault(r["component"], []).append(VersionRow.of(r))
     return out
 
 
-def _declared(constraint: str) -> dict:
-    return {
-        "component": "compact-language",
-        "constraint": constraint,
-        "intervals": parse_compact(constraint).to_json(),
-        "origin": "docs_fence",
-        "status": "parsed",
-        "detail": "fence",
-    }
+def _declared(constraint: str) -> VersionRow:
+    return VersionRow.of(
+        {
+            "doc_id": "d1",
+            "chunk_id": "c1",
+            "component": "compact-language",
+            "constraint": constraint,
+            "intervals": parse_compact(constraint).to_json(),
+            "origin": "docs_fence",
+            "status": "parsed",
+            "detail": "fence",
+        }
+    )
 
 
 def _factor(rows, component, version, strict=False):
@@ -185,7 +192,7 @@ def test_wrapped_rejections_and_stopped_checks_are_no_evidence():
     assert _rows((V31, REJECTED, "Exception: unbound", KIND_WRAPPED)) == {}
     assert _rows((V31, TIMEOUT, "wall-clock limit", KIND_FENCE)) == {}
     wrapped = _rows((V31, PASSED, "", KIND_WRAPPED))
-    assert "wrapped" in wrapped["compact-language"][0]["detail"]
+    assert "wrapped" in wrapped["compact-language"][0].detail
 
 
 def test_the_compact_text_says_which_compilers_accept_it():
@@ -211,3 +218,8 @@ def test_real_docs_fences_whole_programs_and_wrapping():
     # ../shared/toolchains/README.md counts 403 compact blocks: 640 fences, ~405 distinct texts (versioned copies)
     assert 400 <= len(distinct) <= 410
     assert len(whole) >= 26 and wrapped and len(whole) + len(wrapped) < len(distinct)
+
+
+def test_a_version_row_has_the_version_targets_columns():
+    """The typed row the search reads (query/evidence.py) is the table's row: a column added to one is added to both."""
+    assert VERSION_ROW_FIELDS == tuple(VERSION_TARGETS.names)

@@ -100,8 +100,8 @@ def test_snapshot_stores_canonical_ids_and_queries_resolve_aliases(index):
     assert d.registry and "midnight-js" in d.components
     assert not any(c.startswith("@midnight-ntwrk/midnight-js") for c in d.components)
     rows = [r for rs in (*d.doc_versions.values(), *d.chunk_versions.values()) for r in rs]
-    written = [r for r in rows if r["component"] == "midnight-js"]
-    assert written and all("written as '@midnight-ntwrk/midnight-js-" in r["detail"] for r in written)
+    written = [r for r in rows if r.component == "midnight-js"]
+    assert written and all("written as '@midnight-ntwrk/midnight-js-" in (r.detail or "") for r in written)
     for asked in ("@midnight-ntwrk/midnight-js-contracts", "Midnight.js", "midnight-js"):
         r = index.search("contract calls from TypeScript", k=5, targets={asked: "0.2.5"})
         (t,) = r["targets"]

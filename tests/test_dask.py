@@ -1,8 +1,9 @@
 """Scale-out: the refresh's per-source tasks run on an existing Dask cluster (prefect-dask)."""
 
 from tests.gitutil import RepoBuilder
-from trustindex.schemas.config import Identities, Publisher, Source
+from trustindex.schemas.config import BuildConfig, Identities, Publisher, Source
 from trustindex.schemas.policy import Policy
+from trustindex.schemas.refresh_run import RefreshRequest
 from trustindex.schemas.snapshot import verify_snapshot
 
 
@@ -35,10 +36,10 @@ def test_refresh_runs_on_a_dask_cluster_over_loopback(tmp_path, prefect_harness)
     ):
         assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
         result = with_task_runner(refresh_flow, cluster.scheduler_address)(
-            repos, ids, [], Policy.default(), str(tmp_path / "data")
+            BuildConfig(repos, ids, [], Policy.default()), RefreshRequest(str(tmp_path / "data"))
         )
         prefixes = client.run_on_scheduler(lambda dask_scheduler: sorted(dask_scheduler.task_prefixes))
-    assert not result["failures"] and result["published"]
-    assert {s["source"] for s in result["sources"]} == {"one", "two"}
+    assert not result.failures and result.published
+    assert {s.source for s in result.sources} == {"one", "two"}
     assert "ingest_source_task" in prefixes, prefixes  # the per-source tasks ran on the cluster
-    verify_snapshot(tmp_path / "data" / "snapshots" / result["snapshot_id"])
+    verify_snapshot(tmp_path / "data" / "snapshots" / result.snapshot_id)

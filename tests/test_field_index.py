@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from trustindex.query.lexical_signals import lexical_signals
+from trustindex.query.request import Words
 from trustindex.schemas.policy import Policy
 from trustindex.schemas.response import validate_response
 from trustindex.schemas.snapshot import BM25_FIELDS_DIR
@@ -24,8 +25,8 @@ def test_field_weight_lifts_passages_whose_headings_name_the_query(index):
     heads = [" ".join(h or []).lower() for h in d.chunks["heading_path"]]
     titled = np.array(["witness" in h for h in heads])
     assert titled.any() and not titled.all()
-    off = lexical_signals(d, query, Policy.default())
-    on = lexical_signals(d, query, Policy.from_dict({"relevance": {"field_weight": 1.0}}))
+    off = lexical_signals(d, Words.of(query), Policy.default())
+    on = lexical_signals(d, Words.of(query), Policy.from_dict({"relevance": {"field_weight": 1.0}}))
     gain = on.scores - off.scores
     # only passages whose fields hold the term gain, and every one of those whose heading names it does
     assert (gain[titled] > 0).all()

@@ -211,9 +211,12 @@ def test_incremental_refresh_reports_a_failing_manifest_once(tmp_path):
 
 def _refresh(sources, data: Path):
     from trustindex.flows.refresh import refresh_flow
+    from trustindex.schemas.config import BuildConfig
+    from trustindex.schemas.refresh_run import RefreshRequest
 
     # The reference backend: one in-process model load, no ONNX export when this file runs alone.
-    state = refresh_flow(sources, IDS, [], POLICY, str(data), backend=Backend.SENTENCE_TRANSFORMERS, return_state=True)
+    request = RefreshRequest(str(data), backend=Backend.SENTENCE_TRANSFORMERS)
+    state = refresh_flow(BuildConfig(sources, IDS, [], POLICY), request, return_state=True)
     return state.result(), _run_counts(state.state_details.flow_run_id)
 
 
@@ -253,23 +256,23 @@ def test_failing_sources_fail_alone_retried_reported_and_the_last_good_tables_se
 
     first, counts = _refresh(sources, data)
     assert counts == [1, 1, 3]  # the missing source was tried three times (two retries), the others once
-    assert set(first["failures"]) == {"missing"} and "does not exist" in first["failures"]["missing"]
-    assert first["published"]
+    assert set(first.failures) == {"missing"} and "does not exist" in first.failures["missing"]
+    assert first.published
 
     shutil.move(flaky.path, tmp_path / "flaky-gone")  # the remote disappears between runs
     second, counts = _refresh(sources, data)
     assert counts == [1, 3, 3]
-    rows = {s["source"]: s for s in second["sources"]}
-    assert (rows["good"]["status"], rows["flaky"]["status"], rows["missing"]["status"]) == ("ok", "failed", "failed")
-    assert "serving its last good tables" in rows["flaky"]["note"]
-    assert rows["flaky"]["commit"] == first["sources"][1]["commit"]
-    assert rows["missing"]["note"] == "failed; no earlier tables to serve"
+    rows = {s.source: s for s in second.sources}
+    assert (rows["good"].status, rows["flaky"].status, rows["missing"].status) == ("ok", "failed", "failed")
+    assert "serving its last good tables" in rows["flaky"].note
+    assert rows["flaky"].commit == first.sources[1].commit
+    assert rows["missing"].note == "failed; no earlier tables to serve"
 
     report = _report_json(data, capsys)
-    assert report["snapshot_id"] == second["snapshot_id"]
+    assert report["snapshot_id"] == second.snapshot_id
     srcs = {s["source"]: s for s in report["sources"]}
     assert srcs["missing"]["status"] == "failed" and str(missing) in srcs["missing"]["error"]
     assert srcs["flaky"]["status"] == "failed" and "cannot fetch" in srcs["flaky"]["error"]
-    assert srcs["good"] == {"source": "good", "commit": rows["good"]["commit"], "status": "ok", "error": None}
+    assert srcs["good"] == {"source": "good", "commit": rows["good"].commit, "status": "ok", "error": None}
     files = {(f["source"], f["path"]): f["status"] for f in report["files"]}
     assert files == {("good", "docs/good.md"): "ingested", ("flaky", "docs/flaky.md"): "ingested"}

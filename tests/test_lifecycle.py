@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from tests.gitutil import RepoBuilder
-from trustindex.schemas.config import Identities, Person, Publisher, Source
+from trustindex.schemas.config import BuildConfig, Identities, Person, Publisher, Source
 from trustindex.schemas.policy import Policy
+from trustindex.schemas.refresh_run import RefreshRequest
 from trustindex.schemas.snapshot import resolve_current, verify_snapshot
 from trustindex.warehouse.snapshots import current_id
 
@@ -40,7 +41,8 @@ def world(tmp_path, prefect_harness):
 def refresh(w, **kw):
     from trustindex.flows.refresh import refresh_flow
 
-    return refresh_flow([w["source"]], w["ids"], [], kw.pop("policy", Policy.default()), str(w["data"]), **kw)
+    cfg = BuildConfig([w["source"]], w["ids"], [], kw.pop("policy", Policy.default()))
+    return refresh_flow(cfg, RefreshRequest(str(w["data"]), **kw))
 
 
 def paths_in_live(data: Path) -> set[str]:
@@ -51,7 +53,7 @@ def paths_in_live(data: Path) -> set[str]:
 
 def test_incremental_refresh_extracts_only_changes(world):
     r1 = refresh(world)
-    assert r1["sources"][0]["note"] == "full build"
+    assert r1.sources[0].note == "full build"
     b = world["builder"]
     b.commit(
         {
@@ -64,15 +66,15 @@ def test_incremental_refresh_extracts_only_changes(world):
     b.repo.git.mv("docs/p3.md", "docs/moved.md")
     b.commit({}, "rename p3")
     r2 = refresh(world)
-    note = r2["sources"][0]["note"]
+    note = r2.sources[0].note
     assert note.startswith("incremental") and "carried forward" in note
     assert paths_in_live(world["data"]) == {f"docs/p{i}.md" for i in (0, 1, 4, 5, 6, 7)} | {
         "docs/new.md",
         "docs/moved.md",
     }
-    e = r2["embeddings"]
-    assert 0 < e["encoded"] <= 3  # new page, edited page, renamed page's heading path
-    assert r2["snapshot_id"] != r1["snapshot_id"]
+    e = r2.embeddings
+    assert 0 < e.encoded <= 3  # new page, edited page, renamed page's heading path
+    assert r2.snapshot_id != r1.snapshot_id
 
 
 def test_rewritten_history_rebuilds_and_says_so(world):
@@ -83,7 +85,7 @@ def test_rewritten_history_rebuilds_and_says_so(world):
     b.repo.head.reset(world["first"], index=True, working_tree=True)
     b.commit({"docs/p5.md": page("Page 5", "rewritten history")}, "new tip after force-push")
     r = refresh(world)
-    assert "history rewritten" in r["sources"][0]["note"]
+    assert "history rewritten" in r.sources[0].note
     run = json.loads((world["data"] / "last_run.json").read_text())
     assert "history rewritten" in run["sources"][0]["note"]
 
@@ -93,17 +95,17 @@ def test_backfill_as_of_is_idempotent_and_does_not_move_current(world, tmp_path)
 
     b = world["builder"]
     b.commit({"docs/late.md": page("Late", "added much later")}, "late page", days=60)
-    live = refresh(world)["snapshot_id"]
+    live = refresh(world).snapshot_id
     sources = tmp_path / "sources.toml"
     sources.write_text(f'[[source]]\nname = "docs"\nurl = "{b.path}"\npublisher = "mf"\ninclude = ["**/*.md"]\n')
     (tmp_path / "identities.toml").write_text('[[publisher]]\nid = "mf"\nname = "MF"\ntier = "foundation"\n')
     day = (b.t - timedelta(days=30)).astimezone(UTC).date().isoformat()
     one = backfill_flow(str(sources), str(world["data"]), as_of=day)
     two = backfill_flow(str(sources), str(world["data"]), as_of=day)
-    assert one["commits"]["docs"] == world["first"]
-    assert one["snapshot_id"] == two["snapshot_id"] != live
+    assert one.commits["docs"] == world["first"]
+    assert one.snapshot_id == two.snapshot_id != live
     assert current_id(world["data"]) == live
-    verify_snapshot(world["data"] / "snapshots" / one["snapshot_id"])
+    verify_snapshot(world["data"] / "snapshots" / one.snapshot_id)
 
 
 def count_fetches(mirror: Path, tmp_path: Path) -> Path:
@@ -134,7 +136,7 @@ def test_a_run_fetches_each_source_once(world, tmp_path):
 
     b.commit({"docs/p1.md": page("Page 1", "an edit, so this refresh ingests again")}, "edit p1")
     changed = refresh(world)
-    assert changed["sources"][0]["note"].startswith("incremental")  # the source changed and was ingested
+    assert changed.sources[0].note.startswith("incremental")  # the source changed and was ingested
     assert fetches.read_text().splitlines() == ["fetch"]
 
     fetches.write_text("")
@@ -143,21 +145,21 @@ def test_a_run_fetches_each_source_once(world, tmp_path):
     (tmp_path / "identities.toml").write_text('[[publisher]]\nid = "mf"\nname = "MF"\ntier = "foundation"\n')
     day = (b.t - timedelta(days=1)).astimezone(UTC).date().isoformat()
     back = backfill_flow(str(sources), str(world["data"]), as_of=day)
-    assert back["sources"][0]["status"] == "ok" and back["commits"]["docs"] != changed["sources"][0]["commit"]
+    assert back.sources[0].status == "ok" and back.commits["docs"] != changed.sources[0].commit
     assert fetches.read_text().splitlines() == ["fetch"]
 
 
 def test_publish_gate_refuses_a_big_loss_unless_forced(world):
     from trustindex.warehouse.publish_gate import PublishRefused
 
-    live = refresh(world)["snapshot_id"]
+    live = refresh(world).snapshot_id
     world["builder"].commit({f"docs/p{i}.md": None for i in range(7)}, "delete almost everything")
     with pytest.raises(PublishRefused, match="would lose"):
         refresh(world)
     assert current_id(world["data"]) == live
     forced = refresh(world, force=True)
-    assert current_id(world["data"]) == forced["snapshot_id"] != live
-    assert forced["forced_past_gate"]
+    assert current_id(world["data"]) == forced.snapshot_id != live
+    assert forced.forced_past_gate
 
 
 def test_failed_source_keeps_serving_its_last_tables(world):
@@ -169,9 +171,9 @@ def test_failed_source_keeps_serving_its_last_tables(world):
         r = refresh(world)
     finally:
         repo.with_name("away").rename(repo)
-    assert r["failures"] and r["sources"][0]["status"] == "failed"
-    assert "does not appear to be a git repository" in r["sources"][0]["error"]
-    assert "serving its last good tables" in r["sources"][0]["note"]
+    assert r.failures and r.sources[0].status == "failed"
+    assert "does not appear to be a git repository" in r.sources[0].error
+    assert "serving its last good tables" in r.sources[0].note
     assert paths_in_live(world["data"]) == before
 
 
@@ -208,9 +210,9 @@ def test_second_writer_fails_clearly(tmp_path):
 
 
 def test_snapshot_commands(world):
-    a = refresh(world)["snapshot_id"]
+    a = refresh(world).snapshot_id
     world["builder"].commit({"docs/extra.md": page("Extra", "one more page")}, "extra")
-    b = refresh(world)["snapshot_id"]
+    b = refresh(world).snapshot_id
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
 
     def cli(*args):

@@ -11,8 +11,9 @@ import gc
 import pytest
 
 from tests.gitutil import RepoBuilder
-from trustindex.schemas.config import Identities, Person, Publisher, Source
+from trustindex.schemas.config import BuildConfig, Identities, Person, Publisher, Source
 from trustindex.schemas.policy import Policy
+from trustindex.schemas.refresh_run import RefreshRequest, RefreshResult
 from trustindex.schemas.snapshot import resolve_current, verify_snapshot
 from trustindex.warehouse.embed_pipeline import OVERLAP_ENV, overlap_enabled
 
@@ -38,11 +39,11 @@ def two_sources(tmp_path):
     return sources, ids
 
 
-def _build(sources, ids, data, monkeypatch, overlap: str) -> dict:
+def _build(sources, ids, data, monkeypatch, overlap: str) -> RefreshResult:
     from trustindex.flows.refresh import refresh_flow
 
     monkeypatch.setenv(OVERLAP_ENV, overlap)
-    return refresh_flow(sources, ids, [], Policy.default(), str(data))
+    return refresh_flow(BuildConfig(sources, ids, [], Policy.default()), RefreshRequest(str(data)))
 
 
 def test_overlapped_and_sequential_builds_give_the_same_snapshot(two_sources, tmp_path, monkeypatch, prefect_harness):
@@ -53,7 +54,7 @@ def test_overlapped_and_sequential_builds_give_the_same_snapshot(two_sources, tm
     # the first run put the start-up heap out of the cyclic collector's reach, and only the first (flows/refresh.py)
     assert frozen > 0 and gc.get_freeze_count() <= frozen  # (frozen objects can still be freed by refcount)
 
-    assert on["snapshot_id"] == off["snapshot_id"]
+    assert on.snapshot_id == off.snapshot_id
     # every listed sha256 is the file's, the encoder's (taken from its verified export, not re-read) included
     manifest = verify_snapshot(resolve_current(tmp_path / "on"), checksums=True)
     assert any(name.startswith("encoder/") for name in manifest.files)
@@ -61,16 +62,16 @@ def test_overlapped_and_sequential_builds_give_the_same_snapshot(two_sources, tm
         resolve_current(tmp_path / "off") / "embeddings.npy"
     ).read_bytes()
     # both runs encoded every distinct text once (fresh caches); only where it happened differs
-    assert on["embeddings"] == off["embeddings"] and on["embeddings"]["encoded"] > 0
+    assert on.embeddings == off.embeddings and on.embeddings.encoded > 0
 
     def embeds(result):
-        return {r["source"]: r["count"] for r in result["stages"] if r["stage"] == "embed"}
+        return {r["source"]: r["count"] for r in result.stages if r["stage"] == "embed"}
 
     early = embeds(on)
     assert set(early) == {"alpha", "beta", None}
     assert early["alpha"] > 0 and early["beta"] > 0  # embedded inside the source tasks, during extraction
     assert early[None] == 0  # so the build found every vector in the cache
-    assert embeds(off) == {None: off["embeddings"]["encoded"]}  # off: the build embedded everything itself
+    assert embeds(off) == {None: off.embeddings.encoded}  # off: the build embedded everything itself
 
 
 def test_the_switch_takes_on_or_off_and_names_itself_when_wrong(monkeypatch):

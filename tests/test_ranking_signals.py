@@ -13,6 +13,7 @@ import pytest
 from trustindex.query.lexical import LexicalIndex
 from trustindex.query.lexical_signals import lexical_signals
 from trustindex.query.relevance import relevance
+from trustindex.query.request import Words
 from trustindex.schemas.lexical import identifier_tokens
 from trustindex.schemas.policy import Policy
 from trustindex.schemas.snapshot import BM25_DIR, BM25_FIELDS_DIR
@@ -64,7 +65,7 @@ def data(tmp_path_factory):
 def ranked(data, query: str, **relevance_keys) -> list[str]:
     """Paths by relevance with every passage at the same cosine, so the lexical signals alone decide."""
     policy = Policy.from_dict({"relevance": relevance_keys})
-    lex = lexical_signals(data, query, policy)
+    lex = lexical_signals(data, Words.of(query), policy)
     rel = relevance(np.full(len(PASSAGES), 0.5), lex.scores, policy, lex.nterms > 0, lex.identifier)
     return [PASSAGES[i][0] for i in np.argsort(-rel, kind="stable")]
 
@@ -96,7 +97,7 @@ def test_an_identifier_ranks_the_page_defining_it_first(data):
 
 def test_an_error_code_is_its_own_signal(data):
     policy = Policy.from_dict({"relevance": {"identifier_weight": 0.5}})
-    lex = lexical_signals(data, "1010 invalid transaction", policy)
+    lex = lexical_signals(data, Words.of("1010 invalid transaction"), policy)
     assert lex.identifier is not None
     # only the page naming the code scores on the identifier signal
     assert [PASSAGES[i][0] for i in np.flatnonzero(lex.identifier > 0)] == ["docs/errors.md"]
@@ -105,7 +106,7 @@ def test_an_error_code_is_its_own_signal(data):
 def test_no_identifier_and_no_field_index_leave_plain_bm25(data):
     policy = Policy.from_dict({"relevance": {"field_weight": 1.0, "identifier_weight": 0.5}})
     plain = SimpleNamespace(lexical=data.lexical, field_lexical=None)  # a snapshot built before the field index
-    lex = lexical_signals(plain, "witnesses in a circuit", policy)
+    lex = lexical_signals(plain, Words.of("witnesses in a circuit"), policy)
     expected, n = data.lexical.scores("witnesses in a circuit")
     assert lex.identifier is None and lex.nterms == n
     np.testing.assert_array_equal(lex.scores, expected)

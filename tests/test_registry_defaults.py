@@ -169,8 +169,9 @@ def test_no_ref_follows_the_remote_default_branch_when_it_moves(tmp_path):
 def test_every_hit_of_a_refreshed_registry_cites_its_file_and_lines(tmp_path, prefect_harness):
     from trustindex.flows.refresh import refresh_flow
     from trustindex.query import Index
-    from trustindex.schemas.config import Identities, Publisher
+    from trustindex.schemas.config import BuildConfig, Identities, Publisher
     from trustindex.schemas.policy import Policy
+    from trustindex.schemas.refresh_run import RefreshRequest
 
     for name in ("docs", "compact"):
         b = RepoBuilder(tmp_path / "repos" / name)
@@ -181,8 +182,8 @@ def test_every_hit_of_a_refreshed_registry_cites_its_file_and_lines(tmp_path, pr
     sources = load_sources(_write(tmp_path, text))
     ids = Identities()
     ids.publishers["mf"] = Publisher("mf", "Midnight Foundation", "foundation")
-    result = refresh_flow(sources, ids, [], Policy.default(), str(tmp_path / "data"))
-    assert result["failures"] == {} and {s["ref"] for s in result["sources"]} == {"HEAD"}
+    result = refresh_flow(BuildConfig(sources, ids, [], Policy.default()), RefreshRequest(str(tmp_path / "data")))
+    assert result.failures == {} and {s.ref for s in result.sources} == {"HEAD"}
     hits = Index.open(data_dir=tmp_path / "data").search("How do I deploy a contract?", k=20)["hits"]
     assert len(hits) == 8  # the vendored README is excluded by the built-in set
     for h in hits:

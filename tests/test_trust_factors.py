@@ -68,3 +68,12 @@ def test_the_text_table_has_a_column_per_factor_in_registry_order():
     header, row = render_table(r).splitlines()[-2:]
     assert header.split()[4:10] == [f.column for f in FACTORS]
     assert row.split()[4:10] == ["0.50", "0.51", "0.52", "0.53", "0.54", "0.55"]
+
+
+def test_the_search_page_lists_the_factors_in_registry_order():
+    import re
+
+    js = (ROOT / "serve" / "static" / "render.js").read_text()
+    listed = re.search(r"const FACTORS = \[([^\]]*)\]", js)
+    assert listed, "serve/static/render.js has no FACTORS list"
+    assert re.findall(r'"(\w+)"', listed.group(1)) == list(FACTOR_NAMES)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 
 from trustindex.schemas.lexical import TOKENIZER_ID, postings_ascending, tokenize
@@ -17,21 +18,64 @@ from trustindex.schemas.lexical import TOKENIZER_ID, postings_ascending, tokeniz
 K1, B, METHOD = 1.5, 0.75, "lucene"
 
 
+class FlatIds(Sequence):
+    """Every passage's token ids as one flat int64 array and the passages' lengths.
+
+    Why: a list of token lists and a list of id lists for the whole corpus (~14M tokens at 92k passages) were the
+    build's largest transient (~270 MiB over the rest at 82k passages, issue 29); the flat array is 8 bytes a
+    token, and _vectorised_bm25 reads it as is.  Indexing a passage gives its ids (bm25s's own builder)."""
+
+    def __init__(self, flat, lengths):
+        import numpy as np
+
+        self.flat, self.lengths = flat, lengths
+        self._starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]) if len(lengths) else lengths
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        start = int(self._starts[i])
+        return self.flat[start : start + int(self.lengths[i])].tolist()
+
+
 def build_bm25(texts: list[str], out_dir: Path) -> dict:
-    return build_bm25_from_tokens([tokenize(t) for t in texts], out_dir)
+    """Tokenize each text and build its BM25 without keeping the tokens: ids are given in first-seen order, then
+    renumbered in the sorted vocabulary's order (what corpus_ids gives: the same files)."""
+    from array import array
+
+    import numpy as np
+
+    first_seen: dict[str, int] = {}
+    flat, lengths = array("q"), array("q")
+    for text in texts:
+        tokens = tokenize(text)
+        lengths.append(len(tokens))
+        flat.extend([first_seen.setdefault(t, len(first_seen)) for t in tokens])
+    vocab = {tok: i for i, tok in enumerate(sorted(first_seen.keys() | {""}))}
+    renumber = np.fromiter((vocab[t] for t in first_seen), dtype=np.int64, count=len(first_seen))
+    ids = FlatIds(renumber[np.frombuffer(flat, dtype=np.int64)] if flat else np.zeros(0, np.int64), np.asarray(lengths))
+    del flat, first_seen
+    return _build(ids, vocab, out_dir)
 
 
 def build_bm25_from_tokens(tokens: list[list[str]], out_dir: Path) -> dict:
     """What build_bm25 writes, from each passage's tokens (already made by schemas/lexical.py's tokenizer)."""
+    ids, vocab = corpus_ids(tokens)
+    return _build(ids, vocab, out_dir)
+
+
+def _build(ids: Sequence, vocab: dict[str, int], out_dir: Path) -> dict:
     # imported here (and in _vectorised_bm25): bm25s brings scipy.sparse (~0.5 s at start-up, measured in
     # docs/benchmarks.md), which a refresh that finds nothing changed, and so builds no index, never needs
     from bm25s.tokenization import Tokenized
 
     logging.getLogger("bm25s").setLevel(logging.WARNING)  # after its import, which sets DEBUG; it logs every build
-    ids, vocab = corpus_ids(tokens)
     retriever = _vectorised_bm25()(k1=K1, b=B, method=METHOD)
     retriever.index(Tokenized(ids=ids, vocab=vocab), show_progress=False)
-    _postings_ascending(retriever.scores, len(tokens), len(vocab))
+    _postings_ascending(retriever.scores, len(ids), len(vocab))
     out_dir.mkdir(parents=True, exist_ok=True)
     retriever.save(str(out_dir), show_progress=False)
     meta = {
@@ -39,7 +83,7 @@ def build_bm25_from_tokens(tokens: list[list[str]], out_dir: Path) -> dict:
         "k1": K1,
         "b": B,
         "method": METHOD,
-        "documents": len(tokens),
+        "documents": len(ids),
         "vocabulary": len(vocab),
     }
     (out_dir / "tokenizer.json").write_text(json.dumps(meta, sort_keys=True, indent=2) + "\n")
@@ -74,9 +118,14 @@ def _vectorised_bm25():
             ):
                 return super().build_index_from_ids(unique_token_ids, corpus_token_ids, show_progress, leave_progress)
             self.nonoccurrence_array = None  # as bm25s sets it for these methods (save() reads it)
-            lengths = np.fromiter(map(len, corpus_token_ids), dtype=np.int64, count=len(corpus_token_ids))
             n_docs, n_vocab = len(corpus_token_ids), len(unique_token_ids)
-            flat = np.fromiter((t for doc in corpus_token_ids for t in doc), dtype=np.int64, count=int(lengths.sum()))
+            if isinstance(corpus_token_ids, FlatIds):  # build_bm25's: already one array
+                lengths, flat = np.asarray(corpus_token_ids.lengths, np.int64), corpus_token_ids.flat
+            else:
+                lengths = np.fromiter(map(len, corpus_token_ids), dtype=np.int64, count=n_docs)
+                flat = np.fromiter(
+                    (t for doc in corpus_token_ids for t in doc), dtype=np.int64, count=int(lengths.sum())
+                )
             pairs, tf = np.unique(
                 np.repeat(np.arange(n_docs, dtype=np.int64), lengths) * n_vocab + flat, return_counts=True
             )  # (passage, term) once each, passage-major, with its count

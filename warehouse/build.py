@@ -6,6 +6,8 @@ bytes, and therefore get the same snapshot id.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
 from pathlib import Path
@@ -17,9 +19,18 @@ from trustindex.ingest import progress
 from trustindex.query.dense import STORAGE_DTYPE, build_ann_index
 from trustindex.schemas.components import ComponentRegistry
 from trustindex.schemas.policy import Policy
-from trustindex.schemas.snapshot import BM25_DIR, BM25_FIELDS_DIR, COMPONENTS, DENSE_INDEX, EMBEDDINGS, TABLE_FILES
-from trustindex.schemas.tables import SOURCE_TABLES, table_from_rows
+from trustindex.schemas.snapshot import (
+    BM25_DIR,
+    BM25_FIELDS_DIR,
+    COMPONENTS,
+    DENSE_INDEX,
+    EMBEDDINGS,
+    INDEX_FORMAT,
+    TABLE_FILES,
+)
+from trustindex.schemas.tables import SCHEMA_VERSION, SOURCE_TABLES, table_from_rows
 from trustindex.warehouse.bm25 import build_bm25
+from trustindex.warehouse.embedder_factory import embedder_identity
 from trustindex.warehouse.embeddings import Embedder, EmbeddingCache, EmbedStats, embed_texts
 from trustindex.warehouse.tables import concat, write_table
 
@@ -136,10 +147,16 @@ def write_snapshot_files(
             write_table(t, build_dir / TABLE_FILES[name])
             counts[name] = t.num_rows
             bar.advance(t.num_rows)
-    chunks = tables["chunks"]
+    # What the stages below hold is the build's peak memory (issue 29: ~92k chunks): only the chunks stay, the
+    # float32 vectors and the cache's copy of them go once the float16 matrix exists, the body texts once their
+    # BM25 is built.
+    chunks = tables.pop("chunks")
+    del tables
     texts = embedding_input(chunks)
     matrix, stats = embed_texts(texts, chunks.column("content_sha256").to_pylist(), embedder, cache)
+    cache.release()
     matrix16 = np.ascontiguousarray(matrix, dtype=STORAGE_DTYPE)  # float16 on disk: query/dense.py
+    del matrix
     if ann_min_rows is None:
         ann_min_rows = Policy.default().dense.exact_below
     with progress.stage("index", len(texts), unit="chunks") as bar:  # vectors on disk, ANN if large, BM25
@@ -149,10 +166,11 @@ def write_snapshot_files(
             build_ann_index(matrix16, build_dir / DENSE_INDEX)
             bar.note(ann=True)
         build_bm25(texts, build_dir / BM25_DIR)
+        del texts
         build_bm25(field_input(chunks), build_dir / BM25_FIELDS_DIR)
     for rel, src in embedder.snapshot_files().items():
         place_file(src, build_dir / rel)
-    counts["embeddings"] = int(matrix.shape[0])
+    counts["embeddings"] = int(matrix16.shape[0])
     return counts, stats
 
 
@@ -175,3 +193,25 @@ def place_file(src: Path, dst: Path) -> None:
         os.link(src, dst)
     except OSError:
         shutil.copyfile(src, dst)
+
+
+def build_inputs_key(
+    keys: dict[str, str], rows: list[dict], backend: str, ann_min_rows: int, components: str = "", compiled: str = ""
+) -> str:
+    """Everything a snapshot's files depend on; equal keys give byte-identical snapshots.
+
+    ``keys``: each source's tables key; ``rows``: the sources' rows; ``components``: the component registry's
+    digest (it renames the stored version targets); ``compiled``: the compile checks' digest (flows.compile_step)."""
+    payload = {
+        "schema": SCHEMA_VERSION,
+        "index_format": INDEX_FORMAT,
+        "sources": sorted(keys.items()),
+        "embedder": embedder_identity(backend),
+        "ann_min_rows": ann_min_rows,
+        **({"components": components} if components else {}),
+        **({"compiled": compiled} if compiled else {}),
+        "rows": sorted(
+            (r["source"], r["status"], r["commit"] or "", r["config_sha256"], r["error"] or "") for r in rows
+        ),
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:24]

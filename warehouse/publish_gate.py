@@ -9,11 +9,14 @@ is reported, not blocked.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from trustindex.schemas.errors import TrustIndexError
 from trustindex.schemas.policy import Policy
-from trustindex.warehouse.catalog import connect_snapshot
+from trustindex.schemas.snapshot import SNAPSHOTS_DIR
+from trustindex.warehouse.catalog import connect_snapshot, refresh_catalog
+from trustindex.warehouse.snapshots import current_id, set_current
 
 
 class PublishRefused(TrustIndexError):
@@ -52,3 +55,23 @@ def check_publish(live_dir: Path | None, new_dir: Path, policy: Policy) -> list[
                     f"{limit:.0%})" + (f"; it {n['status']}" if n["status"] != "ok" else "")
                 )
     return problems
+
+
+def publish_snapshot(data: Path, sid: str, policy: Policy, force: bool, warn: Callable[[str], None]) -> list[str]:
+    """Move CURRENT to ``sid`` past the safety gate (or refuse: PublishRefused), refresh the catalog; the gate's
+    findings (published past with ``force``, each one ``warn``-ed)."""
+    live = current_id(data)
+    gate = []
+    if live != sid:
+        gate = check_publish(data / SNAPSHOTS_DIR / live if live else None, data / SNAPSHOTS_DIR / sid, policy)
+        if gate and not force:
+            raise PublishRefused(
+                f"refusing to publish snapshot {sid} (CURRENT stays {live}): "
+                + "; ".join(gate)
+                + ". If this loss is intended, run again with --force."
+            )
+        for g in gate:
+            warn(f"publishing despite the safety gate (--force): {g}")
+        set_current(data, sid)
+    refresh_catalog(data, data / SNAPSHOTS_DIR / sid)
+    return gate
