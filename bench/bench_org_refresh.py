@@ -136,6 +136,27 @@ def figures_of(modes: dict, no_change: dict) -> list[dict]:
     ]
 
 
+def section(result: dict) -> list[str]:
+    """docs/benchmarks.md's paragraph for this run, from its own figures (a rerun replaces it whole)."""
+    b, t, nc = result["modes"]["bounded"], result["modes"]["today"], result["no_change"]
+    same = "the same" if result["same_snapshot"] else "DIFFERENT"
+    return [
+        "## A whole organisation in one registry (issue 29)",
+        "",
+        "`bench/bench_org_refresh.py --mirrors DIR`: examples/midnight-org/sources.toml pointed at",
+        f"{result['sources']} real repositories ({len(result['left_out'])} of the registry could not be fetched),",
+        "refreshed from empty in its own process once bounded (the usable cores at once, one shared embedding",
+        "worker) and once as before issue 29 (every source at once, a worker per source), then a no-change",
+        "refresh of the bounded data dir.",
+        f"Snapshots {b['snapshot_id']} and {t['snapshot_id']} ({same}; {b['documents']:,} documents,",
+        f"{b['chunks']:,} chunks, {b['failures']} failed sources).",
+        f"Peak RSS {b['rss_mib']:,.0f} MiB bounded against {t['rss_mib']:,.0f} MiB; wall {b['wall_s']:,.0f} s at",
+        f"load {b.get('load', '?')} against {t['wall_s']:,.0f} s at load {t.get('load', '?')} (the 1-minute",
+        "load average as each mode started and ended: the wall ratio means something only at like loads).",
+        f"No-change refresh: exit {nc['rc']}, {nc['wall_s']} s, {nc['tracebacks']} tracebacks.",
+    ]
+
+
 def same_snapshot(modes: dict) -> bool:
     ids = {m["snapshot_id"] for m in modes.values()}
     return len(ids) == 1 and None not in ids
@@ -157,10 +178,13 @@ def run(mirrors: Path, registry: Path, work: Path, only: int | None, timeout: fl
     for mode, env in MODES.items():
         data = work / f"data-{mode}"
         shutil.rmtree(data, ignore_errors=True)
+        load_before = os.getloadavg()[0]
         out = refresh(sources, data, env, timeout)
         res = out["result"]
         modes[mode] = {
             "rc": out["rc"],
+            # the 1-minute load average as the mode started and ended: the two modes' times compare only at like loads
+            "load": f"{load_before:.1f}-{os.getloadavg()[0]:.1f}",
             "wall_s": round(out["wall_s"], 1),
             "rss_mib": round(out["rss_mib"], 1),
             "model_loads": res.get("resources", {}).get("model_loads"),
@@ -207,7 +231,7 @@ def main() -> None:
     print(json.dumps({k: v for k, v in result.items() if k not in ("machine", "figures")}, indent=2))
     print_figures(f"org refresh ({result['sources']} sources, load {os.getloadavg()[0]:.1f})", result["figures"])
     if not a.no_save:
-        save("org_refresh", result)
+        save("org_refresh", {**result, "section": section(result)})
 
 
 if __name__ == "__main__":

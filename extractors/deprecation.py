@@ -30,12 +30,11 @@ from collections.abc import Iterable
 
 from trustindex.extractors.base import Chunk, Deprecation
 from trustindex.extractors.globs import first_match
+from trustindex.extractors.markdown_lines import atx_heading, fence_line
 
 MAX_REASON = 200
 _REASON_ROWS = 20  # a reason is read from the first lines of its marker only
 
-_FENCE_RE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
-_ATX_RE = re.compile(r"^\s{0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
 _ADMON_OPEN_RE = re.compile(r"^\s{0,3}(:{3,})\s*([A-Za-z][\w-]*)?\s*(?:\[([^\]]*)\]|(.*))$")
 _ADMON_CLOSE_RE = re.compile(r"^\s{0,3}:{3,}\s*$")
 _QUOTE_RE = re.compile(r"^\s{0,3}>\s?(.*)$")
@@ -136,17 +135,17 @@ def _scan(lines: list[str]) -> list[tuple]:
     n = len(lines)
     for r in range(n):
         ln = lines[r].rstrip("\r")
-        m = _FENCE_RE.match(ln)
+        m = fence_line(ln)
         if fence is not None:
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not ln.strip().strip(fence[0]):
+            if m and m["mark"][0] == fence[0] and len(m["mark"]) >= len(fence) and not ln.strip().strip(fence[0]):
                 fence = None
             continue
         if m:
-            fence = m.group(1)
+            fence = m["mark"]
             continue
-        h = _ATX_RE.match(ln)
+        h = atx_heading(ln)
         if h:
-            headings.append((r, len(h.group(1)), h.group(2)))
+            headings.append((r, *h))
         if _ADMON_CLOSE_RE.match(ln):
             if admonitions:
                 row, reason = admonitions.pop()

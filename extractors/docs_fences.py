@@ -22,12 +22,12 @@ from dataclasses import dataclass, replace
 from tree_sitter import Parser
 
 from trustindex.extractors.base import Chunk, VersionTarget
+from trustindex.extractors.markdown_lines import fence_line
 from trustindex.extractors.pragma import _LANGUAGE, COMPONENTS, extract_pragmas
 from trustindex.schemas.versions import ConstraintSet, VersionSyntaxError
 
 ORIGIN = "docs_fence"
 COMPACT_TAGS = frozenset({"compact"})
-_OPEN = re.compile(r"^(?P<indent> {0,3})(?P<mark>`{3,}|~{3,})(?P<info>.*)$")
 _TITLE = re.compile(r"""\btitle=(?:"([^"]*)"|'([^']*)'|(\S+))""")
 _PRAGMA_WORD = re.compile(r"\bpragma\s+(?:" + "|".join(COMPONENTS) + r")\b")
 
@@ -47,14 +47,14 @@ def fences(text: str) -> list[Fence]:
     lines = text.splitlines()
     i = 0
     while i < len(lines):
-        m = _OPEN.match(lines[i])
+        m = fence_line(lines[i], spaces_only=True)
         if not m or (m["mark"][0] == "`" and "`" in m["info"]):
             i += 1
             continue
         mark, indent, info = m["mark"], len(m["indent"]), m["info"].strip()
         body, j = [], i + 1
         while j < len(lines):
-            close = _OPEN.match(lines[j])
+            close = fence_line(lines[j], spaces_only=True)
             if close and close["mark"][0] == mark[0] and len(close["mark"]) >= len(mark) and not close["info"].strip():
                 break
             line = lines[j]

@@ -39,6 +39,7 @@ from tree_sitter import Language, Parser
 from trustindex.extractors.base import Extraction, ExtractionError, FileContext
 from trustindex.extractors.deprecation import markdown_deprecations
 from trustindex.extractors.frontmatter import split_front_matter
+from trustindex.extractors.markdown_lines import ATX_CLOSING, ATX_OPENING
 
 # The sizing limits are re-exported so callers keep reading them from here.
 from trustindex.extractors.markdown_sizing import (  # noqa: F401
@@ -54,8 +55,6 @@ MAX_PARSE_BYTES = 1024 * 1024  # ~0.5 s of tree-sitter-markdown here
 _ESM_MAX_ROWS = 400
 
 _LANGUAGE = Language(tree_sitter_markdown.language())
-_ATX_RE = re.compile(r"^\s{0,3}#{1,6}(?:[ \t]+|$)")
-_ATX_CLOSE_RE = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
 _ANCHOR_RE = re.compile(r"\s*\{#[^}]*\}\s*$")
 _IMPORT_RE = re.compile(r"^import(?:\s+(?:type\s+)?[\w$*{]|\s*['\"])")
 _IMPORT_OK_RE = re.compile(r"\bfrom\s*['\"][^'\"\n]+['\"]|^import\s*['\"][^'\"\n]+['\"]")
@@ -143,7 +142,7 @@ class _Chunker(ChunkSizer):
         e = max(s, e)
         if node.type == "atx_heading":
             level = next((int(c.type[5]) for c in node.children if c.type.startswith("atx_h")), 1)
-            title = _ATX_CLOSE_RE.sub("", _ATX_RE.sub("", self.lines[s], count=1))
+            title = ATX_CLOSING.sub("", ATX_OPENING.sub("", self.lines[s], count=1))
             return Unit(s, s, "heading", level=level, title=_clean_title(title[:2000]))
         if node.type == "setext_heading":
             level = 1 if any(c.type == "setext_h1_underline" for c in node.children) else 2

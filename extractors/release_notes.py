@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from trustindex.extractors.base import Chunk, VersionTarget
 from trustindex.extractors.docs_fences import fences
+from trustindex.extractors.markdown_lines import LOOSE_ATX_HEADING
 from trustindex.schemas.version_parsers import parse_npm
 from trustindex.schemas.versions import VersionSyntaxError
 
@@ -36,7 +37,6 @@ _VER = r"v?(\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z][0-9A-Za-z.-]*)?)"
 _PAIR = re.compile(rf"(?P<name>[A-Za-z][\w.\- ]*?)\s+{_VER}(?:\s+(?P<pre>(?:RC|rc|alpha|beta)\d*))?(?![\w.])")
 _BARE = re.compile(rf"^\s*{_VER}\s*$")
 _VERSION_LINE = re.compile(r"^\s*[-*]\s+\*\*Version:?\*\*:?\s*(?P<rest>.+?)\s*$")
-_HEADING = re.compile(r"^(?P<hashes>#{1,6})\s+(?P<text>.+?)\s*#*\s*$")
 _NOTES = re.compile(r"\brelease(?:\s+notes?)?\b", re.IGNORECASE)
 _FILE_DASHED = re.compile(r"^(\d+)-(\d+)(?:-(\d+))?(?:-([A-Za-z][0-9A-Za-z]*))?$")
 _FILE_DOTTED = re.compile(r"^(?:[A-Za-z]\w*-)?(\d+\.\d+(?:\.\d+)?)$")
@@ -111,7 +111,7 @@ def release_note_targets(
     for n, line in enumerate(lines, start=1):
         if n in code:
             continue
-        h = _HEADING.match(line)
+        h = LOOSE_ATX_HEADING.match(line)
         if h:
             headings.append((n, len(h["hashes"]), h["text"]))
             if len(h["hashes"]) >= 2:

@@ -22,6 +22,7 @@ import re
 from collections.abc import Sequence
 
 from trustindex.extractors.base import Chunk, VersionTarget
+from trustindex.extractors.markdown_lines import fence_line
 from trustindex.schemas.version_parsers import parse_compact, parse_npm
 from trustindex.schemas.versions import VersionSyntaxError
 
@@ -40,7 +41,6 @@ _STAMPS = [
     (re.compile(rf"^\s*[-*]\s+\*\*Compact runtime version:?\*\*:?\s*`?{_V}`?\s*$"), [(1, RUNTIME)], False),
     (re.compile(rf"^\s*(?:\$ )?Compact version: {_V}\s*$"), [(1, "compact-compiler")], True),
 ]
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _SECTION = re.compile(r"^##+\s")
 
 
@@ -68,9 +68,9 @@ def extract_stamps(text: str, chunks: Sequence[Chunk] | None = None) -> list[Ver
     fence: str | None = None
     in_lead = True
     for number, line in enumerate(text.splitlines(), start=1):
-        opening = _FENCE.match(line)
+        opening = fence_line(line, max_indent=None)  # a fence indented in a list item counts too
         if opening:
-            mark = opening[1]
+            mark = opening["mark"]
             if fence is None:
                 fence = mark
                 continue

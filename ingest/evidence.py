@@ -9,6 +9,7 @@ is a failed row for the manifest alone, never for the files beneath it.
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Iterable
 
 from trustindex.extractors.base import Deprecation, Extraction, ExtractionError, VersionTarget
 from trustindex.extractors.docs_fences import fence_pragma_targets, record_disagreements
@@ -22,13 +23,18 @@ from trustindex.extractors.manifests import (
     resolve_cargo_workspace,
     resolve_workspaces,
 )
+from trustindex.extractors.page_kind import load_page_kinds
 from trustindex.schemas.policy import Policy
 
 CODE_KINDS = ("typescript", "rust", "compact", "text")
 
 
 class SourceEvidence:
-    def __init__(self, policy: Policy, config_files: dict[str, bytes], paths: list[str]):
+    def __init__(
+        self, policy: Policy, config_files: dict[str, bytes], paths: list[str], tree_paths: Iterable[str] = ()
+    ):
+        """``paths``: the files the source ingests; ``tree_paths``: every path of the tree (a skill's SKILL.md or a
+        plugin's manifest marks the files beside it even when the source's include globs leave it out)."""
         self.policy = policy
         self.failures: list[tuple[str, str, str]] = []
         v = policy.version
@@ -48,6 +54,7 @@ class SourceEvidence:
         self.cargo = resolve_cargo_workspace(cargo, v.cargo_allowlist) if cargo else {}
         self.docs = load_docs_versions(paths, config_files)
         self.routes = load_docs_routes(paths, config_files)
+        self.page_kinds = load_page_kinds([*paths, *tree_paths], config_files, self.routes)
 
     def page_url(self, site_url: str, path: str, kind: str, front_matter: dict) -> str:
         """The page a person opens for ``path`` on the source's published site ("" when it has none)."""

@@ -91,6 +91,7 @@ def ingest_source(
         policy,
         {p: d for p, d in blobs.items() if kind_of(p) == "config"} | docs_configs,
         sorted(set(included) | set(docs_configs)),
+        [e.path for e in entries],
     )
     report.extend(
         _row(source, commit, p, "failed", "", stage, err) for p, stage, err in evidence.failures if p not in inc.carry

@@ -160,6 +160,9 @@ def explain_hit(h: dict) -> list[str]:
         f"{(fr['last_substantive_change'] or '')[:10]} ({fr['age_days']:.0f} days), last modified "
         f"{(fr['last_modified'] or '')[:10]}"
     )
+    pk = f.get("page_kind")
+    if pk is not None:
+        out.append(f"page kind ×{pk['multiplier']:.2f} [{pk['status']}]: {pk['evidence'].get('reason', '')}")
     dp = f["deprecation"]
     if dp["status"] == "deprecated":
         m = dp["evidence"]["markers"][0]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from trustindex.query.versionmatch import Target, resolve_docs_target
 from trustindex.schemas.components import LABEL_COMPONENTS
+from trustindex.schemas.docs_versions import COMPONENT as DOCS_COMPONENT
 from trustindex.schemas.errors import QueryError
 
 
@@ -24,7 +25,7 @@ def target_report(st, targets: list[Target]) -> tuple[list[dict], list[Target]]:
                 f"target {t.component}={t.requested}: this snapshot has no content for component "
                 f"{t.component!r} (known: {known})"
             )
-        if t.component == "docs":
+        if t.component == DOCS_COMPONENT:
             t, how = resolve_docs_target(t, st.docs_names())
         else:
             how = {"resolved": t.requested, "resolution": "as written"}

@@ -1,6 +1,6 @@
-"""Trust: the product of the six factors of schemas/trust_factors.py, clamped to [0, 1] after the product.
+"""Trust: the product of the seven factors of schemas/trust_factors.py, clamped to [0, 1] after the product.
 
-trust = attribution × verification × freshness × deprecation × version_match × content_risk.  Each factor is
+trust = attribution × verification × freshness × page_kind × deprecation × version_match × content_risk.  Each factor is
 defined once, its explanation beside its vectorised prior, in query/trust_factors/<name>.py; every number comes
 from the policy read at query time, so editing it changes scores without a rebuild.  This module keeps the
 product, the reference day, and the factors' explanations under their historical names.
@@ -14,6 +14,7 @@ from trustindex.query.trust_factors.attribution import attribution_factor
 from trustindex.query.trust_factors.content_risk import content_risk_factor
 from trustindex.query.trust_factors.deprecation import deprecation_factor
 from trustindex.query.trust_factors.freshness import freshness_factor
+from trustindex.query.trust_factors.page_kind import page_kind_factor, page_kind_multiplier
 from trustindex.query.trust_factors.verification import (
     evidence_class_of,
     home_tier_of,
@@ -30,6 +31,8 @@ __all__ = [
     "freshness_factor",
     "home_tier_of",
     "lent_tier",
+    "page_kind_factor",
+    "page_kind_multiplier",
     "reference_day",
     "verification_factor",
 ]

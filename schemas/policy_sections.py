@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trustindex.schemas.content_risk import AGENT_INSTRUCTION, CREDENTIAL_PHISHING, HIDDEN_TEXT
+from trustindex.schemas.page_kinds import PAGE_KINDS, UNKNOWN
 
 TIERS = ("foundation", "partner", "third_party", "community", "unknown")
 
@@ -167,6 +168,32 @@ assert _RISK_KINDS == tuple(ContentRisk.__dataclass_fields__)[:-1]
 
 
 @dataclass(frozen=True)
+class PageKind:
+    """What a page is (schemas/page_kinds.py; read from paths, front matter and the site config at build time): each
+    kind's trust multiplier.  Content written to steer AI agents (AGENTS.md, CLAUDE.md, skills, plugin prompts)
+    yields to the reference written for people unless the operator raises it; "unknown" is a snapshot built before
+    pages had a kind.  Drafts also take fusion.unpublished_multiplier on their order key.  One field per kind
+    (PAGE_KINDS); measured on the real docs' judged queries (docs/benchmarks.md): every kind but agent_instructions
+    1.0."""
+
+    reference: float = number(1.0, 0.0, 2.0)
+    guide: float = number(1.0, 0.0, 2.0)
+    blog: float = number(1.0, 0.0, 2.0)
+    release_notes: float = number(1.0, 0.0, 2.0)
+    agent_instructions: float = number(0.5, 0.0, 2.0)
+    draft: float = number(1.0, 0.0, 2.0)
+    code: float = number(1.0, 0.0, 2.0)
+    unknown: float = number(1.0, 0.0, 2.0)
+
+    def of(self, kind: str | None) -> float:
+        """The kind's multiplier; none (a snapshot without page kinds) and a name no kind has read as ``unknown``."""
+        return float(getattr(self, kind or UNKNOWN)) if (kind or UNKNOWN) in PAGE_KINDS else self.unknown
+
+
+assert tuple(PageKind.__dataclass_fields__) == PAGE_KINDS
+
+
+@dataclass(frozen=True)
 class Confidence:
     trust_weight: float = number(1.0, 0.0, 10.0)
     relevance_weight: float = number(1.0, 0.0, 10.0)
@@ -316,6 +343,7 @@ class Sections:
     deprecation: Deprecation = sub_table(Deprecation)
     version: Version = sub_table(Version)
     content_risk: ContentRisk = sub_table(ContentRisk)
+    page_kind: PageKind = sub_table(PageKind)
     confidence: Confidence = sub_table(Confidence)
     relevance: Relevance = sub_table(Relevance)
     fusion: Fusion = sub_table(Fusion)

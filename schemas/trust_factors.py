@@ -30,6 +30,7 @@ FACTORS: tuple[TrustFactor, ...] = (
         "verification", "verification", DOCUMENT, "verif", "the best live verification link and the whole chain"
     ),
     TrustFactor("freshness", "freshness", DOCUMENT, "fresh", "the last substantive change and its age in days"),
+    TrustFactor("page_kind", "page_kind", DOCUMENT, "page", "what the page is and the rule that named it"),
     TrustFactor(
         "deprecation", "deprecation", PASSAGE, "depr", "deprecation markers, a legacy or unlabelled docs version"
     ),

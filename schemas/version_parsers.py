@@ -18,6 +18,7 @@ import re
 
 # The floor/prerelease helpers and version-token regex pieces are shared with
 # parse_version so every grammar reads a version token the same way.
+from trustindex.schemas.docs_versions import COMPONENT as DOCS_COMPONENT
 from trustindex.schemas.versions import (
     _NUM,
     _PRE_ID,
@@ -302,6 +303,6 @@ def parse_target(text: str, component: str = "") -> ConstraintSet:
 
     For the ``docs`` component every target is a label (``v1``, ``current``, ``0.0.0``).
     """
-    if component == "docs":
+    if component == DOCS_COMPONENT:
         return ConstraintSet.label(text)
     return parse_npm(text)

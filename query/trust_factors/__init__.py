@@ -12,6 +12,7 @@ from trustindex.query.trust_factors import (
     content_risk,
     deprecation,
     freshness,
+    page_kind,
     verification,
     version_match,
 )
@@ -22,6 +23,7 @@ _BY_NAME: dict[str, ModuleType] = {
     "attribution": attribution,
     "verification": verification,
     "freshness": freshness,
+    "page_kind": page_kind,
     "deprecation": deprecation,
     "version_match": version_match,
     "content_risk": content_risk,

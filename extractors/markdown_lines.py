@@ -1,0 +1,48 @@
+"""The Markdown line patterns the extractors share, each defined once (issue 25 item 5): a code fence's line and an
+ATX heading's opening and closing sequences.
+
+Readers that walk a page line by line (deprecation markers, version stamps, fenced code, release notes) use these;
+the chunker reads the structure with tree-sitter-markdown and uses the heading patterns only to take a heading's
+text out of its line.
+"""
+
+from __future__ import annotations
+
+import re
+
+# A fence's opening or closing line (CommonMark 4.5): three or more backticks or tildes after ``indent``, then the
+# info string.  How much indentation a reader accepts is its own rule (fence_line).
+FENCE_LINE = re.compile(r"^(?P<indent>\s*)(?P<mark>`{3,}|~{3,})(?P<info>.*)$")
+
+# An ATX heading's opening sequence (CommonMark 4.2): up to three blanks, one to six ``#``, then blanks or the end
+# of the line; and its optional closing sequence of ``#`` (after a blank, or the whole content).  The chunker
+# takes a heading's text out of its line with both; atx_heading reads a line with them.
+ATX_OPENING = re.compile(r"^\s{0,3}(?P<hashes>#{1,6})(?:[ \t]+|$)")
+ATX_CLOSING = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
+
+
+def fence_line(line: str, max_indent: int | None = 3, spaces_only: bool = False) -> re.Match[str] | None:
+    """``line`` as a fence's opening or closing line (groups ``indent``, ``mark``, ``info``), or None.
+
+    ``max_indent``: the most whitespace characters before the mark (None: any, as inside nested list items);
+    ``spaces_only``: only spaces count as indentation (CommonMark's reading; a tab there makes indented code)."""
+    m = FENCE_LINE.match(line)
+    if m is None or (max_indent is not None and len(m["indent"]) > max_indent):
+        return None
+    return None if spaces_only and m["indent"].strip(" ") else m
+
+
+def atx_heading(line: str) -> tuple[int, str] | None:
+    """An ATX heading line's level and text (opening and closing sequences and trailing blanks removed), or None.
+
+    A bare ``#`` line (an empty heading to CommonMark) is not read as a heading here, nor is ``#5``."""
+    m = ATX_OPENING.match(line)
+    if m is None or m[0].endswith("#"):
+        return None
+    return len(m["hashes"]), ATX_CLOSING.sub("", line[m.end() :]).rstrip(" \t")
+
+
+# Release notes read headings loosely (extractors/release_notes.py): any whitespace after the hashes and before
+# the end (a name followed by a no-break space, "### Compact\xa0" in the real docs, is still the name) and closing
+# hashes even without a blank before them; no indentation.
+LOOSE_ATX_HEADING = re.compile(r"^(?P<hashes>#{1,6})\s+(?P<text>.+?)\s*#*\s*$")

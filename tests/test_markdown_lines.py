@@ -1,0 +1,45 @@
+"""The Markdown line patterns defined once (extractors/markdown_lines.py): each reader's rule, as it read lines
+before the patterns were shared (issue 25 item 5)."""
+
+from __future__ import annotations
+
+from trustindex.extractors.markdown_lines import ATX_CLOSING, ATX_OPENING, LOOSE_ATX_HEADING, atx_heading, fence_line
+
+
+def _mark(m) -> str | None:
+    return None if m is None else m["mark"]
+
+
+def test_a_fence_line_is_read_with_each_readers_indentation_rule():
+    assert [(m["indent"], m["mark"], m["info"]) for m in [fence_line("  ````ts title=a.ts")]] == [
+        ("  ", "````", "ts title=a.ts")
+    ]
+    # CommonMark (fenced code): at most three spaces; a tab or a fourth space makes indented code
+    assert [_mark(fence_line(x, spaces_only=True)) for x in ("   ```", "    ```", "\t```", "~~~")] == [
+        "```",
+        None,
+        None,
+        "~~~",
+    ]
+    # deprecation markers: at most three whitespace characters; version stamps: any (a fence inside a list item)
+    assert _mark(fence_line("\t```")) == "```" and fence_line("    ```") is None
+    assert _mark(fence_line("        ~~~~", max_indent=None)) == "~~~~"
+    assert fence_line("``") is None and fence_line("text ```") is None
+
+
+def test_an_atx_heading_gives_its_level_and_text():
+    assert atx_heading("## Deprecated API ##  ") == (2, "Deprecated API")
+    assert atx_heading("   ### C# notes") == (3, "C# notes")  # a hash inside the text is text
+    assert atx_heading("# x#") == (1, "x#")  # no blank before it: not a closing sequence
+    assert atx_heading("## ##") == (2, "")  # only a closing sequence: an empty heading
+    assert [atx_heading(x) for x in ("#", "#5", "####### seven", "    # code")] == [None] * 4
+    # the chunker takes the text out of a heading line it was told is one, and leaves any other line whole
+    assert ATX_CLOSING.sub("", ATX_OPENING.sub("", "#  Title {#id} #", count=1)) == "Title {#id}"
+    assert ATX_CLOSING.sub("", ATX_OPENING.sub("", "> # Quoted", count=1)) == "> # Quoted"
+
+
+def test_release_notes_read_headings_loosely():
+    m = LOOSE_ATX_HEADING.match("### Compact\xa0")
+    assert m and (m["hashes"], m["text"]) == ("###", "Compact")
+    assert LOOSE_ATX_HEADING.match("## Fixes#")["text"] == "Fixes"
+    assert LOOSE_ATX_HEADING.match("  ## Indented") is None and atx_heading("  ## Indented") == (2, "Indented")
