@@ -36,7 +36,7 @@ def context_key(source: Source, ids: Identities, ledger: list[LedgerEntry], poli
             for p in ids.platforms
         ),
         "ledger": sorted((e.path, e.commit, e.verifier, e.method, e.note) for e in ledger if e.source == source.name),
-        "policy": {k: policy[k] for k in ("ingest", "freshness", "version")}
-        | {"deprecation_paths": policy["deprecation"]["path_patterns"]},
+        "policy": {k: policy.to_dict()[k] for k in ("ingest", "freshness", "version")}
+        | {"deprecation_paths": policy.deprecation.path_patterns},
     }
     return hashlib.sha256(json.dumps(relevant, sort_keys=True, default=str).encode()).hexdigest()[:20]

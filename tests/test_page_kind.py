@@ -167,8 +167,8 @@ def test_ingest_stores_the_kind_and_reads_markers_the_include_globs_leave_out(tm
 
 def test_the_policy_weights_each_kind_and_the_repository_cannot(tmp_path):
     p = Policy.default()
-    assert p["page_kind"][AGENT_INSTRUCTIONS] < p["page_kind"][REFERENCE] == 1.0
-    assert p["page_kind"][UNKNOWN] == 1.0  # an old snapshot scores as it did
+    assert p.page_kind.of(AGENT_INSTRUCTIONS) < p.page_kind.of(REFERENCE) == 1.0
+    assert p.page_kind.of(UNKNOWN) == 1.0  # an old snapshot scores as it did
     raised = Policy.from_dict({"page_kind": {AGENT_INSTRUCTIONS: 1.0}})
     assert page_kind_factor({"page_kind": AGENT_INSTRUCTIONS}, raised)["multiplier"] == 1.0
     with pytest.raises(ConfigError, match=r"page_kind\.tutorial: unknown key"):
@@ -177,7 +177,7 @@ def test_the_policy_weights_each_kind_and_the_repository_cannot(tmp_path):
         Policy.from_dict({"page_kind": {"blog": 3.0}})
     # a row written before the columns existed
     old = page_kind_factor({"path": "AGENTS.md"}, p)
-    assert old["status"] == UNKNOWN and old["multiplier"] == p["page_kind"][UNKNOWN]
+    assert old["status"] == UNKNOWN and old["multiplier"] == p.page_kind.of(UNKNOWN)
     # a front matter kind claim is not read: the path decides
     k = load_page_kinds(["AGENTS.md"], {})
     assert k.of("AGENTS.md", "markdown", {"page_kind": "reference", "type": "reference"}).kind == AGENT_INSTRUCTIONS
@@ -226,7 +226,7 @@ def test_the_reference_outranks_the_skill_unless_the_operator_says_so(site, tmp_
     jsonschema.validate(r, schema)
     hit = next(h for h in r["hits"] if h["provenance"]["path"] == skill)
     f = hit["factors"]["page_kind"]
-    assert f["status"] == AGENT_INSTRUCTIONS and f["multiplier"] == index.policy["page_kind"][AGENT_INSTRUCTIONS]
+    assert f["status"] == AGENT_INSTRUCTIONS and f["multiplier"] == index.policy.page_kind.of(AGENT_INSTRUCTIONS)
     assert f["evidence"] == {"page_kind": AGENT_INSTRUCTIONS, "reason": "a file agents read: SKILL.md"}
     assert list(hit["factors"])[:4] == ["attribution", "verification", "freshness", "page_kind"]
 
