@@ -134,47 +134,11 @@ def build_app(
 ) -> Starlette:
     """The app over ``holder``; ``background`` is entered for the app's lifetime (the snapshot poll)."""
     metrics = metrics or ServeMetrics()
-    worker = str(os.getpid())
     metrics.watch_query_vectors(lambda: (lambda served: served.index.state if served else None)(holder.served))
     limits = config.limits
     slots = Slots(limits.max_concurrency)  # /v1/search, /v1/search:batch and /mcp count against the same limit
 
-    async def counted(fn: Callable[[Request], Awaitable[Response]], request: Request, search: bool) -> Response:
-        if request.method == "POST":  # the whole body first, under a deadline: a slow client holds no slot
-            request.state.body = await read_body(request, limits.max_body_bytes, config.body_timeout)
-        if not search:
-            return await fn(request)
-        if not slots.take():
-            raise slots.busy()
-        try:
-            return await fn(request)
-        finally:
-            slots.release()
-
-    def route(path: str, methods: list[str], search: bool = False):
-        def wrap(fn: Callable[[Request], Awaitable[Response]]) -> Route:
-            async def endpoint(request: Request) -> Response:
-                start = time.perf_counter()
-                response: Response
-                try:
-                    response = await counted(fn, request, search)
-                except HttpError as e:
-                    response = _error(e.status, str(e))
-                except SnapshotError as e:
-                    response = _error(503 if holder.served is None else 404, one_line(e))
-                except TrustIndexError as e:
-                    response = _error(400, one_line(e))
-                except Exception as e:  # a bug: one line to the client, the traceback to the log
-                    log.exception("%s failed", path)
-                    response = _error(500, one_line(e, "internal error: "))
-                response.headers[WORKER_HEADER] = worker
-                metrics.requests.labels(route=path, status=str(response.status_code)).inc()
-                metrics.latency.labels(route=path).observe(time.perf_counter() - start)
-                return response
-
-            return Route(path, endpoint, methods=methods)
-
-        return wrap
+    route = _router(holder, config, metrics, slots)
 
     def served():
         index, passages, _warning = holder.get()
@@ -217,6 +181,74 @@ def build_app(
             return out
 
         return JSONResponse({"responses": await run_in_threadpool(run)})
+
+    routes = [
+        route("/v1/search", ["POST"], search=True)(search),
+        route("/v1/search:batch", ["POST"], search=True)(search_batch),
+        *(route(path, ["GET"])(fn) for path, fn in _reading_endpoints(holder, metrics, limits).items()),
+        *page_routes(),
+    ]
+    mcp_routes, lifespan = _mcp_mount(holder, config, slots, background)
+    app = Starlette(routes=[*routes, *mcp_routes], lifespan=lifespan)
+    app.state.metrics = metrics
+    app.state.slots = slots
+    authed = _with_auth(app, config.tokens) if config.tokens else app
+    return origin_guard(authed, allowed_hosts(config.host, config.allowed_hosts))
+
+
+def _router(holder: SnapshotHolder, config: ServeConfig, metrics: ServeMetrics, slots: Slots):
+    """``route(path, methods, search)``: wraps an endpoint with the body read under a deadline, a search slot
+    (search routes only), the error mapping (one line to the client), the worker header and the metrics."""
+    limits = config.limits
+    worker = str(os.getpid())
+
+    async def counted(fn: Callable[[Request], Awaitable[Response]], request: Request, search: bool) -> Response:
+        if request.method == "POST":  # the whole body first, under a deadline: a slow client holds no slot
+            request.state.body = await read_body(request, limits.max_body_bytes, config.body_timeout)
+        if not search:
+            return await fn(request)
+        if not slots.take():
+            raise slots.busy()
+        try:
+            return await fn(request)
+        finally:
+            slots.release()
+
+    def route(path: str, methods: list[str], search: bool = False):
+        def wrap(fn: Callable[[Request], Awaitable[Response]]) -> Route:
+            async def endpoint(request: Request) -> Response:
+                start = time.perf_counter()
+                response: Response
+                try:
+                    response = await counted(fn, request, search)
+                except HttpError as e:
+                    response = _error(e.status, str(e))
+                except SnapshotError as e:
+                    response = _error(503 if holder.served is None else 404, one_line(e))
+                except TrustIndexError as e:
+                    response = _error(400, one_line(e))
+                except Exception as e:  # a bug: one line to the client, the traceback to the log
+                    log.exception("%s failed", path)
+                    response = _error(500, one_line(e, "internal error: "))
+                response.headers[WORKER_HEADER] = worker
+                metrics.requests.labels(route=path, status=str(response.status_code)).inc()
+                metrics.latency.labels(route=path).observe(time.perf_counter() - start)
+                return response
+
+            return Route(path, endpoint, methods=methods)
+
+        return wrap
+
+    return route
+
+
+def _reading_endpoints(holder: SnapshotHolder, metrics: ServeMetrics, limits) -> dict[str, Callable]:
+    """The GET routes by path: what a client reads besides search (passages, listings, snapshot, health, metrics,
+    the OpenAPI document); none takes a search slot."""
+
+    def served():
+        index, passages, _warning = holder.get()
+        return index, passages
 
     async def passage(request: Request) -> Response:
         raw = request.query_params.get("neighbours", "1")
@@ -269,19 +301,22 @@ def build_app(
 
         return JSONResponse(openapi_document(limits))
 
-    routes = [
-        route("/v1/search", ["POST"], search=True)(search),
-        route("/v1/search:batch", ["POST"], search=True)(search_batch),
-        route("/v1/passages/{chunk_id}", ["GET"])(passage),
-        route("/v1/sources", ["GET"])(sources),
-        route("/v1/versions", ["GET"])(versions),
-        route("/v1/snapshot", ["GET"])(snapshot),
-        route("/healthz", ["GET"])(healthz),
-        route("/readyz", ["GET"])(readyz),
-        route("/metrics", ["GET"])(metrics_route),
-        route("/openapi.json", ["GET"])(openapi),
-        *page_routes(),
-    ]
+    return {
+        "/v1/passages/{chunk_id}": passage,
+        "/v1/sources": sources,
+        "/v1/versions": versions,
+        "/v1/snapshot": snapshot,
+        "/healthz": healthz,
+        "/readyz": readyz,
+        "/metrics": metrics_route,
+        "/openapi.json": openapi,
+    }
+
+
+def _mcp_mount(holder: SnapshotHolder, config: ServeConfig, slots: Slots, background):
+    """The MCP server's routes under /mcp (bounded bodies, the search slots shared) and the app's lifespan (the
+    snapshot poll and the MCP session manager)."""
+    limits = config.limits
     # SnapshotHolder.get has LiveIndex's shape; the tools check k and batch length against the same limits
     mcp = build_server(live=holder, limits=limits)
     # Host and Origin are checked for every route, /mcp included, by origin_guard (with --allow-host); the SDK's own
@@ -305,11 +340,7 @@ def build_app(
         else r
         for r in mcp_app.routes
     ]
-    app = Starlette(routes=[*routes, *mcp_routes], lifespan=lifespan)
-    app.state.metrics = metrics
-    app.state.slots = slots
-    authed = _with_auth(app, config.tokens) if config.tokens else app
-    return origin_guard(authed, allowed_hosts(config.host, config.allowed_hosts))
+    return mcp_routes, lifespan
 
 
 def _with_auth(app, tokens: frozenset[str]):
