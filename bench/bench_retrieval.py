@@ -270,7 +270,19 @@ def changes_table() -> list[str]:
 
 # -- the snapshot ------------------------------------------------------------------------------------------------
 def build_data(work: Path, corpus: Path = CORPUS) -> Path:
-    """The corpus as one git commit under ``work/repo``, indexed by a real ``trustindex refresh`` into ``work/data``."""
+    """The corpus as one git commit under ``work/repo``, indexed by a real ``trustindex refresh`` into ``work/data``.
+
+    Two test workers may ask at once (tests/test_score_explained.py, tests/test_response_identity.py): a file lock
+    lets one build while the other waits, then reuses the snapshot instead of rewriting the repository under it."""
+    import fcntl
+
+    work.mkdir(parents=True, exist_ok=True)
+    with open(work / ".build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _build_data(work, corpus)
+
+
+def _build_data(work: Path, corpus: Path) -> Path:
     import git
 
     data = work / "data"
@@ -293,7 +305,7 @@ def build_data(work: Path, corpus: Path = CORPUS) -> Path:
     env.setdefault("PREFECT_HOME", str(work / ".prefect"))
     print(f"building the real-docs snapshot under {data} (a full refresh: minutes)", flush=True)
     subprocess.run(
-        [*cmd, "refresh", "--sources", str(work / "sources.toml"), "--data", str(data), "--quiet"],
+        [*cmd, "refresh", "--sources", str(work / "sources.toml"), "--data", str(data), "--quiet", "--wait", "1800"],
         env=env,
         check=True,
     )

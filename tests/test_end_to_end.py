@@ -94,6 +94,7 @@ def test_response_has_every_contract_field(index):
         "attribution",
         "verification",
         "freshness",
+        "page_kind",
         "deprecation",
         "version_match",
         "content_risk",
