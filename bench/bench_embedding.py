@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from trustindex.query.encoder import DEFAULT_BATCH_SIZE, OnnxEncoder, available_cores  # noqa: E402
+from trustindex.query.encoder import OnnxEncoder, available_cores  # noqa: E402
 from trustindex.schemas.embedding_model import Backend, model_path  # noqa: E402
 from trustindex.warehouse.encoder_export import ensure_encoder  # noqa: E402
 
@@ -66,7 +66,7 @@ def corpus_passages(root: Path = CORPUS, n: int = 400, words: int = 120) -> list
 
 
 def run(
-    n: int, rounds: int, batch_size: int, threads: int | None, cache: Path, chunk: int, cpu_time: bool = False
+    n: int, rounds: int, batch_size: int | None, threads: int | None, cache: Path, chunk: int, cpu_time: bool = False
 ) -> dict:
     import torch
     from sentence_transformers import SentenceTransformer
@@ -159,7 +159,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=400, help="passages (default 400)")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved timing rounds (default 3)")
-    ap.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE, help="onnx texts per run")
+    ap.add_argument(
+        "--batch-size", type=int, help="onnx texts per run at most (default: the encoder's own: same-length runs)"
+    )
     ap.add_argument("--chunk", type=int, default=50, help="passages per interleaved timing step (default 50)")
     ap.add_argument("--threads", type=int, default=None, help="onnxruntime intra-op threads (default: cores)")
     ap.add_argument(

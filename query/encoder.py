@@ -9,7 +9,9 @@ never pulls in the build stack.
 The directory it reads is written by ``warehouse.encoder_export.export_encoder``:
 
     encoder.json      model id, dimensions, max_seq_length, pooling, normalize,
-                      quantization, sha256 of every file, sha256 of the source weights
+                      quantization, sha256 of every file, sha256 of the source weights,
+                      batch_independent (recipe 5: static activation scales, so texts
+                      of one token length may share a run; absent before)
     model.int8.onnx   the transformer (inputs input_ids, attention_mask,
                       token_type_ids; output last_hidden_state)
     tokenizer.json    the model's WordPiece tokenizer (truncation 256, no fixed padding)
@@ -39,12 +41,17 @@ ENCODER_JSON = "encoder.json"
 MODEL_FILE = "model.int8.onnx"
 # Bumped when encoder.json changes shape; readers refuse a format they do not know.
 FORMAT_VERSION = 1
-# Texts per onnxruntime run.  One: dynamic int8 quantizes activations with one scale per
-# run, so in a batch a text's vector moves with its batch-mates (cosine ~0.99); alone, it
-# is a function of the text only, which the embedding cache (keyed by content hash) and
-# the query side (a query is always embedded alone) rely on.  It is also the fastest
-# setting for passages measured on 2 cores (docs/embedding.md).
+# Texts per onnxruntime run for an encoder with dynamic activation scales (encoder.json without
+# ``batch_independent``, recipe 4 and older): one, because dynamic int8 quantizes activations
+# with one scale per run, so in a batch a text's vector moves with its batch-mates (cosine
+# ~0.99); alone, it is a function of the text only, which the embedding cache (keyed by
+# content hash) and the query side (a query is always embedded alone) rely on.
 DEFAULT_BATCH_SIZE = 1
+# A ``batch_independent`` encoder (static activation scales, warehouse/encoder_static.py) runs
+# texts of the same token length together, without padding: each vector is bitwise the one
+# the text gets alone.  A run holds up to this many tokens (and SAME_LENGTH_BATCH texts).
+SAME_LENGTH_TOKENS = 4096
+SAME_LENGTH_BATCH = 64
 _REQUIRED_KEYS = ("format_version", "model_id", "dimensions", "max_seq_length", "pooling", "normalize", "files")
 
 
@@ -127,6 +134,22 @@ def verify_files(directory: Path, meta: dict) -> None:
             )
 
 
+def same_length_batches(lengths: np.ndarray, order: np.ndarray, most: int) -> list[np.ndarray]:
+    """``order`` (indices sorted by length) cut into runs of one token length each, of at most ``most`` texts and
+    SAME_LENGTH_TOKENS tokens."""
+    batches: list[np.ndarray] = []
+    start = 0
+    while start < len(order):
+        n = int(lengths[order[start]])
+        end = start + 1
+        cap = min(most, max(1, SAME_LENGTH_TOKENS // n))
+        while end < len(order) and end - start < cap and int(lengths[order[end]]) == n:
+            end += 1
+        batches.append(order[start:end])
+        start = end
+    return batches
+
+
 class OnnxEncoder:
     """Embeds texts with the exported int8 model; output matches SentenceTransformer.encode (cosine ≥ 0.98).
 
@@ -145,6 +168,8 @@ class OnnxEncoder:
         self.dimensions: int = meta["dimensions"]
         self.max_seq_length: int = meta["max_seq_length"]
         self.normalize: bool = bool(meta["normalize"])
+        # absent in encoders exported before recipe 5: those embed one text per run
+        self.batch_independent: bool = meta.get("batch_independent") is True
         self.threads = threads if threads is not None else available_cores()
         if self.threads < 1:
             raise ValueError(f"threads must be at least 1, got {threads}")
@@ -194,17 +219,19 @@ class OnnxEncoder:
         """Token count of each text after truncation, special tokens included."""
         return [len(e.ids) for e in self._tokenizer.encode_batch(list(texts))]
 
-    def encode(self, texts: list[str], batch_size: int = DEFAULT_BATCH_SIZE) -> np.ndarray:
+    def encode(self, texts: list[str], batch_size: int | None = None) -> np.ndarray:
         """Embed ``texts``: float32 array of shape (len(texts), dimensions), rows L2-normalised.
 
-        Texts are tokenized once, sorted by token length so that each batch pads to
-        nearly its own length (sentence-transformers sorts the same way), and the rows
-        are put back in input order.  One batch runs on the intra-op threads (lowest
-        latency for a query); several run ``threads`` at a time on one thread each.
+        Texts are tokenized once and sorted by token length, and the rows are put back in
+        input order.  A batch-independent encoder runs texts of one token length together
+        (no padding; ``batch_size`` caps a run, default SAME_LENGTH_BATCH texts and
+        SAME_LENGTH_TOKENS tokens); an older one runs ``batch_size`` texts (default 1), each
+        batch padded to its longest.  One batch runs on the intra-op threads (lowest latency
+        for a query); several run ``threads`` at a time on one thread each.
         """
         if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
             raise TypeError("encode expects a list of str")
-        if batch_size < 1:
+        if batch_size is not None and batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
         out = np.empty((len(texts), self.dimensions), dtype=np.float32)
         if not texts:
@@ -212,7 +239,11 @@ class OnnxEncoder:
         encodings = self._tokenizer.encode_batch(list(texts))
         lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))
         order = np.argsort(-lengths, kind="stable")  # longest first: a memory problem shows up at once
-        batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+        if self.batch_independent:
+            batches = same_length_batches(lengths, order, batch_size or SAME_LENGTH_BATCH)
+        else:
+            size = batch_size or DEFAULT_BATCH_SIZE
+            batches = [order[i : i + size] for i in range(0, len(order), size)]
 
         def run(session: ort.InferenceSession, idx: np.ndarray) -> None:
             width = int(lengths[idx[0]])

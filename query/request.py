@@ -114,8 +114,8 @@ class Query:
             else parse_target_args(targets)
         )
         shown, resolved = target_report(st, parsed)
-        # The user's query is embedded on its own: int8 dynamic quantisation scales activations per batch, so a
-        # batch-mate would shift its vector, and with it the match tier.
+        # The user's query is embedded on its own: an encoder with dynamic int8 scales (snapshots before encoder
+        # recipe 5) scales activations per batch, so a batch-mate would shift its vector, and with it the match tier.
         vector = st.query_vectors.encode(text)[0]
         vectors = st.encoder.encode(extra) if extra else []
         phrasings = tuple(Phrasing(Words.of(t), v) for t, v in zip(extra, vectors, strict=True))

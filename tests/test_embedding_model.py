@@ -34,10 +34,11 @@ PAGES = {  # path -> passages
 }
 
 
-def _tables() -> tuple[dict, dict]:
+def tiny_tables(pages: dict[str, list[str]] = PAGES) -> tuple[dict, dict]:
+    """Source "tiny"'s tables: one document per path, its passages as chunks (each under the path as heading)."""
     when = datetime(2026, 1, 1, tzinfo=UTC)
     docs, chunks, attribution = [], [], []
-    for path, passages in PAGES.items():
+    for path, passages in pages.items():
         did = doc_id_of("tiny", path)
         docs.append({"doc_id": did, "source": "tiny", "commit": "0" * 40, "path": path, "kind": "markdown"})
         docs[-1].update({"last_modified": when, "last_substantive_change": when, "warnings": []})
@@ -64,21 +65,18 @@ def _tables() -> tuple[dict, dict]:
     return {name: table_from_rows(name, rows.get(name, [])) for name in SOURCE_TABLES}, source
 
 
-@pytest.fixture(scope="module")
-def reference_snapshot(tmp_path_factory):
-    """Three passages built by the real build path (tables, embeddings, BM25, manifest) with the torch backend."""
+def build_tiny(data, embedder, pages: dict[str, list[str]] = PAGES):
+    """The pages built by the real build path (tables, embeddings, BM25, manifest) and published; the snapshot's
+    folder and the embedding stats."""
     from trustindex.schemas.policy import Policy
     from trustindex.warehouse.build import write_snapshot_files
-    from trustindex.warehouse.embedder_factory import make_embedder
     from trustindex.warehouse.embeddings import EmbeddingCache
     from trustindex.warehouse.snapshots import finish_snapshot, new_build_dir, set_current
 
-    data = tmp_path_factory.mktemp("reference-data")
-    embedder = make_embedder(Backend.SENTENCE_TRANSFORMERS)
     cache = EmbeddingCache(data / "cache" / "embeddings", embedder.cache_key, embedder.dimensions)
-    tables, source = _tables()
+    tables, source = tiny_tables(pages)
     build = new_build_dir(data)
-    counts, _stats = write_snapshot_files(build, {"tiny": tables}, [source], embedder, cache)
+    counts, stats = write_snapshot_files(build, {"tiny": tables}, [source], embedder, cache)
     m = finish_snapshot(
         data,
         build,
@@ -88,7 +86,15 @@ def reference_snapshot(tmp_path_factory):
         build_policy_id=Policy.default().policy_id,
     )
     set_current(data, m.snapshot_id)
-    return resolve_current(data)
+    return resolve_current(data), stats
+
+
+@pytest.fixture(scope="module")
+def reference_snapshot(tmp_path_factory):
+    """Three passages with the torch backend."""
+    from trustindex.warehouse.embedder_factory import make_embedder
+
+    return build_tiny(tmp_path_factory.mktemp("reference-data"), make_embedder(Backend.SENTENCE_TRANSFORMERS))[0]
 
 
 def test_reference_snapshot_opens_with_the_weights_that_built_it(reference_snapshot):

@@ -16,9 +16,23 @@ import numpy as np
 import pytest
 
 from bench.bench_embedding import CORPUS, corpus_passages
-from trustindex.query.encoder import ENCODER_JSON, MODEL_FILE, TOKENIZER_FILE, EncoderError, OnnxEncoder
+from trustindex.query.encoder import (
+    ENCODER_JSON,
+    MODEL_FILE,
+    SAME_LENGTH_TOKENS,
+    TOKENIZER_FILE,
+    EncoderError,
+    OnnxEncoder,
+    same_length_batches,
+)
 from trustindex.schemas.embedding_model import MODEL_ID
-from trustindex.warehouse.encoder_export import RECIPE_VERSION, SentenceTransformerEncoder, ensure_encoder, exporter_key
+from trustindex.warehouse.encoder_export import (
+    DYNAMIC_RECIPE,
+    RECIPE_VERSION,
+    SentenceTransformerEncoder,
+    ensure_encoder,
+    exporter_key,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 # Tests that compare on real passages skip without ../shared; the encoder's own contract (bad input, corrupt
@@ -49,6 +63,12 @@ def encoder_dir(request, tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def fast(encoder_dir) -> OnnxEncoder:
     return OnnxEncoder(encoder_dir)
+
+
+@pytest.fixture(scope="session")
+def dynamic(encoder_dir) -> OnnxEncoder:
+    """The recipe before issue 30 (dynamic activation scales), as old snapshots carry it."""
+    return OnnxEncoder(ensure_encoder(encoder_dir.parent, recipe=DYNAMIC_RECIPE).directory)
 
 
 @pytest.fixture(scope="session")
@@ -92,42 +112,85 @@ def test_top1_retrieval_agrees_with_reference(fast, reference, passages, both):
 
 
 def test_rows_come_back_in_input_order(fast, passages):
-    # One batch holds all texts either way, so the int8 activation scale is the same and
-    # only the order (sorting by length, then restoring) differs.
     forward = fast.encode(passages, batch_size=64)
     backward = fast.encode(passages[::-1], batch_size=64)[::-1]
-    np.testing.assert_allclose(forward, backward, atol=1e-5)
+    np.testing.assert_array_equal(forward, backward)
     assert not np.allclose(forward[0], forward[1], atol=1e-3)
 
 
-def test_default_batch_gives_each_text_its_own_vector(fast, passages):
-    # batch_size=1 (the default): a text's vector is a function of the text alone, so the
-    # content-hash embedding cache and query-vs-passage comparisons are exact.
-    alone = np.vstack([fast.encode([p]) for p in passages[:8]])
-    among_others = fast.encode(passages[:8] + ["short query", "x"] + passages[20:24])[:8]
+def same_length_texts(encoder: OnnxEncoder, n: int, words: int) -> list[str]:
+    """``n`` different texts of one token length: sentences of single-token words, each a different mix."""
+    vocab = "ledger proof circuit wallet token node block contract state witness key fee chain data user".split()
+    rng = np.random.default_rng(words)
+    texts = [" ".join(rng.choice(vocab, size=words)) for _ in range(n)]
+    assert len(set(encoder.token_lengths(texts))) == 1 and len(set(texts)) == n
+    return texts
+
+
+def test_the_encoder_is_batch_independent(fast):
+    assert fast.batch_independent
+    meta = json.loads((fast.directory / ENCODER_JSON).read_text())
+    assert meta["recipe_version"] == RECIPE_VERSION and meta["quantization"]["activation_scales"] == "static"
+
+
+@needs_real_docs
+@pytest.mark.parametrize("batch_size", [None, 2, 7, 64])
+def test_a_vector_is_bitwise_the_one_its_text_gets_alone(fast, passages, batch_size):
+    # Static activation scales: quantization is elementwise, the int8 products exact, the float parts row by row,
+    # and a run holds texts of one token length (no padding).  So batch-mates cannot move a vector at all.
+    short = same_length_texts(fast, 40, 12)
+    long = same_length_texts(fast, 9, 150)
+    texts = passages + short + long
+    lengths = np.asarray(fast.token_lengths(texts))
+    runs = same_length_batches(lengths, np.argsort(-lengths, kind="stable"), batch_size or 64)
+    assert max(len(r) for r in runs) > 1  # texts really shared runs
+    assert all(len(set(lengths[r])) == 1 and lengths[r].sum() <= max(SAME_LENGTH_TOKENS, lengths[r][0]) for r in runs)
+    batched = fast.encode(texts, batch_size=batch_size)
+    alone = np.vstack([fast.encode([t]) for t in texts])
+    np.testing.assert_array_equal(batched, alone)
+    # other batch-mates and another order: still the same bits
+    mixed = fast.encode(short[::-1] + passages[5:9] + long[:3])
+    np.testing.assert_array_equal(mixed[: len(short)], alone[len(passages) : len(passages) + len(short)][::-1])
+
+
+def test_one_thread_and_the_intra_op_threads_give_the_same_bits(encoder_dir, fast):
+    # The build embeds on single-threaded sessions, a query on the intra-op threads: the same text must give the
+    # same vector on either (onnxruntime splits rows and columns among threads, never a sum).
+    texts = same_length_texts(fast, 6, 30) + ["how do I deploy a contract", "x"]
+    one = OnnxEncoder(encoder_dir, threads=1).encode(texts)
+    two = OnnxEncoder(encoder_dir, threads=2)
+    np.testing.assert_array_equal(np.vstack([two.encode([t]) for t in texts]), one)
+
+
+def test_dynamic_scales_embed_one_text_per_run(dynamic, passages):
+    # batch_size=1 (the default of an encoder without batch_independent, as old snapshots carry): a text's vector
+    # is a function of the text alone.
+    assert not dynamic.batch_independent
+    alone = np.vstack([dynamic.encode([p]) for p in passages[:8]])
+    among_others = dynamic.encode(passages[:8] + ["short query", "x"] + passages[20:24])[:8]
     np.testing.assert_array_equal(among_others, alone)
 
 
 @pytest.mark.parametrize("batch_size", [2, 7, 32])
-def test_larger_batches_move_vectors_only_slightly(fast, passages, batch_size):
-    # Dynamic int8 quantizes activations with one scale per run, so in a batch a text's
-    # vector depends on its batch-mates: measured cosine ≥ 0.989 against the text alone.
-    alone = fast.encode(passages)
-    batched = fast.encode(passages, batch_size=batch_size)
+def test_dynamic_scales_in_larger_batches_move_vectors(dynamic, passages, batch_size):
+    # Why recipe 5 exists: dynamic int8 quantizes activations with one scale per run, so in a batch a text's
+    # vector depends on its batch-mates (measured cosine ≥ 0.989 against the text alone).
+    alone = dynamic.encode(passages)
+    batched = dynamic.encode(passages, batch_size=batch_size)
     cos = (alone * batched).sum(axis=1)
     assert cos.min() >= 0.985, f"min cosine {cos.min():.4f}"
     assert cos.min() < 1.0  # the effect exists: the test would notice if batching stopped mattering
 
 
-def test_padding_is_masked(fast, passages):
-    # A short query padded to a long passage's width in one batch.  Were the mask lost in
-    # export or fusion, the query would attend to ~250 padding tokens and drift far; what
+def test_padding_is_masked(dynamic, passages):
+    # A short query padded to a long passage's width in one batch (only encoders without batch_independent pad).
+    # Were the mask lost in export or fusion, the query would attend to ~250 padding tokens and drift far; what
     # remains is the int8 activation scale shared with the long neighbour (~0.99).
     query = "how do I install the compact compiler"
     long_text = max(passages, key=len)
-    assert fast.token_lengths([long_text])[0] > 200
-    alone = fast.encode([query])[0]
-    padded = fast.encode([long_text, query], batch_size=2)[1]
+    assert dynamic.token_lengths([long_text])[0] > 200
+    alone = dynamic.encode([query])[0]
+    padded = dynamic.encode([long_text, query], batch_size=2)[1]
     assert float(alone @ padded) >= 0.98
 
 

@@ -6,7 +6,8 @@ side of the line between the source task and the embed-index-publish task.  The 
 bounded: extraction waits when embedding falls that far behind, and memory stays bounded.
 
 Output does not depend on scheduling: a text's vector is a function of the text alone (the int8 encoder
-embeds each text on its own, ``query.encoder.DEFAULT_BATCH_SIZE``), the worker only fills the content-hash
+runs texts of one token length together with static activation scales, or, before recipe 5, each text on its
+own: docs/embedding.md), the worker only fills the content-hash
 embedding cache, and the build still embeds, in its stable row order, whatever the cache lacks (everything
 when the overlap is off).  The worker runs inside the source task (Prefect's thread, or a Dask worker with the
 data directory) and is drained before the task returns, so tasks stay coarse and nothing crosses processes.

@@ -29,13 +29,13 @@ def embedder_identity(backend: str) -> str:
     kind = backend_of(backend)
     recipe = ""
     if kind is Backend.ONNX_INT8:
-        from trustindex.warehouse.encoder_export import RECIPE_VERSION
+        from trustindex.warehouse.encoder_export import encoder_recipe
 
-        recipe = f"r{RECIPE_VERSION}"
+        recipe = f"r{encoder_recipe()}"  # 5 (static scales, batched) is a new identity; 4 stays what it was
     return hashlib.sha256(f"{MODEL_ID}\0{kind}{recipe}\0{weights_sha256(model_path())}".encode()).hexdigest()[:16]
 
 
-_LOADED: dict[tuple[Backend, str], Embedder] = {}
+_LOADED: dict[tuple[Backend, str, int], Embedder] = {}
 _LOADS = [0]  # models loaded by this process (the benches report it)
 _LOADING = threading.Lock()  # sources' pipelines (embed_pipeline) may ask for the model at the same time
 
@@ -47,10 +47,14 @@ def make_embedder(backend: str = DEFAULT_BACKEND, cache_dir: Path | None = None)
     the torch backend needs none.
     """
     kind = backend_of(backend)
-    key = (kind, str(cache_dir) if kind is Backend.ONNX_INT8 else "")
+    key = (kind, "", 0)
+    if kind is Backend.ONNX_INT8:
+        from trustindex.warehouse.encoder_export import encoder_recipe
+
+        key = (kind, str(cache_dir), encoder_recipe())
     with _LOADING:
         if key not in _LOADED:
-            _LOADED[key] = _make(kind, cache_dir)
+            _LOADED[key] = _make(kind, cache_dir, key[2])
             _LOADS[0] += 1
         return _LOADED[key]
 
@@ -60,7 +64,7 @@ def model_loads() -> int:
     return _LOADS[0]
 
 
-def _make(kind: Backend, cache_dir: Path | None) -> Embedder:
+def _make(kind: Backend, cache_dir: Path | None, recipe: int) -> Embedder:
     if kind is Backend.SENTENCE_TRANSFORMERS:
         from trustindex.warehouse.sentence_transformer_embedder import SentenceTransformerEmbedder
 
@@ -69,4 +73,4 @@ def _make(kind: Backend, cache_dir: Path | None) -> Embedder:
 
     if cache_dir is None:
         raise ValueError(f"the {kind} backend needs cache_dir, where its ONNX exports are kept")
-    return OnnxEmbedder(cache_dir)
+    return OnnxEmbedder(cache_dir, recipe)

@@ -131,7 +131,9 @@ def embed_texts(
     stats.distinct = len(first)
     found = cache.get(list(first))
     stats.cache_hits = len(found)
-    missing = [s for s in first if s not in found]
+    # by length: a batch-independent encoder runs texts of one token length together, and a 512-text part of
+    # length-sorted texts holds long runs of them (the vectors do not depend on this order)
+    missing = sorted((s for s in first if s not in found), key=lambda s: len(first[s]))
     from trustindex.ingest import progress
 
     # the count and rate are of texts encoded now; the cache's share is kept beside them

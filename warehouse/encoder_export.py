@@ -16,8 +16,15 @@ The recipe (measured in docs/embedding.md):
    fp32 (see ``_kept_fp32``);
 5. tokenizer.json with truncation at max_seq_length (256) and no fixed padding: the
    shipped file truncates and pads to 128, which changes the token ids;
-6. an equivalence check against sentence-transformers on a fixed sample before anything
+6. (recipe 5, the default) static activation scales calibrated once on a shipped sample
+   (warehouse/encoder_static.py): a text's vector no longer depends on its batch-mates, so
+   texts of one token length share a run;
+7. an equivalence check against sentence-transformers on a fixed sample before anything
    is published.
+
+Recipe 4 (dynamic activation scales, one text per run) can still be exported: old
+snapshots carry their own encoder and never need it, but the benches measure against it
+and the tests build an old-identity snapshot with it (``TRUSTINDEX_ENCODER_RECIPE=4``).
 
 Mean pooling and normalisation are not in the graph; query.encoder does them in numpy.
 """
@@ -51,8 +58,14 @@ from trustindex.query.encoder import (
 from trustindex.schemas.embedding_model import MODEL_ID, TOKENIZER_FILE, model_path, weights_sha256
 from trustindex.warehouse.durable import fsync_path
 
-# Bumped whenever the recipe changes, so a cached export from an older recipe is rebuilt.
-RECIPE_VERSION = 4
+# Bumped whenever the recipe changes, so a cached export from an older recipe is rebuilt (and the encoder identity,
+# embedder_factory.embedder_identity, changes with it).  4: dynamic int8 activation scales, one text per run;
+# 5: static scales calibrated on encoder_calibration.txt, same-length batches (issue 30 item 1).
+RECIPE_VERSION = 5
+RECIPES = (4, 5)
+DYNAMIC_RECIPE = 4
+# Pins the recipe a build exports and embeds with (the benches' "today" and the tests' old snapshots).
+RECIPE_ENV = "TRUSTINDEX_ENCODER_RECIPE"
 QUANTIZATION = {
     "method": "onnxruntime.quantize_dynamic",
     "weight_type": "QInt8",
@@ -76,6 +89,16 @@ _CHECK_TEXTS = [
     "Midnight uses zero-knowledge proofs so that private data never leaves the user's machine, while the public "
     "ledger records only what the contract discloses.  " * 6,  # long enough to reach truncation
 ]
+
+
+def encoder_recipe() -> int:
+    """The recipe this process exports and embeds with: ``$TRUSTINDEX_ENCODER_RECIPE`` when set, else the newest."""
+    raw = os.environ.get(RECIPE_ENV, "").strip()
+    if not raw:
+        return RECIPE_VERSION
+    if not raw.isdigit() or int(raw) not in RECIPES:
+        raise ValueError(f"{RECIPE_ENV}={raw!r}: expected one of {', '.join(map(str, RECIPES))}")
+    return int(raw)
 
 
 @dataclass(frozen=True)
@@ -241,13 +264,15 @@ def _write_tokenizer(weights_dir: Path, dst: Path, max_seq_length: int) -> int:
     return pad_id
 
 
-def export_encoder(out_dir: Path, weights_dir: Path | None = None) -> EncoderFiles:
+def export_encoder(out_dir: Path, weights_dir: Path | None = None, recipe: int = RECIPE_VERSION) -> EncoderFiles:
     """Export the model into ``out_dir`` (created; must not hold another export) and verify it.
 
     Writes model.int8.onnx, tokenizer.json and encoder.json.  Raises EncoderError when
     the fused int8 model disagrees with sentence-transformers (cosine < 0.98) on a fixed
     sample, so a broken export is never published.
     """
+    if recipe not in RECIPES:
+        raise ValueError(f"unknown encoder recipe {recipe} (known: {', '.join(map(str, RECIPES))})")
     weights = Path(weights_dir) if weights_dir else model_path()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -259,22 +284,30 @@ def export_encoder(out_dir: Path, weights_dir: Path | None = None) -> EncoderFil
         raise EncoderError(f"{weights}: pooling {pooling!r}; only mean pooling is exported")
     normalize = any(type(m).__name__ == "Normalize" for m in st)
     max_seq_length = int(st.max_seq_length)
+    pad_id = _write_tokenizer(weights, out_dir / TOKENIZER_FILE, max_seq_length)
+    quantization: dict = {**QUANTIZATION}
     with tempfile.TemporaryDirectory(prefix="encoder-export-") as work, _quiet():
         fp32, fused = Path(work) / "model.fp32.onnx", Path(work) / "model.fused.onnx"
         _export_onnx(st, fp32)
         fusion = _fuse(fp32, fused, config)
-        kept_fp32 = _quantize(fused, out_dir / MODEL_FILE)
-    pad_id = _write_tokenizer(weights, out_dir / TOKENIZER_FILE, max_seq_length)
+        if recipe == DYNAMIC_RECIPE:
+            quantization["kept_fp32"] = _quantize(fused, out_dir / MODEL_FILE)
+        else:
+            dynamic = Path(work) / "model.dynamic.onnx"
+            quantization["kept_fp32"] = _quantize(fused, dynamic)
+            quantization.update(_static_scales(fused, dynamic, out_dir))
     meta = {
         "format_version": FORMAT_VERSION,
-        "recipe_version": RECIPE_VERSION,
+        "recipe_version": recipe,
+        # a text's vector is the same alone and among texts of its token length (query.encoder batches by it)
+        "batch_independent": recipe != DYNAMIC_RECIPE,
         "model_id": MODEL_ID,
         "dimensions": int(config.hidden_size),
         "max_seq_length": max_seq_length,
         "pooling": "mean",
         "normalize": normalize,
         "pad_id": pad_id,
-        "quantization": {**QUANTIZATION, "kept_fp32": kept_fp32},
+        "quantization": quantization,
         "fused_operators": fusion,
         "onnx_opset": ONNX_OPSET,
         "source_sha256": source_sha,
@@ -283,6 +316,30 @@ def export_encoder(out_dir: Path, weights_dir: Path | None = None) -> EncoderFil
     (out_dir / ENCODER_JSON).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     _check_equivalence(out_dir, st)
     return _files_of(out_dir, source_sha)
+
+
+def _static_scales(fused: Path, dynamic: Path, out_dir: Path) -> dict:
+    """The dynamic model with constant activation scales calibrated on the shipped sample (encoder_static)."""
+    from tokenizers import Tokenizer
+
+    from trustindex.warehouse import encoder_static
+
+    tok = Tokenizer.from_file(str(out_dir / TOKENIZER_FILE))
+    tok.no_padding()
+    token_ids = [e.ids for e in tok.encode_batch(encoder_static.calibration_texts())]
+    ranges = encoder_static.activation_ranges(fused, encoder_static.dynamic_inputs(dynamic), token_ids)
+    rewritten = encoder_static.make_static(dynamic, ranges, out_dir / MODEL_FILE)
+    return {
+        "method": "onnxruntime.quantize_dynamic, then static activation scales",
+        "activation_scales": "static",
+        "calibration": {
+            "file": encoder_static.CALIBRATION_FILE,
+            "sha256": encoder_static.calibration_sha256(),
+            "texts": len(token_ids),
+            "range": f"min/max, rounded outwards to {encoder_static.SIGNIFICANT_BITS} significant bits",
+        },
+        **rewritten,
+    }
 
 
 def _check_equivalence(directory: Path, st) -> None:
@@ -300,10 +357,10 @@ def _check_equivalence(directory: Path, st) -> None:
         )
 
 
-def _reusable(directory: Path, source_sha: str) -> bool:
+def _reusable(directory: Path, source_sha: str, recipe: int) -> bool:
     try:
         meta = read_manifest(directory)
-        if meta.get("source_sha256") != source_sha or meta.get("recipe_version") != RECIPE_VERSION:
+        if meta.get("source_sha256") != source_sha or meta.get("recipe_version") != recipe:
             return False
         verify_files(directory, meta)
         return True
@@ -327,7 +384,7 @@ def exporter_key() -> str:
     return hashlib.sha256(",".join(found).encode()).hexdigest()[:8]
 
 
-def ensure_encoder(cache_dir: Path, weights_dir: Path | None = None) -> EncoderFiles:
+def ensure_encoder(cache_dir: Path, weights_dir: Path | None = None, recipe: int | None = None) -> EncoderFiles:
     """Return a verified export under ``cache_dir``, exporting once per source weights, recipe and exporter
     versions.
 
@@ -336,19 +393,20 @@ def ensure_encoder(cache_dir: Path, weights_dir: Path | None = None) -> EncoderF
     half an export and two concurrent builders cannot corrupt each other (the loser of
     the rename discards its copy and uses the winner's).
     """
+    recipe = encoder_recipe() if recipe is None else recipe
     weights = Path(weights_dir) if weights_dir else model_path()
     cache_dir = Path(cache_dir)
     source_sha = weights_sha256(weights)
-    target = cache_dir / f"{source_sha[:16]}-r{RECIPE_VERSION}-x{exporter_key()}"
-    if _reusable(target, source_sha):
+    target = cache_dir / f"{source_sha[:16]}-r{recipe}-x{exporter_key()}"
+    if _reusable(target, source_sha, recipe):
         return _files_of(target, source_sha)
     cache_dir.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=cache_dir))
     try:
-        export_encoder(tmp, weights)
+        export_encoder(tmp, weights, recipe)
         for p in tmp.iterdir():
             fsync_path(p)
-        if _reusable(target, source_sha):  # another builder finished first: use theirs
+        if _reusable(target, source_sha, recipe):  # another builder finished first: use theirs
             return _files_of(target, source_sha)
         if target.exists():  # a stale or corrupt export: move it aside, never delete under a reader's feet first
             stale = Path(tempfile.mkdtemp(prefix=f".{target.name}.stale-", dir=cache_dir))
@@ -357,7 +415,7 @@ def ensure_encoder(cache_dir: Path, weights_dir: Path | None = None) -> EncoderF
         try:
             os.rename(tmp, target)
         except OSError:
-            if not _reusable(target, source_sha):  # someone else's rename won, but their copy is bad
+            if not _reusable(target, source_sha, recipe):  # someone else's rename won, but their copy is bad
                 raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

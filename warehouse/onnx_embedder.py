@@ -23,9 +23,10 @@ from trustindex.warehouse.encoder_export import ensure_encoder
 class OnnxEmbedder(Embedder):
     backend = Backend.ONNX_INT8
 
-    def __init__(self, cache_dir: Path):
-        """``cache_dir``: where exports are kept (``schemas.embedding_model.encoder_cache_dir``)."""
-        self.files = ensure_encoder(Path(cache_dir))
+    def __init__(self, cache_dir: Path, recipe: int | None = None):
+        """``cache_dir``: where exports are kept (``schemas.embedding_model.encoder_cache_dir``); ``recipe``: which
+        export (default: ``encoder_export.encoder_recipe()``)."""
+        self.files = ensure_encoder(Path(cache_dir), recipe=recipe)
         # ensure_encoder has just checked every file's sha256: not read and hashed a second time here
         self.encoder = OnnxEncoder(self.files.directory, verify=False)
         self.dimensions = int(self.encoder.dimensions)
