@@ -88,7 +88,8 @@ class Query:
 
     @property
     def docs_targeted(self) -> bool:
-        """Whether a docs version is targeted: the legacy docs' demotion then gives way (query/trust.py)."""
+        """Whether a docs version is targeted: the legacy docs' demotion then gives way
+        (query/trust_factors/deprecation.py)."""
         return any(t.component == DOCS_COMPONENT for t in self.targets)
 
     @classmethod

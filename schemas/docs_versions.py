@@ -54,6 +54,7 @@ def version_folder(path: str) -> str | None:
     """The released docs version folder a repository path lies in (``main_versioned_docs/version-0.0.0``), if any.
 
     A page there that no docs config labels (the config and versions file were not indexed) is still a frozen
-    copy of an earlier release: query/trust.py gives it the policy's ``version_folder_multiplier``."""
+    copy of an earlier release: query/trust_factors/deprecation.py gives it the policy's
+    ``version_folder_multiplier``."""
     m = _VERSION_FOLDER_RE.match(path)
     return m["folder"] if m else None

@@ -2,7 +2,7 @@
 
 ``extractors/page_kind.py`` names each document's kind at build time from its path, its front matter and the
 site's configuration; the policy's ``[page_kind]`` section gives each kind a multiplier at query time
-(``query/trust.py page_kind_factor``).  The kind is only ever read from where a file sits and what it says of
+(``query/trust_factors/page_kind.py``).  The kind is only ever read from where a file sits and what it says of
 itself; the weights are the operator's, so a repository cannot raise its own standing by what it calls a page.
 """
 
