@@ -142,10 +142,10 @@ def main(argv: list[str] | None = None) -> int:
     if index is None:
         print(f"== calibration: skipped (no --data, no ${DATA_ENV} and no real docs corpus to build one from)")
         return 0
-    m = index.policy["match"]
-    model = {"features": m["features"], "weights": m["weights"], "intercept": m["intercept"]}
+    m = index.policy.match
+    model = {"features": m.features, "weights": m.weights, "intercept": m.intercept}
     h = evaluate_shipped(index)
-    report(h, m["calibration_id"], model, a.no_save, time.perf_counter() - t0)
+    report(h, m.calibration_id, model, a.no_save, time.perf_counter() - t0)
     return 0
 
 

@@ -39,7 +39,7 @@ def extract_all(files: list[tuple[str, Path]], count_tokens=None, keep_chunks: b
     from trustindex.warehouse.tokens import token_counter
 
     count_tokens = count_tokens or token_counter()
-    ing = Policy.default()["ingest"]
+    ing = Policy.default().ingest
     total = nfiles = nchunks = failures = 0
     rows = []
     for rel, p in files:
@@ -54,8 +54,8 @@ def extract_all(files: list[tuple[str, Path]], count_tokens=None, keep_chunks: b
             path=rel,
             commit="0" * 40,
             count_tokens=count_tokens,
-            max_tokens=ing["max_tokens"],
-            target_tokens=ing["target_tokens"],
+            max_tokens=ing.max_tokens,
+            target_tokens=ing.target_tokens,
         )
         try:
             ex = extractor_for(kind)(data, ctx)

@@ -215,8 +215,8 @@ def run(total_chunks: int = DEFAULT_CHUNKS, n_queries: int | None = None, hybrid
         from trustindex.query.lexical import LexicalIndex
         from trustindex.warehouse.bm25 import build_bm25
 
-        fz = Policy.default()["fusion"]
-        depth = fz["candidate_depth"]
+        fz = Policy.default().fusion
+        depth = fz.candidate_depth
         hyb_rank = {"reference": [], "fast": []}
         with tempfile.TemporaryDirectory(prefix="bench-quality-") as tmp:
             build_bm25(texts, Path(tmp))
@@ -225,10 +225,10 @@ def run(total_chunks: int = DEFAULT_CHUNKS, n_queries: int | None = None, hybrid
                 bm, nterms = lex.scores(q)
                 lex_rank = top_ranking(bm, depth, positive_only=True) if nterms else None
                 for side, chunks, qv in (("reference", ref_chunks, ref_q), ("fast", fast_chunks, fast_q)):
-                    rankings = [(top_ranking(chunks @ qv[j], depth), fz["dense_weight"])]
+                    rankings = [(top_ranking(chunks @ qv[j], depth), fz.dense_weight)]
                     if lex_rank is not None:
-                        rankings.append((lex_rank, fz["lexical_weight"]))
-                    fused = rrf(rankings, fz["rrf_k"])
+                        rankings.append((lex_rank, fz.lexical_weight))
+                    fused = rrf(rankings, fz.rrf_k)
                     s = np.full(len(texts), -np.inf)
                     s[np.fromiter(fused.keys(), np.int64)] = np.fromiter(fused.values(), np.float64)
                     hyb_rank[side].append([paths[i] for i in rank_files(s, chunk_file, nfiles)])
@@ -330,9 +330,9 @@ def run(total_chunks: int = DEFAULT_CHUNKS, n_queries: int | None = None, hybrid
         f"fast = OnnxEncoder int8 (its default batching; queries embedded alone); files "
         f"ranked by their best chunk's cosine, top 10; nDCG@10 with linear graded gains by "
         f"sklearn.metrics.ndcg_score (unretrieved judged files counted in the ideal), recall@10 = share of "
-        f"grade-2 files in the top 10; hybrid = dense top {Policy.default()['fusion']['candidate_depth']} "
-        f"and BM25 top {Policy.default()['fusion']['candidate_depth']} chunks fused by RRF (k = "
-        f"{Policy.default()['fusion']['rrf_k']}), files by best fused chunk; per-query differences and a "
+        f"grade-2 files in the top 10; hybrid = dense top {Policy.default().fusion.candidate_depth} "
+        f"and BM25 top {Policy.default().fusion.candidate_depth} chunks fused by RRF (k = "
+        f"{Policy.default().fusion.rrf_k}), files by best fused chunk; per-query differences and a "
         f"paired bootstrap interval of the mean difference are in results.json.",
     }
 

@@ -222,7 +222,7 @@ def goals(n: int, mode: str) -> dict[str, tuple[str, float]]:
     is shown without goals)."""
     from trustindex.schemas.policy import Policy
 
-    default = "ann" if n >= Policy.default()["dense"]["exact_below"] else "exact"
+    default = "ann" if n >= Policy.default().dense.exact_below else "exact"
     if mode != default:
         return {}
     if n >= MILLION:  # issue 17

@@ -241,6 +241,25 @@ CHANGES = [
         "0.8493 -> 0.8489 / 0.8459; 0.8436 / 0.8234 / 0.7855",
         "dropped: test does not agree",
     ),
+    (
+        "issue 29: page_kind trust multiplier per kind (my snapshot of the same corpus with page kinds, all kinds "
+        "x1 = before; load 12-17): draft x 0.9 / 0.8 / 0.7 / 0.5",
+        "0.8785 -> 0.8733 / 0.8720 / 0.8703 / 0.8661",
+        "0.8488 -> 0.8446 / 0.8441 / 0.8431 / 0.8416",
+        "dropped: the order key's unpublished multiplier already places drafts",
+    ),
+    (
+        "  blog x 0.95 / 0.9; release_notes x 0.95 / 0.9; guide and reference x 1.05; every kind but reference x 0.95",
+        "0.8785 -> 0.8816 / 0.8778; 0.8816 / 0.8749; 0.8816; 0.8816",
+        "0.8488 -> 0.8489 / 0.8458; 0.8470 / 0.8455; 0.8441; 0.8446",
+        "dropped: four unlike changes give the same dev 0.8816 (noise), test does not agree",
+    ),
+    (
+        "  agent_instructions x 0.5 (this corpus has no agent-instruction file: the order is unchanged)",
+        "0.8785 -> 0.8785",
+        "0.8488 -> 0.8488",
+        "kept (measured on agent files: docs/benchmarks.md, issue 29)",
+    ),
 ]
 
 

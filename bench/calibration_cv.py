@@ -29,7 +29,7 @@ def cross_validate(obs: list, features: tuple[str, ...], base, repeats: int = RE
     X, y = matrix(obs, features)
     p = np.zeros((repeats, len(y)))
     counts: dict[str, dict[str, float]] = {}
-    settings = {k: v for k, v in base["match"].items() if k not in CALIBRATION_KEYS}
+    settings = {k: v for k, v in base.to_dict()["match"].items() if k not in CALIBRATION_KEYS}
     folds = RepeatedStratifiedKFold(n_splits=FOLDS, n_repeats=repeats, random_state=SEED).split(X, y)
     for j, (train, test) in enumerate(folds):
         model = fit(X[train], y[train], features)

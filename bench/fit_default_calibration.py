@@ -88,7 +88,7 @@ def dev_cv(index, base, features: tuple[str, ...] | None, top: int, t0: float) -
 
     obs = observe(index, load(split="dev"))
     candidates = [features] if features else every_subset(SIGNALS)
-    shipped = tuple(Policy.default()["match"]["features"])
+    shipped = tuple(Policy.default().match.features)
     named = {} if features else {"DEFAULT_FEATURES": DEFAULT_FEATURES, "shipped calibration": shipped}
     results = select(obs, candidates + [f for f in named.values() if f and f not in candidates], base)
     print(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from trustindex.query.trust import evidence_class_of, lent_tier
+from trustindex.query.trust import evidence_class_of, lent_tier, page_kind_factor
 from trustindex.schemas.errors import TrustIndexError
 from trustindex.schemas.policy import Policy
 from trustindex.schemas.snapshot import read_manifest, resolve_current
@@ -116,6 +116,8 @@ def inspect(a) -> int:
         "path": d["path"],
         "commit": d["commit"],
         "attribution": attr[0] if attr else {},
+        # what the page is and its multiplier under the policy given (--policy; else the built-in one)
+        "page_kind": page_kind_factor(d, Policy.load(getattr(a, "policy", None))),
         "freshness": {
             "last_modified": d["last_modified"],
             "last_modified_commit": d["last_modified_commit"],
@@ -137,6 +139,8 @@ def inspect(a) -> int:
         print(f"{d['source']}/{d['path']} @ {d['commit'][:12]} — {n} chunks")
         at = out["attribution"]
         print(f"  attribution: {at.get('publisher_name')} ({at.get('tier')}, via {at.get('origin')})")
+        pk = out["page_kind"]
+        print(f"  page kind: {pk['status']} ×{pk['multiplier']:.2f} ({pk['evidence']['reason']})")
         print(
             f"  freshness: last modified {d['last_modified']}, last substantive change {d['last_substantive_change']}"
         )
@@ -180,6 +184,8 @@ def stats(a) -> int:
                 + ", ".join(f"{c} {ev[c]} ({100 * ev['share'][c]:.0f}%)" for c in EVIDENCE_CLASSES)
             )
             print(f"  freshness (days since substantive change): {s['freshness_days']}")
+            if "documents_per_page_kind" in s:
+                print("  page kinds: " + ", ".join(f"{k} {n}" for k, n in s["documents_per_page_kind"].items()))
             for compiler, c in s.get("compile_checks", {}).items():
                 print(f"  compile checks, {compiler}: " + ", ".join(f"{v} {k}" for k, v in c.items()))
     return 0
@@ -197,6 +203,12 @@ def stats_from(con) -> dict:
     if _has_table(con, "compile_checks"):
         for name, s in out.items():
             s["compile_checks"] = compile_stats(con, name)
+    if "page_kind" in {r["column_name"] for r in fetch_dicts(con, "SELECT column_name FROM (DESCRIBE documents)")}:
+        for r in fetch_dicts(
+            con, "SELECT source, page_kind, count(*) AS n FROM documents GROUP BY 1, 2 ORDER BY 1, n DESC, 2"
+        ):
+            if r["source"] in out:
+                out[r["source"]].setdefault("documents_per_page_kind", {})[r["page_kind"]] = r["n"]
     return out
 
 

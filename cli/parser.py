@@ -199,7 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
         "inspect",
         "the evidence behind one document",
         ["trustindex inspect --source midnight-docs --path docs/guides/proof-server.md --json"],
-        ["data", "json"],
+        ["data", "json", "policy"],
     )
     i.add_argument("--source", required=True, help="the source's name in sources.toml")
     i.add_argument("--path", required=True, help="the document's path in that source's repository")

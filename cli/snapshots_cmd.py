@@ -44,6 +44,6 @@ def run(a) -> int:
     from trustindex.schemas.policy import Policy
 
     with data_dir_lock(data, wait_seconds=a.wait, what="snapshots gc"):
-        removed = gc(data, Policy.load(a.policy)["publish"]["retention"])
+        removed = gc(data, Policy.load(a.policy).publish.retention)
     print(f"removed {len(removed)}: {', '.join(removed) or 'nothing'}")
     return 0

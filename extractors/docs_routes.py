@@ -23,11 +23,10 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from trustindex.extractors.docs_versions import docs_plugin_options
+from trustindex.extractors.docs_versions import DOCS_CONFIG_RE, docs_plugin_options
 from trustindex.extractors.js_config import entries, object_at, string_literal, strip_comments
 from trustindex.schemas.docs_versions import CURRENT
 
-_CONFIG_RE = re.compile(r"^(?P<root>(?:.*/)?)docusaurus\.config\.(?:js|ts|mjs|cjs|mts|cts)$")
 _VERSIONS_RE = re.compile(r"^(?P<root>(?:.*/)?)(?:(?P<id>[^/]+)_)?versions\.json$")
 _VERSIONED_RE = re.compile(r"^(?P<root>(?:.*/)?)(?:(?P<id>[^/]+)_)?versioned_docs/version-(?P<ver>[^/]+)/(?P<rel>.+)$")
 _NUMBER_PREFIX = re.compile(r"^\d+\s*[-_.]\s*(?=.)")
@@ -113,7 +112,7 @@ def load_docs_routes(paths: Iterable[str], files: Mapping[str, bytes]) -> DocsRo
         data = files.get(path)
         if data is None:
             continue
-        cm, vm = _CONFIG_RE.match(path), _VERSIONS_RE.match(path)
+        cm, vm = DOCS_CONFIG_RE.match(path), _VERSIONS_RE.match(path)
         text = data.decode("utf-8", "replace")
         if cm:
             configs += 1

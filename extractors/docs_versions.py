@@ -38,7 +38,7 @@ from trustindex.extractors.base import Deprecation, VersionTarget
 from trustindex.extractors.js_config import entries, object_at, string_list, string_literal, strip_comments
 from trustindex.schemas.docs_versions import COMPONENT, CURRENT, LATEST, LEGACY_MARKER, SUPERSEDED_BY, label_json
 
-_CONFIG_RE = re.compile(r"^(?P<root>(?:.*/)?)docusaurus\.config\.(?:js|ts|mjs|cjs|mts|cts)$")
+DOCS_CONFIG_RE = re.compile(r"^(?P<root>(?:.*/)?)docusaurus\.config\.(?:js|ts|mjs|cjs|mts|cts)$")
 _VERSIONS_RE = re.compile(r"^(?P<root>(?:.*/)?)(?:(?P<id>[^/]+)_)?versions\.json$")
 _VERSIONED_RE = re.compile(r"^(?P<root>(?:.*/)?)(?:(?P<id>[^/]+)_)?versioned_docs/version-(?P<ver>[^/]+)/")
 _LEGACY_WORDS = re.compile(r"legacy|deprecated|archived|unmaintained", re.I)
@@ -71,20 +71,33 @@ class _Plugin:
     folders: bool = False  # version-X folders exist
 
 
-def _docs_options(src: str) -> list[str]:
-    """Option objects of every docs plugin: ``["@docusaurus/plugin-content-docs", {...}]`` and the classic
-    preset's ``docs: {...}``."""
+def content_plugin_options(src: str, plugin: str = "docs") -> list[str]:
+    """Option objects of every Docusaurus content plugin of one kind (``docs``, ``blog``):
+    ``["@docusaurus/plugin-content-<plugin>", {...}]`` and the classic preset's ``<plugin>: {...}``."""
     found = []
-    for m in re.finditer(r"([\"'])@docusaurus/plugin-content-docs\1\s*,", src):
+    for m in re.finditer(rf"([\"'])@docusaurus/plugin-content-{plugin}\1\s*,", src):
         obj = object_at(src, m.end())
         if obj:
             found.append(obj)
+    for preset in classic_presets(src):
+        value = entries(preset).get(plugin, "")
+        if value.startswith("{"):
+            found.append(object_at(value, 0) or "")
+    return [f for f in found if f]
+
+
+def classic_presets(src: str) -> list[str]:
+    """The option objects of the classic preset (``classic`` or ``@docusaurus/preset-classic``)."""
+    found = []
     for m in re.finditer(r"([\"'])(?:classic|@docusaurus/preset-classic)\1\s*,", src):
         preset = object_at(src, m.end())
-        docs = entries(preset).get("docs", "") if preset else ""
-        if docs.startswith("{"):
-            found.append(object_at(docs, 0) or "")
-    return [f for f in found if f]
+        if preset:
+            found.append(preset)
+    return found
+
+
+def _docs_options(src: str) -> list[str]:
+    return content_plugin_options(src, "docs")
 
 
 docs_plugin_options = _docs_options  # the docs routes (extractors/docs_routes.py) read the same plugins
@@ -222,7 +235,7 @@ class DocsVersions:
 
 def is_docs_config(path: str) -> bool:
     """A docusaurus config or a docs plugin's versions file (read as evidence even when not indexed)."""
-    return bool(_CONFIG_RE.match(path) or _VERSIONS_RE.match(path))
+    return bool(DOCS_CONFIG_RE.match(path) or _VERSIONS_RE.match(path))
 
 
 def docs_config_files(paths: Iterable[str]) -> list[str]:
@@ -248,7 +261,7 @@ def load_docs_versions(paths: Iterable[str], files: Mapping[str, bytes]) -> Docs
             warnings.append(f"{path}: not read")
             continue
         text = data.decode("utf-8", "replace")
-        cm, vm = _CONFIG_RE.match(path), _VERSIONS_RE.match(path)
+        cm, vm = DOCS_CONFIG_RE.match(path), _VERSIONS_RE.match(path)
         if cm:
             _read_config(text, cm["root"], plugins, warnings, path)
             continue

@@ -74,7 +74,7 @@ def build_and_publish(
                 source_rows,
                 embedder,
                 cache,
-                ann_min_rows=policy["dense"]["exact_below"],
+                ann_min_rows=policy.dense.exact_below,
                 components=cfg.components,
             )
             embeddings = EmbeddingCounts(st.total, st.distinct, st.cache_hits, st.encoded)
@@ -187,7 +187,7 @@ def refresh_flow(cfg: BuildConfig, request: RefreshRequest) -> RefreshResult:
     row_dicts = [r.to_json() for r in rows]
     per_source, compiled = _compile_step(per_source, row_dicts, cfg, data, log)
     digest = cfg.components.digest if cfg.components else ""
-    exact_below = cfg.policy["dense"]["exact_below"]
+    exact_below = cfg.policy.dense.exact_below
     inputs = build_inputs_key(keys, row_dicts, backend, exact_below, digest, compiled.get("digest", ""))
     built = build_and_publish(cfg, request, per_source, row_dicts, inputs)
     stages.extend(compiled.get("stages", []))

@@ -45,14 +45,14 @@ class SourceContext:
     _substantive: dict[tuple[str, str], bool] = field(default_factory=dict)
 
     def file_context(self, path: str) -> FileContext:
-        ing = self.policy["ingest"]
+        ing = self.policy.ingest
         return FileContext(
             source=self.source.name,
             path=path,
             commit=self.commit,
             count_tokens=self.count_tokens,
-            max_tokens=ing["max_tokens"],
-            target_tokens=ing["target_tokens"],
+            max_tokens=ing.max_tokens,
+            target_tokens=ing.target_tokens,
         )
 
     def touches(self, path: str) -> list[CommitInfo]:

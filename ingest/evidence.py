@@ -9,6 +9,7 @@ is a failed row for the manifest alone, never for the files beneath it.
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Iterable
 
 from trustindex.extractors.base import Deprecation, Extraction, ExtractionError, VersionTarget
 from trustindex.extractors.docs_fences import fence_pragma_targets, record_disagreements
@@ -22,32 +23,38 @@ from trustindex.extractors.manifests import (
     resolve_cargo_workspace,
     resolve_workspaces,
 )
+from trustindex.extractors.page_kind import load_page_kinds
 from trustindex.schemas.policy import Policy
 
 CODE_KINDS = ("typescript", "rust", "compact", "text")
 
 
 class SourceEvidence:
-    def __init__(self, policy: Policy, config_files: dict[str, bytes], paths: list[str]):
+    def __init__(
+        self, policy: Policy, config_files: dict[str, bytes], paths: list[str], tree_paths: Iterable[str] = ()
+    ):
+        """``paths``: the files the source ingests; ``tree_paths``: every path of the tree (a skill's SKILL.md or a
+        plugin's manifest marks the files beside it even when the source's include globs leave it out)."""
         self.policy = policy
         self.failures: list[tuple[str, str, str]] = []
-        v = policy["version"]
+        v = policy.version
         npm, cargo = {}, {}
         for path, data in sorted(config_files.items()):
             name = posixpath.basename(path)
             try:
                 if name == "package.json":
-                    npm[path] = parse_package_json(data, path, v["npm_allowlist"])
+                    npm[path] = parse_package_json(data, path, v.npm_allowlist)
                 elif name == "Cargo.toml":
-                    cargo[path] = parse_cargo_toml(data, path, v["cargo_allowlist"])
+                    cargo[path] = parse_cargo_toml(data, path, v.cargo_allowlist)
             except ExtractionError as e:
                 self.failures.append((path, "manifest", str(e)))
             except Exception as e:  # a parser bug fails the manifest alone
                 self.failures.append((path, "manifest", f"{type(e).__name__}: {e}"))
         self.npm = resolve_workspaces(npm) if npm else {}
-        self.cargo = resolve_cargo_workspace(cargo, v["cargo_allowlist"]) if cargo else {}
+        self.cargo = resolve_cargo_workspace(cargo, v.cargo_allowlist) if cargo else {}
         self.docs = load_docs_versions(paths, config_files)
         self.routes = load_docs_routes(paths, config_files)
+        self.page_kinds = load_page_kinds([*paths, *tree_paths], config_files, self.routes)
 
     def page_url(self, site_url: str, path: str, kind: str, front_matter: dict) -> str:
         """The page a person opens for ``path`` on the source's published site ("" when it has none)."""
@@ -75,12 +82,12 @@ class SourceEvidence:
                 out.extend(pragmas)
                 ex.warnings.extend(warnings)
             if kind == "markdown":
-                out.extend(front_matter_targets(ex.front_matter, self.policy["version"]["front_matter_fields"]))
+                out.extend(front_matter_targets(ex.front_matter, self.policy.version.front_matter_fields))
                 out.extend(extract_stamps(text, ex.chunks))
                 fenced, warnings = fence_pragma_targets(text, ex.chunks)
                 out.extend(fenced)
                 ex.warnings.extend(warnings)
-                out.extend(docs_package_targets(path, text, ex, self.policy["version"]["npm_allowlist"]))
+                out.extend(docs_package_targets(path, text, ex, self.policy.version.npm_allowlist))
         m = self._manifest_for(path, kind)
         if m is not None:
             out.extend(m.targets)
@@ -97,7 +104,7 @@ class SourceEvidence:
         # the extractors already found in-file markers (Markdown front matter, admonitions and sections;
         # JSDoc; Rust attributes)
         out: list[Deprecation] = list(ex.deprecations) if ex is not None else []
-        out.extend(path_deprecations(path, self.policy["deprecation"]["path_patterns"]))
+        out.extend(path_deprecations(path, self.policy.deprecation.path_patterns))
         if kind == "markdown":
             out.extend(docs_version_deprecations(path, self.docs))
         m = self._manifest_for(path, kind)

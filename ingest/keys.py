@@ -11,8 +11,8 @@ import json
 from trustindex.schemas.config import Identities, LedgerEntry, Source
 from trustindex.schemas.policy import Policy
 
-# bump when an extractor's output changes for the same bytes (3: evidence_class; 4: content_risk)
-EXTRACTOR_VERSION = "4"
+# bump when an extractor's output changes for the same bytes (3: evidence_class; 4: content_risk; 5: page_kind)
+EXTRACTOR_VERSION = "5"
 
 
 def source_key(source: Source, commit: str, ids: Identities, ledger: list[LedgerEntry], policy: Policy) -> str:
@@ -36,7 +36,7 @@ def context_key(source: Source, ids: Identities, ledger: list[LedgerEntry], poli
             for p in ids.platforms
         ),
         "ledger": sorted((e.path, e.commit, e.verifier, e.method, e.note) for e in ledger if e.source == source.name),
-        "policy": {k: policy[k] for k in ("ingest", "freshness", "version")}
-        | {"deprecation_paths": policy["deprecation"]["path_patterns"]},
+        "policy": {k: policy.to_dict()[k] for k in ("ingest", "freshness", "version")}
+        | {"deprecation_paths": policy.deprecation.path_patterns},
     }
     return hashlib.sha256(json.dumps(relevant, sort_keys=True, default=str).encode()).hexdigest()[:20]

@@ -78,6 +78,7 @@ def _document_row(
     last = touches[0] if touches else None
     last_sub = next((c for c in touches if subst[c.sha]), touches[-1] if touches else None)
     fm = extraction.front_matter if extraction else {}
+    page_kind = ctx.evidence.page_kinds.of(path, kind, fm)
     return {
         "doc_id": doc_id,
         "source": ctx.source.name,
@@ -94,6 +95,8 @@ def _document_row(
         "front_matter": json.dumps(fm, sort_keys=True, default=str),
         "url": file_url(ctx.source.web_template, ctx.source.name, ctx.commit, path),
         "page_url": ctx.evidence.page_url(ctx.source.site_url, path, kind, fm),
+        "page_kind": page_kind.kind,
+        "page_kind_reason": page_kind.reason,
         "warnings": list(extraction.warnings) if extraction else [],
     }
 

@@ -81,7 +81,7 @@ def ingest_source(
     commit = commit or resolve_ref(repo, source.ref, source.url)
     entries = list_tree(repo, commit)
     commits = read_log(repo, commit)
-    fr = policy["freshness"]
+    fr = policy.freshness
     inc = plan(repo, previous, commit, commits)
     report: list[Row] = []
     blobs, included = _read_tree(repo, source, commit, entries, inc.carry, inc.ingested, policy, report)
@@ -91,6 +91,7 @@ def ingest_source(
         policy,
         {p: d for p, d in blobs.items() if kind_of(p) == "config"} | docs_configs,
         sorted(set(included) | set(docs_configs)),
+        [e.path for e in entries],
     )
     report.extend(
         _row(source, commit, p, "failed", "", stage, err) for p, stage, err in evidence.failures if p not in inc.carry
@@ -105,7 +106,7 @@ def ingest_source(
         head_time=datetime.fromtimestamp(commit_time(repo, commit), UTC),
         history=file_histories(commits),
         owners=merge_owners(commits),
-        bulk=bulk_limit(len(entries), fr["bulk_min_files"], fr["bulk_share"]),
+        bulk=bulk_limit(len(entries), fr.bulk_min_files, fr.bulk_share),
         evidence=evidence,
         plan=inc,
         failed_configs={p for p, _s, _e in evidence.failures},
@@ -154,7 +155,7 @@ def _read_tree(
 ) -> tuple[dict[str, bytes], list[str]]:
     """The bytes of every file to extract, and every path ingested (read now or carried forward); a skipped or
     unreadable entry gets its report row."""
-    max_bytes = policy["ingest"]["max_file_bytes"]
+    max_bytes = policy.ingest.max_file_bytes
     blobs: dict[str, bytes] = {}
     included: list[str] = []
     for e in entries:

@@ -47,11 +47,10 @@ def abstention_note(d, policy: Policy, prior, out: Outcome, reason: str | None) 
     if reason == LOW_CONFIDENCE and out.answer_confidence is not None:
         return (
             f"answer confidence {out.answer_confidence:.2f} is below the policy's "
-            f"{policy['match']['min_answer_confidence']:.2f}"
+            f"{policy.match.min_answer_confidence:.2f}"
         )
     if reason == "evidence_floor":
         return (
-            f"best confidence {out.best_confidence:.2f} is below the evidence floor "
-            f"{policy['match']['evidence_floor']:.2f}"
+            f"best confidence {out.best_confidence:.2f} is below the evidence floor {policy.match.evidence_floor:.2f}"
         )
     return "no passage left to answer from"

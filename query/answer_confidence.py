@@ -77,7 +77,7 @@ def measure(data, policy: Policy, out: ChannelOutcome) -> dict[str, float]:
         PAGE_MARGIN: margin,
         TERM_COVERAGE: term_coverage(weights, set().union(*data.passage_terms(out.top_rows[:COVERAGE_HITS]))),
         CHANNELS_AGREE: agree,
-        LEXICAL_STRENGTH: float(lexical_relevance(best_bm25, policy["relevance"]["bm25_half"])),
+        LEXICAL_STRENGTH: float(lexical_relevance(best_bm25, policy.relevance.bm25_half)),
         TOP_PAGE_LEXICAL_RR: top_page_rr,
         UNKNOWN_TERM_SHARE: unknown_term_share(weights),
     }
@@ -137,25 +137,25 @@ PROBABILITY_BOUNDS = (0.01, 0.99)
 
 def probability(policy: Policy, signals: dict[str, float]) -> float | None:
     """answer_confidence under the policy's calibration, within PROBABILITY_BOUNDS; None when the policy has none."""
-    m = policy["match"]
+    m = policy.match
     if policy.calibration_status == UNCALIBRATED:
         return None
-    z = m["intercept"] + sum(w * signals[f] for f, w in zip(m["features"], m["weights"], strict=True))
+    z = m.intercept + sum(w * signals[f] for f, w in zip(m.features, m.weights, strict=True))
     p = 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
-    if m["isotonic_x"]:
-        p = float(np.interp(p, m["isotonic_x"], m["isotonic_y"]))
+    if m.isotonic_x:
+        p = float(np.interp(p, m.isotonic_x, m.isotonic_y))
     return min(max(p, PROBABILITY_BOUNDS[0]), PROBABILITY_BOUNDS[1])
 
 
 def match_tier(policy: Policy, answer: float | None, best_cosine: float) -> tuple[str, float]:
     """The tier and its display ceiling: from the probability when calibrated, else from the best cosine."""
-    m = policy["match"]
+    m = policy.match
     if answer is None:
-        value, high, mid = best_cosine, m["high_threshold"], m["mid_threshold"]
+        value, high, mid = best_cosine, m.high_threshold, m.mid_threshold
     else:
-        value, high, mid = answer, m["high_probability"], m["mid_probability"]
+        value, high, mid = answer, m.high_probability, m.mid_probability
     if value >= high:
-        return "high", m["high_ceiling"]
+        return "high", m.high_ceiling
     if value >= mid:
-        return "mid", m["mid_ceiling"]
-    return "low", m["low_ceiling"]
+        return "mid", m.mid_ceiling
+    return "low", m.low_ceiling

@@ -17,6 +17,7 @@ from trustindex.query.render import answer_line, sources_text
 from trustindex.schemas.answer_signals import LOW_CONFIDENCE
 from trustindex.schemas.content_risk import WARNINGS
 from trustindex.schemas.embedding_model import TOKENIZER_FILE, model_path
+from trustindex.schemas.page_kinds import REFERENCE, UNKNOWN
 from trustindex.schemas.snapshot import ENCODER_DIR
 
 DEFAULT_MAX_TOKENS = 3000
@@ -73,7 +74,9 @@ def trust_line(h: dict) -> str:
         )
     else:
         deprecated = "legacy docs version" + (" (targeted)" if dp["status"].endswith("targeted") else "")
-    return f"{tier} · {verified} · updated {updated} · {deprecated} · confidence {h['display_confidence']:.0%}"
+    kind = f.get("page_kind", {}).get("status", UNKNOWN)
+    page = "" if kind in (REFERENCE, UNKNOWN) else f" · {kind.replace('_', ' ')}"  # e.g. "· agent instructions"
+    return f"{tier}{page} · {verified} · updated {updated} · {deprecated} · confidence {h['display_confidence']:.0%}"
 
 
 def versions_line(h: dict) -> str | None:

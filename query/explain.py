@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from trustindex.query.score import weights_in_use
 from trustindex.schemas.policy import Policy
+from trustindex.schemas.trust_factors import FACTOR_NAMES
 
-FACTORS = ("attribution", "verification", "freshness", "deprecation", "version_match", "content_risk")
 TOLERANCE = 2e-5  # a product of up to eight 6-decimal numbers, each off by at most 5e-7
 
 
@@ -30,7 +30,7 @@ class Recomputed:
 def recompute(hit: dict) -> Recomputed:
     """One hit's scores from its own factors and ranking terms."""
     terms = hit["ranking_terms"]
-    trust = min(1.0, max(0.0, math.prod(hit["factors"][n]["multiplier"] for n in FACTORS if n in hit["factors"])))
+    trust = min(1.0, max(0.0, math.prod(hit["factors"][n]["multiplier"] for n in FACTOR_NAMES if n in hit["factors"])))
     channels = terms["passage"].values()
     weight = sum(c["weight"] for c in channels)
     rel = sum(c["weight"] * c["value"] for c in channels) / weight if weight > 0 else 0.0
@@ -83,12 +83,12 @@ def _check_hit(h: dict, policy: Policy, lexical_ran: bool) -> list[str]:
         if abs(shown - got) > TOLERANCE:
             out.append(f"{name} {shown} but its terms give {got:.6f}")
     terms = h["ranking_terms"]
-    rel_w = policy["relevance"]
+    rel_w = policy.relevance
     for channel, c in terms["passage"].items():
-        if c["weight"] != rel_w[f"{channel}_weight"]:
-            out.append(f"{channel} weight {c['weight']} is not the policy's {rel_w[f'{channel}_weight']}")
-    conf = policy["confidence"]
-    if (terms["trust_weight"], terms["relevance_weight"]) != (conf["trust_weight"], conf["relevance_weight"]):
+        if c["weight"] != getattr(rel_w, f"{channel}_weight"):
+            out.append(f"{channel} weight {c['weight']} is not the policy's {getattr(rel_w, f'{channel}_weight')}")
+    conf = policy.confidence
+    if (terms["trust_weight"], terms["relevance_weight"]) != (conf.trust_weight, conf.relevance_weight):
         out.append("trust/relevance weights are not the policy's")
     if "page" in terms:
         p = terms["page"]
@@ -98,7 +98,7 @@ def _check_hit(h: dict, policy: Policy, lexical_ran: bool) -> list[str]:
                 out.append(f"{name} weight {p[name]['weight']} is not the policy's {w}")
         if abs(p["normaliser"] - normaliser) > 1e-6:
             out.append(f"normaliser {p['normaliser']} is not the policy's {normaliser}")
-        if p["unpublished"]["multiplier"] != policy["fusion"]["unpublished_multiplier"]:
+        if p["unpublished"]["multiplier"] != policy.fusion.unpublished_multiplier:
             out.append("unpublished multiplier is not the policy's")
     return out
 

@@ -32,18 +32,18 @@ class LexicalSignals:
 
 def lexical_signals(data, words: Words, policy: Policy) -> LexicalSignals:
     """The lexical channel of one wording (query/request.py ``Words``: its tokens and identifiers, read once)."""
-    r = policy["relevance"]
+    r = policy.relevance
     tokens = words.tokens
     scores, nterms = data.lexical.token_scores(tokens)
-    fields = data.field_lexical if r["field_weight"] > 0 else None
+    fields = data.field_lexical if r.field_weight > 0 else None
     if fields is not None and nterms:
-        scores = scores + np.float32(r["field_weight"]) * fields.token_scores(tokens)[0]
+        scores = scores + np.float32(r.field_weight) * fields.token_scores(tokens)[0]
     identifier = None
-    ids = words.identifiers if r["identifier_weight"] > 0 else []
+    ids = words.identifiers if r.identifier_weight > 0 else []
     if ids:
         ident, known = data.lexical.token_scores(ids)
         if known:
             if fields is not None:
-                ident = ident + np.float32(r["field_weight"]) * fields.token_scores(ids)[0]
+                ident = ident + np.float32(r.field_weight) * fields.token_scores(ids)[0]
             identifier = ident
     return LexicalSignals(scores, nterms, identifier)

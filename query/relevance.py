@@ -25,15 +25,15 @@ def lexical_relevance(bm25: np.ndarray | float, half: float):
 
 
 def relevance(cosine, bm25, policy, lexical_ran: bool, identifier=None):
-    r = policy["relevance"]
-    d = dense_relevance(cosine, r["cosine_floor"], r["cosine_ceiling"])
-    total, weight = r["dense_weight"] * d, r["dense_weight"]
-    if lexical_ran and r["lexical_weight"] > 0:
+    r = policy.relevance
+    d = dense_relevance(cosine, r.cosine_floor, r.cosine_ceiling)
+    total, weight = r.dense_weight * d, r.dense_weight
+    if lexical_ran and r.lexical_weight > 0:
         total, weight = (
-            total + r["lexical_weight"] * lexical_relevance(bm25, r["bm25_half"]),
-            weight + r["lexical_weight"],
+            total + r.lexical_weight * lexical_relevance(bm25, r.bm25_half),
+            weight + r.lexical_weight,
         )
-    if identifier is not None and r["identifier_weight"] > 0:
-        wi = r["identifier_weight"]
-        total, weight = total + wi * lexical_relevance(identifier, r["bm25_half"]), weight + wi
-    return d if weight == r["dense_weight"] else total / weight
+    if identifier is not None and r.identifier_weight > 0:
+        wi = r.identifier_weight
+        total, weight = total + wi * lexical_relevance(identifier, r.bm25_half), weight + wi
+    return d if weight == r.dense_weight else total / weight

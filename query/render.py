@@ -6,8 +6,8 @@ import textwrap
 
 from trustindex.query.explain import formula_lines
 from trustindex.query.score import FORMULA
+from trustindex.schemas.trust_factors import FACTORS
 
-FACTORS = ("attribution", "verification", "freshness", "deprecation", "version_match", "content_risk")
 CALIBRATION_NAMES = {
     "default": ("the shipped calibration", "fitted on the project's judged real-docs queries"),
     "operator": ("the operator's calibration", "fitted by trustindex calibrate"),
@@ -104,8 +104,9 @@ def render_table(r: dict, explain: bool = False) -> str:
         return "\n".join(lines + ["(no hits)"])
     lines.append("")
     lines.append(
-        f"{'#':>2} {'shown':>5} {'rank':>5} {'trust':>5}  {'attr':>4} {'verif':>5} {'fresh':>5} "
-        f"{'depr':>4} {'vers':>4} {'risk':>4}  source / path  § heading"
+        f"{'#':>2} {'shown':>5} {'rank':>5} {'trust':>5}  "
+        + " ".join(x.column.rjust(_width(x.column)) for x in FACTORS)
+        + "  source / path  § heading"
     )
     for h in r["hits"]:
         f = h["factors"]
@@ -115,14 +116,18 @@ def render_table(r: dict, explain: bool = False) -> str:
             f"{h['rank_position']:>2} {h['display_confidence'] * 100:>4.0f}% {h['ranking_score']:>5.3f} "
             f"{h['trust_score']:>5.2f}  "
             + " ".join(
-                f"{f[n]['multiplier'] if n in f else 1.0:>4.2f}".rjust(w)
-                for n, w in zip(FACTORS, (4, 5, 5, 4, 4, 4), strict=True)
+                f"{f[x.name]['multiplier'] if x.name in f else 1.0:>4.2f}".rjust(_width(x.column)) for x in FACTORS
             )
             + f"  {p['source']}/{p['path']}:{p['start_line']}  § {where}"
         )
         if explain:
             lines.extend("      " + x for x in explain_hit(h))
     return "\n".join(lines)
+
+
+def _width(column: str) -> int:
+    """A factor's column: its label's width, and room for a multiplier (0.00)."""
+    return max(4, len(column))
 
 
 def _link(c: dict) -> str:
@@ -155,6 +160,9 @@ def explain_hit(h: dict) -> list[str]:
         f"{(fr['last_substantive_change'] or '')[:10]} ({fr['age_days']:.0f} days), last modified "
         f"{(fr['last_modified'] or '')[:10]}"
     )
+    pk = f.get("page_kind")
+    if pk is not None:
+        out.append(f"page kind ×{pk['multiplier']:.2f} [{pk['status']}]: {pk['evidence'].get('reason', '')}")
     dp = f["deprecation"]
     if dp["status"] == "deprecated":
         m = dp["evidence"]["markers"][0]

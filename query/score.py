@@ -81,12 +81,12 @@ class PageTerms:
 
 def weights_in_use(policy: Policy, lexical_ran: bool) -> tuple[dict[str, float], float]:
     """The page terms' weights (0 for a term left out) and the normaliser they give."""
-    fz = policy["fusion"]
-    passages = fz["page_passages"]
+    fz = policy.fusion
+    passages = fz.page_passages
     w = {
-        "support": float(fz["page_weight"]) if passages > 0 else 0.0,
-        "page_vector": float(fz["page_vector_weight"]),
-        "page_terms": float(fz["page_terms_weight"]) if lexical_ran else 0.0,
+        "support": float(fz.page_weight) if passages > 0 else 0.0,
+        "page_vector": float(fz.page_vector_weight),
+        "page_terms": float(fz.page_terms_weight) if lexical_ran else 0.0,
     }
     return w, 1.0 + w["support"] * passages + w["page_vector"] + w["page_terms"]
 
@@ -130,35 +130,35 @@ def support(
 
 def page_vector_relevance(vectors: np.ndarray, query_vector: np.ndarray, policy: Policy) -> np.ndarray:
     """The dense relevance of the query to each page's unit mean vector (rows of ``vectors``)."""
-    r = policy["relevance"]
+    r = policy.relevance
     q = np.asarray(query_vector, dtype=np.float32)
     cos = vectors @ (q / max(float(np.linalg.norm(q)), 1e-12))
-    return np.asarray(dense_relevance(cos, r["cosine_floor"], r["cosine_ceiling"]), dtype=np.float64)
+    return np.asarray(dense_relevance(cos, r.cosine_floor, r.cosine_ceiling), dtype=np.float64)
 
 
 def passage_terms(policy: Policy, cosine: float, bm25: float, lexical_ran: bool, identifier: float | None) -> dict:
     """A passage's own relevance as its channels' terms: each saturated value and its policy weight
     (relevance_score = Σ weight × value / Σ weight over the channels in use, query/relevance.py)."""
-    r = policy["relevance"]
+    r = policy.relevance
     out = {
         "dense": {
-            "value": float(dense_relevance(cosine, r["cosine_floor"], r["cosine_ceiling"])),
-            "weight": float(r["dense_weight"]),
+            "value": float(dense_relevance(cosine, r.cosine_floor, r.cosine_ceiling)),
+            "weight": float(r.dense_weight),
         }
     }
-    if lexical_ran and r["lexical_weight"] > 0:
-        out["lexical"] = {"value": float(lexical_relevance(bm25, r["bm25_half"])), "weight": float(r["lexical_weight"])}
-    if identifier is not None and r["identifier_weight"] > 0:
+    if lexical_ran and r.lexical_weight > 0:
+        out["lexical"] = {"value": float(lexical_relevance(bm25, r.bm25_half)), "weight": float(r.lexical_weight)}
+    if identifier is not None and r.identifier_weight > 0:
         out["identifier"] = {
-            "value": float(lexical_relevance(identifier, r["bm25_half"])),
-            "weight": float(r["identifier_weight"]),
+            "value": float(lexical_relevance(identifier, r.bm25_half)),
+            "weight": float(r.identifier_weight),
         }
     return out
 
 
 def ranking_score(trust: np.ndarray, relevance: np.ndarray, policy: Policy) -> np.ndarray:
-    c = policy["confidence"]
-    return (np.asarray(trust) ** c["trust_weight"]) * (np.clip(relevance, 0.0, 1.0) ** c["relevance_weight"])
+    c = policy.confidence
+    return (np.asarray(trust) ** c.trust_weight) * (np.clip(relevance, 0.0, 1.0) ** c.relevance_weight)
 
 
 def order(score: np.ndarray, confidence: np.ndarray, id_rank: np.ndarray) -> np.ndarray:
@@ -184,7 +184,7 @@ def page_terms(
     w, z = weights_in_use(policy, lexical_ran)
     m = pool.size
     pages, page = pool.pages(d.chunk_page())
-    sup, lenders = support(pool.relevance, pool.trust, page, lending.lender, policy["fusion"]["page_passages"])
+    sup, lenders = support(pool.relevance, pool.trust, page, lending.lender, policy.fusion.page_passages)
     if not w["support"]:
         sup, lenders = np.zeros(m), [[] for _ in range(m)]
     withheld = set(d.chunk_page()[lending.withheld].tolist())
@@ -205,7 +205,7 @@ def page_terms(
             for pos in np.flatnonzero(np.isin(page, list(keep))).tolist():
                 terms[pos] = by_page[int(page[pos])]
     unpublished = d.unpublished_rows()[pool.rows]
-    mult = float(policy["fusion"]["unpublished_multiplier"])
+    mult = float(policy.fusion.unpublished_multiplier)
     return PageTerms(sup, vector, terms, unpublished, w, z, mult, lenders)
 
 

@@ -28,15 +28,9 @@ from trustindex.query.lexical_signals import LexicalSignals, lexical_signals
 from trustindex.query.relevance import relevance as relevance_of
 from trustindex.query.request import Query
 from trustindex.query.state import SearchState
-from trustindex.query.trust import (
-    attribution_factor,
-    content_risk_factor,
-    deprecation_factor,
-    freshness_factor,
-    home_tier_of,
-    reference_day,
-    verification_factor,
-)
+from trustindex.query.trust import reference_day
+from trustindex.query.trust_factors import HitContext
+from trustindex.query.trust_factors import explain as explain_factors
 from trustindex.query.trust_prior import TrustPrior
 from trustindex.query.versionmatch import version_factor
 from trustindex.schemas.answer_signals import LOW_CONFIDENCE
@@ -79,8 +73,8 @@ class Gathered:
 
 
 def gather(st: SearchState, q: Query) -> Gathered:
-    d, fz = st.data, st.policy["fusion"]
-    depth, cap = fz["candidate_depth"], fz["max_passages_per_page"]
+    d, fz = st.data, st.policy.fusion
+    depth, cap = fz.candidate_depth, fz.max_passages_per_page
     # With a per-page cap each channel reads deeper, then gives the pool its first `depth` passages of capped pages.
     reach = depth * CAP_REACH if cap else depth
 
@@ -95,18 +89,18 @@ def gather(st: SearchState, q: Query) -> Gathered:
     dense_all, dense_cos = st.dense.top(q.vector, reach)
     lex = lexical_signals(d, q.words, st.policy)
     lex_all = best(lex.scores) if lex.nterms > 0 else None
-    rankings = [(pooled(dense_all), fz["dense_weight"])]
+    rankings = [(pooled(dense_all), fz.dense_weight)]
     if lex_all is not None:
-        rankings.append((pooled(lex_all), fz["lexical_weight"]))
+        rankings.append((pooled(lex_all), fz.lexical_weight))
     for p in q.phrasings:
         rows, _cos = st.dense.top(p.vector, reach)
         other = lexical_signals(d, p.words, st.policy)
-        rankings.append((pooled(rows), fz["dense_weight"]))
+        rankings.append((pooled(rows), fz.dense_weight))
         if other.nterms:
-            rankings.append((pooled(best(other.scores)), fz["lexical_weight"]))
+            rankings.append((pooled(best(other.scores)), fz.lexical_weight))
     if lex.identifier is not None:
-        rankings.append((pooled(best(lex.identifier)), fz["identifier_weight"]))
-    pool_rows, _fused = rrf_pool(rankings, fz["rrf_k"], d.n)
+        rankings.append((pooled(best(lex.identifier)), fz.identifier_weight))
+    pool_rows, _fused = rrf_pool(rankings, fz.rrf_k, d.n)
     lex_top = lex_all[:depth] if lex_all is not None else None
     cosines = st.dense.cosines(q.vector, pool_rows)
     return Gathered(pool_rows, cosines, lex, dense_all[:depth], dense_cos[:depth], lex_top)
@@ -158,9 +152,9 @@ def score(st: SearchState, q: Query, g: Gathered) -> Scored:
     factors, keep, vmult = _version_match(st, q, rows)
     any_version_pass = bool(keep.any())
     keep &= ~prior.excluded[rows]  # a kind of content risk the policy excludes
-    c = policy["confidence"]
+    c = policy.confidence
     trust = np.clip(prior.for_targets(q.docs_targeted)[rows] * vmult, 0.0, 1.0)
-    conf = (trust ** c["trust_weight"]) * (rel ** c["relevance_weight"])
+    conf = (trust**c.trust_weight) * (rel**c.relevance_weight)
     pool = Pool(rows[keep], trust[keep], rel[keep], conf[keep])
     channels = _channels(st, g.lexical_ran, int(rows.size))
     # The ordering score (query/score.py): relevance after any rerank × trust.  A cross-encoder reads the passage
@@ -221,18 +215,18 @@ def judge(st: SearchState, q: Query, g: Gathered, s: Scored, o: Ordered) -> R.Ve
     """The tier from the user's own query's channels and the final ranking's top hits; an abstained answer is never
     a high (or mid) match, so the header agrees with itself."""
     d, policy = st.data, st.policy
-    reason = _abstention(q, g, s, o, policy["match"]["evidence_floor"])
+    reason = _abstention(q, g, s, o, policy.match.evidence_floor)
     top_rows = [int(s.pool.rows[j]) for j, _also in o.hits[:COVERAGE_HITS]] if reason not in _EMPTY else []
     channels = ChannelOutcome(g.dense_rows, g.dense_cosines, g.lexical_rows, g.lexical.scores, top_rows, q.tokens)
     signals = measure(d, policy, channels)
     answer = probability(policy, signals)
     tier, ceiling = match_tier(policy, answer, g.best_cosine)
-    if reason is None and answer is not None and answer < policy["match"]["min_answer_confidence"]:
+    if reason is None and answer is not None and answer < policy.match.min_answer_confidence:
         reason = LOW_CONFIDENCE  # the hits stay (marked) for a reader to judge, unless strict asked for answers only
     if reason is None:
         return R.Verdict(tier, ceiling, g.best_cosine, answer, signals, False, None, None)
     note = abstention_note(d, policy, s.prior, Outcome(g.rows, s.relevance, s.kept, o.best_confidence, answer), reason)
-    return R.Verdict("low", policy["match"]["low_ceiling"], g.best_cosine, answer, signals, True, reason, note)
+    return R.Verdict("low", policy.match.low_ceiling, g.best_cosine, answer, signals, True, reason, note)
 
 
 _EMPTY = ("no_candidates", "version_unavailable")  # reasons that leave no hit to show
@@ -252,11 +246,11 @@ def _abstention(q: Query, g: Gathered, s: Scored, o: Ordered, evidence_floor: fl
 # -- show -----------------------------------------------------------------------------------------------------
 def show(st: SearchState, q: Query, g: Gathered, s: Scored, o: Ordered, v: R.Verdict) -> R.SearchResponse:
     """The first k hits dressed for the response (none when nothing can be shown, or strict refuses a low answer)."""
-    d, c = st.data, st.policy["confidence"]
+    d, c = st.data, st.policy.confidence
     empty = v.reason in _EMPTY or (v.reason == LOW_CONFIDENCE and q.strict)
     chosen = [] if empty else [s.candidate(j, also, d.chunk_ids) for j, also in o.hits[: q.k]]
     rows = [h.row for h in chosen]
-    scale = R.Scale(v.ceiling, o.best_score, (float(c["trust_weight"]), float(c["relevance_weight"])), s.reranked)
+    scale = R.Scale(v.ceiling, o.best_score, (float(c.trust_weight), float(c.relevance_weight)), s.reranked)
     readings = _readings(st, g, rows)
     hits = []
     for rank, (h, text, reading) in enumerate(zip(chosen, d.texts(rows), readings, strict=True), 1):
@@ -287,20 +281,7 @@ def _readings(st: SearchState, g: Gathered, rows: list[int]) -> list[R.ChannelRe
 
 def factors(st: SearchState, i: int, today, vf: dict | None, targets, strict: bool, docs_targeted=False) -> dict:
     """The explained factors of one hit (their multipliers are the ones the prior multiplied)."""
-    d, policy = st.data, st.policy
-    doc_id = d.chunk_doc[i]
-    if vf is None:
-        vf, _excluded = version_factor(d.version_rows(i), targets, policy, strict)
-    return {
-        "attribution": attribution_factor(d.attribution.get(doc_id), policy),
-        "verification": verification_factor(
-            d.verifications.get(doc_id, []), policy, home_tier_of(d.attribution.get(doc_id))
-        ),
-        "freshness": freshness_factor(d.docs[doc_id], policy, today),
-        "deprecation": deprecation_factor(d.deprecation_rows(i), policy, docs_targeted, d.version_folder(i)),
-        "version_match": vf,
-        "content_risk": content_risk_factor(d.content_risk_rows(i), policy),
-    }
+    return explain_factors(HitContext(st.data, st.policy, today, i, docs_targeted, targets, strict, vf))
 
 
 def _shown(st: SearchState, i: int, today, vf: dict | None, docs_targeted: bool) -> dict:
@@ -316,13 +297,13 @@ def _shown(st: SearchState, i: int, today, vf: dict | None, docs_targeted: bool)
 
 
 def _channels(st: SearchState, lex_ran: bool, pool: int) -> dict:
-    rr = st.policy["rerank"]
+    rr = st.policy.rerank
     rerank = {"ran": False, "reason": "no reranking model configured (policy rerank.model_path)"}
-    if rr["model_path"]:
+    if rr.model_path:
         rerank = (
-            {"ran": True, "reason": None, "model": rr["model_path"]}
-            if Path(rr["model_path"]).is_dir()
-            else {"ran": False, "reason": f"reranking model not found at {rr['model_path']}"}
+            {"ran": True, "reason": None, "model": rr.model_path}
+            if Path(rr.model_path).is_dir()
+            else {"ran": False, "reason": f"reranking model not found at {rr.model_path}"}
         )
     n = st.data.n
     return {
@@ -339,7 +320,7 @@ def _rerank(st: SearchState, query: str, pool: Pool, channels: dict) -> bool:
     if not channels["rerank"]["ran"] or not pool.size:
         return False
     reranker = st.reranker()
-    top = np.argsort(-pool.confidence, kind="stable")[: st.policy["rerank"]["depth"]].tolist()
+    top = np.argsort(-pool.confidence, kind="stable")[: st.policy.rerank.depth].tolist()
     scores = reranker.predict([(query, t) for t in st.data.texts(pool.rows[top].tolist())])
     pool.rerank = [None] * pool.size
     for j, s in zip(top, scores, strict=True):

@@ -112,13 +112,13 @@ class SearchState:
     def open(cls, data: SnapshotData, policy: Policy, query_cache: int = 0) -> SearchState:
         """``query_cache``: how many query vectors to keep (``QueryVectors``)."""
         encoder = open_encoder(data.dir, data.manifest, data.checksums_verified)
-        dense = DenseIndex(data.embeddings, data.dir, policy["dense"]["exact_below"])
+        dense = DenseIndex(data.embeddings, data.dir, policy.dense.exact_below)
         return cls(data, policy, dense, encoder, QueryVectors(encoder, query_cache))
 
     def with_policy(self, policy: Policy) -> SearchState:
         """The same snapshot under another policy: a new dense index (its mode depends on the policy) that
         shares the old one's warm prefilter, the same encoder and query vectors, nothing else derived."""
-        dense = DenseIndex(self.data.embeddings, self.data.dir, policy["dense"]["exact_below"])
+        dense = DenseIndex(self.data.embeddings, self.data.dir, policy.dense.exact_below)
         dense.share_warmth(self.dense)
         return SearchState(self.data, policy, dense, self.encoder, self.query_vectors)
 
@@ -155,7 +155,7 @@ class SearchState:
             if self._reranker is None:
                 from sentence_transformers import CrossEncoder  # only when the policy names a model
 
-                self._reranker = CrossEncoder(self.policy["rerank"]["model_path"], device="cpu")
+                self._reranker = CrossEncoder(self.policy.rerank.model_path, device="cpu")
             return self._reranker
 
     def docs_names(self) -> dict[str, str]:

@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-
-def unpublished_path(path: str) -> bool:
-    """Whether a repository path has a folder or file name that starts with ``_``."""
-    return any(part.startswith("_") for part in path.split("/"))
+from trustindex.schemas.page_kinds import unpublished_path
 
 
 def unpublished_mask(doc_paths: list[str], chunk_doc_row: np.ndarray) -> np.ndarray:

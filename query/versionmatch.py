@@ -155,7 +155,7 @@ def version_factor(
     rows_by_component: dict[str, list[VersionRow]], targets: list[Target], policy: Policy, strict: bool
 ) -> tuple[dict, bool]:
     """The factor for one chunk, and whether the chunk is excluded."""
-    p = policy["version"]
+    p = policy.version
     if not targets:
         comps = {
             c: [r.constraint for r in rs if r.origin not in COMPILE_ORIGINS] for c, rs in rows_by_component.items()
@@ -174,7 +174,7 @@ def version_factor(
         if not rows:
             status, m_val, detail, row, level, dist = (
                 "version_silent",
-                p["silent"],
+                p.silent,
                 "states no version",
                 None,
                 None,
@@ -184,14 +184,14 @@ def version_factor(
             m, row, declared = _verdict(rows, t)
             status, level, dist, detail = m.status, m.level, m.distance, m.detail
             if status == "satisfies":
-                m_val = p["satisfies"]
+                m_val = p.satisfies
             elif status == "near_miss":
-                step = p["minor_step"] if level == "minor" else p["patch_step"]
-                m_val = max(p["near_miss_floor"], 1.0 - step * (dist or 0))
+                step = p.minor_step if level == "minor" else p.patch_step
+                m_val = max(p.near_miss_floor, 1.0 - step * (dist or 0))
             elif status == "breaking":
                 m_val = 0.0
             else:
-                m_val = p["unknown"]
+                m_val = p.unknown
         if status == "breaking" or (strict and status != "satisfies"):
             excluded = True
         multipliers.append(m_val)

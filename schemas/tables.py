@@ -53,6 +53,10 @@ DOCUMENTS = pa.schema(
         ("url", pa.string()),
         # the published page (source site_url + the site's Docusaurus routing); "" when it has none
         ("page_url", pa.string()),
+        # what the page is (schemas.page_kinds.PAGE_KINDS, extractors/page_kind.py) and the rule that said so;
+        # a snapshot written before these columns reads as "unknown"
+        ("page_kind", pa.string()),
+        ("page_kind_reason", pa.string()),
         ("warnings", pa.list_(pa.string())),
     ]
 )

@@ -223,13 +223,11 @@ def build_app(
         if not (raw.isascii() and raw.isdigit() and len(raw) <= 4) or int(raw) > MAX_NEIGHBOURS:
             raise HttpError(400, f"neighbours must be an integer from 0 to {MAX_NEIGHBOURS}, got {raw!r}")
         _, passages = served()
-        return JSONResponse(
-            json.loads(json.dumps(passages.passage(request.path_params["chunk_id"], int(raw)), default=str))
-        )
+        return JSONResponse(passages.passage(request.path_params["chunk_id"], int(raw)))
 
     async def sources(_request: Request) -> Response:
         index, _ = served()
-        return JSONResponse(json.loads(json.dumps(list_sources(index.data), default=str)))
+        return JSONResponse(list_sources(index.data))
 
     async def versions(_request: Request) -> Response:
         index, _ = served()
@@ -240,24 +238,19 @@ def build_app(
         m = index.data.manifest
         info = list_sources(index.data)
         return JSONResponse(
-            json.loads(
-                json.dumps(
-                    {
-                        "snapshot_id": m.snapshot_id,
-                        "created_at": m.created_at,
-                        "policy_id": index.policy.policy_id,
-                        "source": holder.source.label,
-                        "signed": index.data.signed_by is not None,
-                        "signed_by": index.data.signed_by,
-                        "sources": [
-                            {"source": s["source"], "commit": s["commit"], "commit_date": s["commit_date"]}
-                            for s in info["sources"]
-                        ],
-                        "warning": holder.warning,
-                    },
-                    default=str,
-                )
-            )
+            {
+                "snapshot_id": m.snapshot_id,
+                "created_at": m.created_at,
+                "policy_id": index.policy.policy_id,
+                "source": holder.source.label,
+                "signed": index.data.signed_by is not None,
+                "signed_by": index.data.signed_by,
+                "sources": [
+                    {"source": s["source"], "commit": s["commit"], "commit_date": s["commit_date"]}
+                    for s in info["sources"]
+                ],
+                "warning": holder.warning,
+            }
         )
 
     async def healthz(_request: Request) -> Response:

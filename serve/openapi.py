@@ -22,8 +22,37 @@ def _json(schema: dict, description: str = "OK") -> dict:
 
 
 def openapi_document(limits: Any) -> dict:
-    search_response = {"$ref": "#/components/schemas/SearchResponse"}
-    error = {"$ref": "#/components/schemas/Error"}
+    errors = {
+        "400": _json(_ERROR_REF, "bad request"),
+        "413": _json(_ERROR_REF, "body too large"),
+        "503": _json(_ERROR_REF, "no snapshot loaded, or server busy"),
+    }
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "trustindex", "version": "1"},
+        "paths": {**_search_paths(limits, errors), **_reading_paths(errors)},
+        "components": {
+            "schemas": {
+                "SearchResponse": response_schema(),
+                "Error": _ERROR,
+                "LineError": {
+                    "type": "object",
+                    "required": ["line", "error"],
+                    "properties": {"line": {"type": "integer"}, "error": {"type": "string"}},
+                },
+            },
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+    }
+
+
+_SEARCH_RESPONSE = {"$ref": "#/components/schemas/SearchResponse"}
+_ERROR_REF = {"$ref": "#/components/schemas/Error"}
+_PLAIN = {"type": "object"}
+
+
+def _requests(limits: Any) -> tuple[dict, dict]:
+    """One search request as the batch takes it, and as /v1/search takes it (with its output format)."""
     properties: dict[str, Any] = {
         "query": {"type": "string", "minLength": 1, "maxLength": 10_000},
         "k": {"type": "integer", "minimum": 1, "maximum": limits.max_k, "default": 10},
@@ -50,104 +79,65 @@ def openapi_document(limits: Any) -> dict:
             "max_tokens": {"type": "integer", "minimum": 1, "description": "compact only: whole hits within it"},
         },
     }
-    errors = {
-        "400": _json(error, "bad request"),
-        "413": _json(error, "body too large"),
-        "503": _json(error, "no snapshot loaded, or server busy"),
+    return request, search_request
+
+
+def _search_paths(limits: Any, errors: dict) -> dict:
+    request, search_request = _requests(limits)
+    batch = {
+        "type": "object",
+        "required": ["requests"],
+        "properties": {"requests": {"type": "array", "maxItems": limits.max_batch, "items": request}},
     }
-    plain = {"type": "object"}
-    return {
-        "openapi": "3.1.0",
-        "info": {"title": "trustindex", "version": "1"},
-        "paths": {
-            "/v1/search": {
-                "post": {
-                    "operationId": "search",
-                    "requestBody": {"required": True, "content": {"application/json": {"schema": search_request}}},
-                    "responses": {
-                        "200": {
-                            "description": "ok",
-                            "content": {
-                                "application/json": {"schema": search_response},
-                                "text/plain": {"schema": {"type": "string"}},
-                            },
-                        },
-                        **errors,
-                    },
-                }
-            },
-            "/v1/search:batch": {
-                "post": {
-                    "operationId": "searchBatch",
-                    "requestBody": {
-                        "required": True,
-                        "content": {
-                            "application/json": {
-                                "schema": {
-                                    "type": "object",
-                                    "required": ["requests"],
-                                    "properties": {
-                                        "requests": {"type": "array", "maxItems": limits.max_batch, "items": request}
-                                    },
-                                }
-                            }
-                        },
-                    },
-                    "responses": {
-                        "200": _json(
-                            {
-                                "type": "object",
-                                "properties": {
-                                    "responses": {
-                                        "type": "array",
-                                        "items": {
-                                            "oneOf": [search_response, {"$ref": "#/components/schemas/LineError"}]
-                                        },
-                                    }
-                                },
-                            }
-                        ),
-                        **errors,
-                    },
-                }
-            },
-            "/v1/passages/{chunk_id}": {
-                "get": {
-                    "operationId": "getPassage",
-                    "parameters": [
-                        {"name": "chunk_id", "in": "path", "required": True, "schema": {"type": "string"}},
-                        {
-                            "name": "neighbours",
-                            "in": "query",
-                            "schema": {"type": "integer", "minimum": 0, "default": 1},
-                        },
-                    ],
-                    "responses": {"200": _json(plain), "404": _json(error, "no such chunk"), **errors},
-                }
-            },
-            **{
-                f"/v1/{name}": {"get": {"operationId": name, "responses": {"200": _json(plain), "503": errors["503"]}}}
-                for name in ("sources", "versions", "snapshot")
-            },
-            "/healthz": {"get": {"operationId": "healthz", "responses": {"200": _json(plain)}}},
-            "/readyz": {"get": {"operationId": "readyz", "responses": {"200": _json(plain), "503": errors["503"]}}},
-            "/metrics": {
-                "get": {
-                    "operationId": "metrics",
-                    "responses": {"200": {"description": "Prometheus text format", "content": {"text/plain": {}}}},
-                }
-            },
+    answers = {
+        "type": "object",
+        "properties": {
+            "responses": {
+                "type": "array",
+                "items": {"oneOf": [_SEARCH_RESPONSE, {"$ref": "#/components/schemas/LineError"}]},
+            }
         },
-        "components": {
-            "schemas": {
-                "SearchResponse": response_schema(),
-                "Error": _ERROR,
-                "LineError": {
-                    "type": "object",
-                    "required": ["line", "error"],
-                    "properties": {"line": {"type": "integer"}, "error": {"type": "string"}},
-                },
-            },
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+    }
+    ok = {"application/json": {"schema": _SEARCH_RESPONSE}, "text/plain": {"schema": {"type": "string"}}}
+    return {
+        "/v1/search": {
+            "post": {
+                "operationId": "search",
+                "requestBody": {"required": True, "content": {"application/json": {"schema": search_request}}},
+                "responses": {"200": {"description": "ok", "content": ok}, **errors},
+            }
+        },
+        "/v1/search:batch": {
+            "post": {
+                "operationId": "searchBatch",
+                "requestBody": {"required": True, "content": {"application/json": {"schema": batch}}},
+                "responses": {"200": _json(answers), **errors},
+            }
+        },
+    }
+
+
+def _reading_paths(errors: dict) -> dict:
+    neighbours = {"name": "neighbours", "in": "query", "schema": {"type": "integer", "minimum": 0, "default": 1}}
+    chunk_id = {"name": "chunk_id", "in": "path", "required": True, "schema": {"type": "string"}}
+    return {
+        "/v1/passages/{chunk_id}": {
+            "get": {
+                "operationId": "getPassage",
+                "parameters": [chunk_id, neighbours],
+                "responses": {"200": _json(_PLAIN), "404": _json(_ERROR_REF, "no such chunk"), **errors},
+            }
+        },
+        **{
+            f"/v1/{name}": {"get": {"operationId": name, "responses": {"200": _json(_PLAIN), "503": errors["503"]}}}
+            for name in ("sources", "versions", "snapshot")
+        },
+        "/healthz": {"get": {"operationId": "healthz", "responses": {"200": _json(_PLAIN)}}},
+        "/readyz": {"get": {"operationId": "readyz", "responses": {"200": _json(_PLAIN), "503": errors["503"]}}},
+        "/metrics": {
+            "get": {
+                "operationId": "metrics",
+                "responses": {"200": {"description": "Prometheus text format", "content": {"text/plain": {}}}},
+            }
         },
     }

@@ -118,22 +118,22 @@ def test_a_policy_without_the_new_fields_loads(tmp_path):
         "calibration_intercept = 0.0\n"
     )
     p = Policy.load(old)
-    assert p["match"]["calibration_id"] == Policy.default()["match"]["calibration_id"]
+    assert p.match.calibration_id == Policy.default().match.calibration_id
     assert p.calibration_status == Policy.default().calibration_status
     # one calibrated by the old lists-based `calibrate`: its cosine curve becomes a one-signal model
     old.write_text('[match]\ncalibration_id = "m@abc"\ncalibration_slope = 20.0\ncalibration_intercept = -10.0\n')
     p = Policy.load(old)
     assert p.calibration_status == OPERATOR
-    assert (p["match"]["features"], p["match"]["weights"], p["match"]["intercept"]) == ([BEST_COSINE], [20.0], -10.0)
-    assert p["match"]["reliability_count"] == []  # nothing of the shipped calibration is mixed in
+    assert (p.match.features, p.match.weights, p.match.intercept) == ((BEST_COSINE,), (20.0,), -10.0)
+    assert p.match.reliability_count == ()  # nothing of the shipped calibration is mixed in
     assert probability(p, {BEST_COSINE: 0.5}) == pytest.approx(0.5)
 
 
 def test_the_default_policy_names_its_calibration():
     p = Policy.default()
-    if p["match"]["features"]:
-        assert p.calibration_status == DEFAULT and p["match"]["calibration_id"].startswith("default:")
-        assert len(p["match"]["weights"]) == len(p["match"]["features"])
+    if p.match.features:
+        assert p.calibration_status == DEFAULT and p.match.calibration_id.startswith("default:")
+        assert len(p.match.weights) == len(p.match.features)
     assert Policy.load(None).policy_id == p.policy_id
 
 

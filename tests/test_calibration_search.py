@@ -27,8 +27,8 @@ def test_the_response_carries_the_shipped_calibration(index):
     validate_response(r)
     assert set(r["answer_signals"]) == set(SIGNALS)
     assert 0.0 <= r["answer_signals"]["term_coverage"] <= 1.0 and r["answer_signals"]["page_margin"] >= 0.0
-    if Policy.default()["match"]["features"]:
-        assert r["calibration_status"] == "default" and r["calibration_id"] == index.policy["match"]["calibration_id"]
+    if Policy.default().match.features:
+        assert r["calibration_status"] == "default" and r["calibration_id"] == index.policy.match.calibration_id
         assert 0.0 < r["answer_confidence"] < 1.0
         off = index.search("Michael Jackson albums", k=3)
         assert off["answer_confidence"] < r["answer_confidence"] and off["match_tier"] == "low"
@@ -61,13 +61,9 @@ def test_an_uncalibrated_policy_keeps_the_cosine_tiers(index, under):
     r = index.search(IN_DOMAIN, k=3)
     validate_response(r)
     assert r["calibration_status"] == "uncalibrated" and r["answer_confidence"] is None
-    m = index.policy["match"]
+    m = index.policy.match
     expected = (
-        "high"
-        if r["best_cosine"] >= m["high_threshold"]
-        else "mid"
-        if r["best_cosine"] >= m["mid_threshold"]
-        else "low"
+        "high" if r["best_cosine"] >= m.high_threshold else "mid" if r["best_cosine"] >= m.mid_threshold else "low"
     )
     assert r["match_tier"] == expected
     assert "uncalibrated" in render_table(r, explain=True)

@@ -16,9 +16,6 @@ FUNCTION_ROOMS, MODULE_ROOMS = ("query", "serve"), ("schemas", "query", "serve")
 # (path, function or "<module>"): left to the refactor of the search and the serving code (issue 25 items 2, 6)
 KNOWN = {
     ("serve/http_app.py", "build_app"),
-    ("serve/mcp_server.py", "build_server"),
-    ("serve/openapi.py", "openapi_document"),
-    ("schemas/policy.py", "<module>"),
 }
 
 

@@ -137,8 +137,8 @@ def test_policy_prices_each_kind_and_can_exclude():
     finding |= {"start_line": 1, "end_line": 1, "start_char": 0, "end_char": 5}
     default = Policy.default()
     f = content_risk_factor([finding, dict(finding, kind="hidden_text")], default)
-    cr = default["content_risk"]
-    assert f["status"] == "flagged" and f["multiplier"] == cr["credential_phishing"] * cr["hidden_text"]
+    cr = default.content_risk
+    assert f["status"] == "flagged" and f["multiplier"] == cr.credential_phishing * cr.hidden_text
     assert f["evidence"]["findings"][0]["span"] == [0, 5]
     assert content_risk_factor([], default) == {"multiplier": 1.0, "status": "no_findings", "evidence": {}}
     strict = Policy.from_dict({"content_risk": {"exclude": ["credential_phishing"], "credential_phishing": 0.5}})
@@ -193,7 +193,7 @@ def test_the_demo_flags_the_community_phishing_page_and_explains_it(index):
     (top,) = [h for h in page if h["factors"]["content_risk"]["status"] == "flagged"]
     cr = top["factors"]["content_risk"]
     assert cr["status"] == "flagged" and cr["evidence"]["kinds"] == ["credential_phishing"]
-    assert cr["multiplier"] == index.policy["content_risk"]["credential_phishing"]
+    assert cr["multiplier"] == index.policy.content_risk.credential_phishing
     assert "content risk ×0.10 [credential_phishing]: asks the reader to send" in render_table(r, explain=True)
     excluding = Policy.from_dict({"content_risk": {"exclude": ["credential_phishing"]}})
     index.reload_policy(excluding)

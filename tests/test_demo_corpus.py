@@ -162,7 +162,7 @@ def test_platform_signed_merge_is_authenticated_next_to_a_claimed_trailer(out):
     ]
     vf = verification_factor(links, cfg.policy, "community")
     assert vf["evidence"]["best"]["evidence_class"] == "authenticated"
-    assert vf["multiplier"] == cfg.policy["verification"]["tiers"]["foundation"]
+    assert vf["multiplier"] == cfg.policy.verification.tiers.foundation
     chain = {c["method"]: c for c in vf["evidence"]["chain"]}
     assert chain["trailer"]["lends_tier"] == "community" and "claimed evidence" in chain["trailer"]["note"]
     assert "signed by platform GitHub's listed key" in chain["merge"]["detail"]

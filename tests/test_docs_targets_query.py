@@ -24,7 +24,7 @@ def test_legacy_page_loses_with_its_reason_and_successor(index):
     [legacy] = [h for h in r["hits"] if h["provenance"]["path"] == LEGACY][:1]
     dep = legacy["factors"]["deprecation"]
     assert dep["status"] == "legacy_docs_version"
-    assert dep["multiplier"] == index.policy["deprecation"]["legacy_docs_multiplier"] < 1.0
+    assert dep["multiplier"] == index.policy.deprecation.legacy_docs_multiplier < 1.0
     assert dep["evidence"]["superseded_by"] == CURRENT
     assert dep["evidence"]["markers"][0]["reason"].startswith("v0 (Legacy): unmaintained docs version; current is v1")
 

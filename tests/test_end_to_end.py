@@ -63,7 +63,7 @@ def test_confidence_is_the_contract_product(index):
 
 
 def r_ceiling(index, tier):
-    return index.policy["match"][f"{tier}_ceiling"]
+    return index.policy.match.ceiling(tier)
 
 
 def test_response_has_every_contract_field(index):

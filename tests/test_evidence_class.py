@@ -26,7 +26,7 @@ pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-
 
 POLICY = Policy.default()
 STRICT = Policy.from_dict({"verification": {"require_authenticated": True}})
-TIERS = POLICY["verification"]["tiers"]
+TIERS = POLICY.verification.tiers
 ADA = "Ada Lovelace <ada@mf.example>"
 EVE = "Eve <eve@evil.example>"
 
@@ -80,7 +80,7 @@ def test_trailers_in_a_foundation_persons_name_are_claimed_and_lend_the_communit
     links = hostile["trailer.md"]
     assert {(v["method"], v["tier"], v["evidence_class"]) for v in links} == {("trailer", "foundation", "claimed")}
     vf = verification_factor(links, POLICY, "community")
-    assert (vf["status"], vf["multiplier"]) == ("verified", TIERS["community"])
+    assert (vf["status"], vf["multiplier"]) == ("verified", TIERS.community)
     best = vf["evidence"]["best"]
     assert (best["tier"], best["lends_tier"], best["evidence_class"]) == ("foundation", "community", "claimed")
     assert "claimed evidence" in best["note"] and "counts as community, not foundation" in best["note"]
@@ -92,7 +92,7 @@ def test_an_unsigned_merge_in_a_foundation_persons_name_is_claimed(hostile):
     assert (link["method"], link["verifier_email"], link["tier"]) == ("merge", "ada@mf.example", "foundation")
     assert link["evidence_class"] == "claimed" and "unsigned merge commit" in link["detail"]
     vf = verification_factor([link], POLICY, "community")
-    assert vf["multiplier"] == TIERS["community"] < TIERS["foundation"]
+    assert vf["multiplier"] == TIERS.community < TIERS.foundation
 
 
 def test_a_listed_persons_signature_in_another_publishers_repository_lends_their_tier(hostile):
@@ -100,18 +100,18 @@ def test_a_listed_persons_signature_in_another_publishers_repository_lends_their
     assert (link["method"], link["tier"], link["evidence_class"]) == ("signature", "foundation", "authenticated")
     for policy in (POLICY, STRICT):
         vf = verification_factor([link], policy, "community")
-        assert (vf["status"], vf["multiplier"]) == ("verified", TIERS["foundation"])
+        assert (vf["status"], vf["multiplier"]) == ("verified", TIERS.foundation)
         assert "note" not in vf["evidence"]["best"]
 
 
 def test_an_operator_ledger_entry_lends_the_tier_the_operator_gave(hostile):
     [link] = hostile["ledger.md"]
     assert (link["method"], link["tier"], link["evidence_class"]) == ("ledger", "foundation", "operator")
-    assert verification_factor([link], STRICT, "community")["multiplier"] == TIERS["foundation"]
+    assert verification_factor([link], STRICT, "community")["multiplier"] == TIERS.foundation
 
 
 def test_require_authenticated_leaves_only_signed_and_ledger_links_changing_scores(hostile):
-    unverified = POLICY["verification"]["unverified"]
+    unverified = POLICY.verification.unverified
     for path in ("trailer.md", "merged.md", "carl.md"):
         vf = verification_factor(hostile[path], STRICT, "community")
         assert (vf["status"], vf["multiplier"]) == ("unverified", unverified), path
@@ -128,8 +128,8 @@ def test_claimed_evidence_is_never_raised_to_the_home_tier(hostile):
     """A community reviewer's trailer in a foundation repository stays community; an unattributed document's
     claimed links lend nothing."""
     carl = hostile["carl.md"]
-    assert verification_factor(carl, POLICY, "community")["multiplier"] == TIERS["community"]
-    assert verification_factor(carl, POLICY, "foundation")["multiplier"] == TIERS["community"]
+    assert verification_factor(carl, POLICY, "community")["multiplier"] == TIERS.community
+    assert verification_factor(carl, POLICY, "foundation")["multiplier"] == TIERS.community
     assert verification_factor(hostile["trailer.md"], POLICY, None)["status"] == "unverified"
 
 
@@ -145,7 +145,7 @@ def test_rows_written_before_the_class_column_take_the_class_of_their_method(hos
 
 
 def test_require_authenticated_is_a_boolean():
-    assert Policy.default()["verification"]["require_authenticated"] is False
+    assert Policy.default().verification.require_authenticated is False
     assert "require_authenticated = true" in STRICT.to_toml()
     with pytest.raises(ConfigError, match="require_authenticated: expected true or false"):
         Policy.from_dict({"verification": {"require_authenticated": 1}})

@@ -30,7 +30,7 @@ from trustindex.schemas.policy import Policy
 pytestmark = pytest.mark.skipif(shutil.which("gpg") is None, reason="gpg (gnupg) missing")
 
 POLICY = Policy.default()
-TIERS = POLICY["verification"]["tiers"]
+TIERS = POLICY.verification.tiers
 GITHUB = "GitHub <noreply@github.com>"
 ADA = "Ada Lovelace <ada@mf.example>"
 EVE = "Eve <eve@evil.example>"
@@ -177,7 +177,7 @@ def test_a_merge_the_platform_signed_authenticates_its_recorded_author(world):
     assert (link["verifier"], link["tier"], link["evidence_class"]) == ("Ada Lovelace", "foundation", "authenticated")
     assert "signed by platform GitHub's listed key" in link["detail"]
     vf = verification_factor([link], POLICY, "community")  # a community repository: the platform vouches anyway
-    assert (vf["status"], vf["multiplier"]) == ("verified", TIERS["foundation"])
+    assert (vf["status"], vf["multiplier"]) == ("verified", TIERS.foundation)
     assert vf["evidence"]["best"]["evidence_class"] == "authenticated"
 
 
@@ -200,7 +200,7 @@ def test_a_commit_claiming_to_be_the_platforms_without_its_signature_is_claimed(
     assert (link["tier"], link["evidence_class"]) == ("foundation", "claimed")
     assert why in link["detail"]
     vf = verification_factor([link], POLICY, "community")
-    assert vf["multiplier"] == TIERS["community"]  # never the foundation's
+    assert vf["multiplier"] == TIERS.community  # never the foundation's
     strict = Policy.from_dict({"verification": {"require_authenticated": True}})
     assert verification_factor([link], strict, "community")["status"] == "unverified"
 

@@ -13,8 +13,8 @@ def test_editing_a_value_changes_the_id():
     a = Policy.default()
     b = Policy.from_dict({"deprecation": {"multiplier": 0.2}})
     assert a.policy_id != b.policy_id
-    assert b["deprecation"]["multiplier"] == 0.2
-    assert b["attribution"]["tiers"]["foundation"] == a["attribution"]["tiers"]["foundation"]
+    assert b.deprecation.multiplier == 0.2
+    assert b.attribution.tiers.foundation == a.attribution.tiers.foundation
 
 
 @pytest.mark.parametrize(
@@ -48,3 +48,32 @@ def test_malformed_toml_is_a_clear_error(tmp_path):
     f.write_text("[freshness\nhalf_life_days = 3")
     with pytest.raises(ConfigError, match="not valid TOML"):
         Policy.load(f)
+
+
+def test_every_key_has_a_rule_and_its_default_passes_it():
+    import dataclasses
+
+    from trustindex.schemas.policy_sections import Sections
+
+    def keys(section, prefix=""):
+        for f in dataclasses.fields(section):
+            if "section" in f.metadata:
+                yield from keys(f.metadata["section"], f"{prefix}{f.name}.")
+            else:
+                assert "rule" in f.metadata, f"{prefix}{f.name} has no rule"
+                yield f"{prefix}{f.name}"
+
+    names = list(keys(Sections))
+    assert len(names) == len(set(names)) > 80
+    # the defaults, written back as a file, load to the same policy (every default is within its own range)
+    p = Policy.without_shipped_calibration()
+    assert Policy.from_dict(p.to_dict()).to_dict() == Policy.from_dict({}).to_dict() | {"match": p.to_dict()["match"]}
+
+
+def test_a_section_is_frozen_and_typed():
+    import dataclasses
+
+    p = Policy.default()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.freshness.floor = 0.1
+    assert isinstance(p.verification.methods, tuple) and p.attribution.tiers.of(None) == p.attribution.tiers.unknown

@@ -20,13 +20,13 @@ def test_out_of_domain_is_low_and_capped(index, q):
     r = index.search(q, k=10)
     validate_response(r)
     assert r["match_tier"] == "low"
-    assert all(h["display_confidence"] <= index.policy["match"]["low_ceiling"] + 1e-9 for h in r["hits"])
+    assert all(h["display_confidence"] <= index.policy.match.low_ceiling + 1e-9 for h in r["hits"])
 
 
 def test_in_domain_is_high(index):
     r = index.search("How do I install the Compact compiler?", k=5)
     assert r["match_tier"] == "high" and not r["abstained"]
-    assert r["hits"][0]["display_confidence"] == pytest.approx(index.policy["match"]["high_ceiling"])
+    assert r["hits"][0]["display_confidence"] == pytest.approx(index.policy.match.high_ceiling)
 
 
 def test_strict_target_keeps_only_satisfying(index):
@@ -36,7 +36,7 @@ def test_strict_target_keeps_only_satisfying(index):
     for h in r["hits"]:
         (t,) = h["factors"]["version_match"]["evidence"]["targets"]
         assert t["status"] == "satisfies"
-        assert h["factors"]["version_match"]["multiplier"] == index.policy["version"]["satisfies"]
+        assert h["factors"]["version_match"]["multiplier"] == index.policy.version.satisfies
 
 
 def test_permissive_target_drops_breaking_and_keeps_silent(index):
@@ -188,10 +188,10 @@ def test_calibrate_writes_a_policy(refreshed, tmp_path):
     ):
         assert words in r.stdout
     p = Policy.load(out)
-    assert p.calibration_status == "operator" and p["match"]["calibration_id"].startswith("operator:")
-    assert p["match"]["features"] and p["match"]["heldout_n"] == len(expected) + len(off)
-    assert p["match"]["mid_probability"] <= p["match"]["high_probability"]
+    assert p.calibration_status == "operator" and p.match.calibration_id.startswith("operator:")
+    assert p.match.features and p.match.heldout_n == len(expected) + len(off)
+    assert p.match.mid_probability <= p.match.high_probability
     assert 'id="plot-reliability"' in html.read_text()
     q = _cli(["query", "How do I install the Compact compiler?", "--policy", str(out), "--json"], refreshed["data"])
     resp = json.loads(q.stdout)
-    assert resp["calibration_status"] == "operator" and resp["calibration_id"] == p["match"]["calibration_id"]
+    assert resp["calibration_status"] == "operator" and resp["calibration_id"] == p.match.calibration_id

@@ -74,7 +74,7 @@ def test_the_percentage_follows_the_order_and_does_not_change_with_k(index):
     for h in small["hits"]:
         assert h["display_confidence"] == by_id[h["chunk_id"]]["display_confidence"]
         assert h["ranking_score"] == by_id[h["chunk_id"]]["ranking_score"]
-    ceiling = index.policy["match"][f"{large['match_tier']}_ceiling"]
+    ceiling = index.policy.match.ceiling(large["match_tier"])
     assert large["hits"][0]["display_confidence"] == pytest.approx(ceiling)  # the top hit is the pool's best
 
 

@@ -51,5 +51,5 @@ def test_the_multiplier_scales_only_unpublished_keys_and_can_reorder_them():
 
 
 def test_the_default_policy_scales_unpublished_pages_and_an_operator_can_turn_it_off():
-    assert Policy.from_dict({})["fusion"]["unpublished_multiplier"] == 0.94
-    assert Policy.from_dict({"fusion": {"unpublished_multiplier": 1.0}})["fusion"]["unpublished_multiplier"] == 1.0
+    assert Policy.from_dict({}).fusion.unpublished_multiplier == 0.94
+    assert Policy.from_dict({"fusion": {"unpublished_multiplier": 1.0}}).fusion.unpublished_multiplier == 1.0

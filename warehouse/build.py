@@ -158,7 +158,7 @@ def write_snapshot_files(
     matrix16 = np.ascontiguousarray(matrix, dtype=STORAGE_DTYPE)  # float16 on disk: query/dense.py
     del matrix
     if ann_min_rows is None:
-        ann_min_rows = Policy.default()["dense"]["exact_below"]
+        ann_min_rows = Policy.default().dense.exact_below
     with progress.stage("index", len(texts), unit="chunks") as bar:  # vectors on disk, ANN if large, BM25
         with open(build_dir / EMBEDDINGS, "wb") as f:
             np.save(f, matrix16, allow_pickle=False)

@@ -166,7 +166,7 @@ def risk_coverage(p: np.ndarray, y: np.ndarray, coverages=COVERAGES) -> list[dic
 
 def tier_shares(obs: list[Observation], p: np.ndarray, policy: Policy) -> dict[str, dict]:
     """Per kind of query: the share in each tier, and the shares the issue's goals read."""
-    floor = policy["match"]["min_answer_confidence"]
+    floor = policy.match.min_answer_confidence
     out: dict[str, dict] = {}
     for kind in (IN_DOMAIN, *OFF_TOPIC_KINDS):
         rows = [(o, pi) for o, pi in zip(obs, p, strict=True) if o.query.group == kind]
@@ -228,10 +228,10 @@ def choose_tiers(obs: list[Observation], p: np.ndarray, base: Policy) -> dict[st
     if holdable.size:
         mid = _logit_midpoint(float(holdable.max()), cap)
     else:  # no off-topic query to hold (or none that can be held): the policy's own mid, within the cap
-        mid = base["match"]["mid_probability"] if not off.size else cap
+        mid = base.match.mid_probability if not off.size else cap
     mid = min(mid, cap)
     high = max(HIGH_TIER_FLOOR, mid, float(np.quantile(near, 0.8)) + 0.01 if near.size else 0.0)
-    floor = min(base["match"]["min_answer_confidence"], mid)
+    floor = min(base.match.min_answer_confidence, mid)
     return {
         "mid_probability": round(mid, 4),
         "high_probability": round(min(high, 1.0), 4),
@@ -289,7 +289,7 @@ def calibrate(
         ).encode()
     ).hexdigest()[:12]
     cid = f"{name}:{emb.get('id', 'model')}@{digest}"
-    values = json.loads(json.dumps(base.values))
+    values = base.to_dict()
     m = values["match"]
     m.update(tiers)
     probe = Policy.from_dict({"match": {**{k: m[k] for k in m if k not in CALIBRATION_KEYS}}}, "calibrated policy")

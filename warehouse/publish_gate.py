@@ -41,13 +41,13 @@ def check_publish(live_dir: Path | None, new_dir: Path, policy: Policy) -> list[
     if live_dir is None or not Path(live_dir).is_dir():
         return []
     old, new = _counts(Path(live_dir)), _counts(Path(new_dir))
-    p = policy["publish"]
+    p = policy.publish
     problems = []
     for name, o in sorted(old.items()):
         n = new.get(name)
         if n is None or n["config"] != o["config"]:
             continue  # the operator removed or reconfigured the source
-        for what, limit in (("chunks", p["max_chunk_loss"]), ("documents", p["max_document_loss"])):
+        for what, limit in (("chunks", p.max_chunk_loss), ("documents", p.max_document_loss)):
             if o[what] and (o[what] - n[what]) / o[what] > limit:
                 problems.append(
                     f"source {name} would lose {o[what] - n[what]} of {o[what]} {what} "

@@ -25,15 +25,15 @@ FRESHNESS_BUCKETS = [
 
 def calibration_summary(policy: Policy) -> dict:
     """The policy's answer-confidence calibration and its held-out figures (the reliability diagram's data)."""
-    m = policy["match"]
-    bins = zip(m["reliability_predicted"], m["reliability_observed"], m["reliability_count"], strict=True)
+    m = policy.match
+    bins = zip(m.reliability_predicted, m.reliability_observed, m.reliability_count, strict=True)
     return {
-        "calibration_id": m["calibration_id"] or None,
+        "calibration_id": m.calibration_id or None,
         "status": policy.calibration_status,
-        "n": m["heldout_n"],
-        "ece": m["heldout_ece"] if m["heldout_n"] else None,
-        "brier": m["heldout_brier"] if m["heldout_n"] else None,
-        "auroc": m["heldout_auroc"] if m["heldout_n"] else None,
+        "n": m.heldout_n,
+        "ece": m.heldout_ece if m.heldout_n else None,
+        "brier": m.heldout_brier if m.heldout_n else None,
+        "auroc": m.heldout_auroc if m.heldout_n else None,
         "reliability": [{"predicted": p, "observed": o, "count": n} for p, o, n in bins],
     }
 

@@ -12,12 +12,13 @@ const ABSTAIN_WORDS = {
   version_unavailable: "the snapshot holds nothing for the requested version",
   low_confidence: "the answer confidence is below the policy's minimum; the hits are shown for reference only",
 };
-// The breakdown, in the order of `trustindex query --explain` (query/render.py FACTORS)
-const FACTORS = ["attribution", "verification", "freshness", "deprecation", "version_match", "content_risk"];
+// The breakdown, in the order of the factor registry (schemas/trust_factors.py FACTORS; tests/test_trust_factors.py)
+const FACTORS = ["attribution", "verification", "freshness", "page_kind", "deprecation", "version_match", "content_risk"];
 const FACTOR_NAMES = {
   attribution: "attribution",
   verification: "verification",
   freshness: "freshness",
+  page_kind: "page kind",
   deprecation: "deprecation",
   version_match: "version match",
   content_risk: "content risk",
@@ -139,6 +140,8 @@ function evidenceLines(name, f) {
           (typeof e.age_days === "number" ? ` (${Math.round(e.age_days)} days)` : "") +
           `, last modified ${day(e.last_modified)}`,
       ];
+    case "page_kind":
+      return [e.reason || String(f.status)];
     case "deprecation": {
       if (f.status !== "deprecated" && !Array.isArray(e.markers)) return ["not deprecated"];
       const lines = (e.markers || []).map((m) => `${m.marker} (${m.scope}): ${m.reason}`);

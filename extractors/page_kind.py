@@ -1,0 +1,225 @@
+"""What a page is: reference, guide, blog post, release notes, agent instructions, draft or code (issue 29 item 4).
+
+Read from where the file sits in its repository, what its front matter says and the site's Docusaurus config, never
+from what its text claims to be.  The first rule that matches names the kind:
+
+1. agent instructions: written to steer an AI agent, not to inform a person.  A file named as an agent reads it
+   (``AGENTS.md``, ``CLAUDE.md``, ``GEMINI.md``, ``SKILL.md``, ``copilot-instructions.md``, ``.cursorrules``, …;
+   ``*.instructions.md``, ``*.prompt.md``, ``*.chatmode.md``, ``*.mdc``); anything under an agent's folder
+   (``.claude/``, ``.cursor/``, ``.codex/``, ``.github/prompts/``, …); anything in a skill's folder (one that holds
+   a ``SKILL.md``: its references and templates too); the ``agents/``, ``commands/``, ``skills/``, ``hooks/`` and
+   ``prompts/`` of an agent plugin (a folder with ``.claude-plugin/plugin.json`` or ``gemini-extension.json``);
+   front matter only agent tools read (``allowed-tools``, ``argument-hint``, ``alwaysApply``, ``applyTo``);
+2. code: a file of a programming language (and text files that are not prose);
+3. draft: a page the site does not publish, a ``_`` file or folder (schemas.page_kinds.unpublished_path, the rule
+   the search's unpublished multiplier uses) or front matter ``draft: true``;
+4. release notes: under a release-notes folder (extractors/release_notes.py) or named as release notes or a
+   changelog (``CHANGELOG.md``, ``2024-09_testnet_release_notes.mdx``, ``archived-relnotes/``);
+5. blog: under a blog plugin's folder of the site's Docusaurus config (its ``path``, ``blog`` by default; none when
+   the preset sets ``blog: false``), or without a config a folder named ``blog``;
+6. guide: a folder, file name or docs route segment that names a tutorial, guide, getting started or examples;
+7. reference: any other page.
+
+Pure and cheap: the tree is read once per source (``load_page_kinds``), then each file costs a few set lookups.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from trustindex.extractors.docs_routes import DocsRoutes
+from trustindex.extractors.docs_versions import DOCS_CONFIG_RE, classic_presets, content_plugin_options
+from trustindex.extractors.js_config import entries, string_literal, strip_comments
+from trustindex.extractors.release_notes import relnotes_folder
+from trustindex.schemas.page_kinds import (
+    AGENT_INSTRUCTIONS,
+    BLOG,
+    CODE,
+    DRAFT,
+    GUIDE,
+    REFERENCE,
+    RELEASE_NOTES,
+    unpublished_path,
+)
+
+AGENT_FILES = frozenset(
+    {
+        "agents.md",
+        "agent.md",
+        "claude.md",
+        "claude.local.md",
+        "gemini.md",
+        "skill.md",
+        "copilot-instructions.md",
+        ".cursorrules",
+        ".windsurfrules",
+        ".clinerules",
+        ".goosehints",
+    }
+)
+AGENT_SUFFIXES = (".instructions.md", ".prompt.md", ".chatmode.md", ".agent.md", ".mdc")
+AGENT_DIRS = frozenset(
+    {
+        ".claude",
+        ".claude-plugin",
+        ".cursor",
+        ".codex",
+        ".gemini",
+        ".windsurf",
+        ".clinerules",
+        ".roo",
+        ".kiro",
+        ".agents",
+        ".agent",
+        ".continue",
+        ".amazonq",
+        ".junie",
+    }
+)
+GITHUB_AGENT_DIRS = frozenset({"prompts", "instructions", "chatmodes", "agents"})  # under .github/
+PLUGIN_MARKERS = (".claude-plugin/plugin.json", "gemini-extension.json")
+PLUGIN_AGENT_DIRS = ("agents", "commands", "skills", "hooks", "prompts")
+AGENT_FRONT_MATTER = ("allowed-tools", "argument-hint", "alwaysApply", "applyTo")
+CODE_FILE_KINDS = frozenset({"typescript", "rust", "compact"})
+PROSE_EXTENSIONS = frozenset({"", "txt", "text", "rst", "adoc", "asciidoc", "org"})
+_RELEASE_NAME = re.compile(r"(?:^|[-_.])(?:relnotes|release[-_]?notes?|changelog)(?:[-_.]|$)")
+# changelog fragments waiting for a release (towncrier, changesets, the Midnight node's .changes/)
+CHANGE_FRAGMENT_DIRS = frozenset({".changes", ".changes_archive", ".changeset", "changelog.d", "newsfragments"})
+CHANGELOG_STEMS = frozenset({"CHANGES", "HISTORY", "NEWS", "RELEASES"})  # as written: a changelog's conventional names
+_NUMBER_PREFIX = re.compile(r"^\d+\s*[-_.]\s*(?=.)")
+GUIDE_NAMES = frozenset(
+    {
+        "guide",
+        "guides",
+        "tutorial",
+        "tutorials",
+        "getting-started",
+        "get-started",
+        "quickstart",
+        "quick-start",
+        "how-to",
+        "howto",
+        "how-tos",
+        "how-to-guides",
+        "example",
+        "examples",
+        "walkthrough",
+        "walkthroughs",
+        "cookbook",
+        "recipes",
+    }
+)
+
+
+@dataclass(frozen=True)
+class PageKind:
+    kind: str  # schemas.page_kinds.PAGE_KINDS
+    reason: str  # the rule that named it, with the path part or key it read
+
+
+@dataclass(frozen=True)
+class PageKinds:
+    """What the whole tree says about each page's kind: skill folders, agent plugins, the sites' blog folders."""
+
+    skill_dirs: frozenset[str]  # folders holding a SKILL.md ("" is the repository root)
+    plugin_dirs: frozenset[str]  # the agent folders of plugins: "<plugin root>/skills/", ...
+    blog_dirs: tuple[str, ...] | None  # "blog/", "website/blog/"; None: no Docusaurus config, any blog/ folder
+    routes: DocsRoutes | None = None  # the docs routes (a route segment can name a guide)
+
+    def of(self, path: str, file_kind: str, front_matter: Mapping | None = None) -> PageKind:
+        fm = front_matter or {}
+        parts = path.split("/")
+        name = parts[-1].lower()
+        agent = self._agent(path, parts, name, fm)
+        if agent:
+            return PageKind(AGENT_INSTRUCTIONS, agent)
+        ext = name.rsplit(".", 1)[-1] if "." in name else ""
+        if file_kind in CODE_FILE_KINDS or (file_kind == "text" and ext not in PROSE_EXTENSIONS):
+            return PageKind(CODE, f"a {file_kind} file")
+        if unpublished_path(path):
+            part = next(p for p in parts if p.startswith("_"))
+            return PageKind(DRAFT, f"unpublished: {part!r} starts with _ (the site serves no page for it)")
+        if fm.get("draft") is True:
+            return PageKind(DRAFT, "front matter draft: true")
+        in_notes, _component = relnotes_folder(path)
+        stems = [*parts[:-1], parts[-1].rsplit(".", 1)[0]]
+        named = next(
+            (p for p in stems if _RELEASE_NAME.search(p.lower()) or p in CHANGELOG_STEMS or p in CHANGE_FRAGMENT_DIRS),
+            None,
+        )
+        if in_notes or named:
+            return PageKind(RELEASE_NOTES, f"release notes: {named!r}" if named else "under a release-notes folder")
+        blog = self._blog(path, parts)
+        if blog:
+            return PageKind(BLOG, blog)
+        guide = self._guide(path, parts, fm)
+        if guide:
+            return PageKind(GUIDE, guide)
+        return PageKind(REFERENCE, "documentation no other rule names")
+
+    def _agent(self, path: str, parts: list[str], name: str, fm: Mapping) -> str | None:
+        if name in AGENT_FILES or name.endswith(AGENT_SUFFIXES):
+            return f"a file agents read: {parts[-1]}"
+        for i, part in enumerate(parts[:-1]):
+            low = part.lower()
+            if low in AGENT_DIRS or (low == ".github" and i + 2 < len(parts) and parts[i + 1] in GITHUB_AGENT_DIRS):
+                return f"in an agent's folder: {'/'.join(parts[: i + 1 + (low == '.github')])}/"
+        for i in range(len(parts) - 1, -1, -1):
+            folder = "/".join(parts[:i])
+            if folder in self.skill_dirs:
+                return f"in a skill's folder: {folder + '/' if folder else ''}SKILL.md"
+            if f"{folder}/" in self.plugin_dirs:
+                return f"in an agent plugin's {parts[i - 1]}/ folder: {folder}/"
+        key = next((k for k in AGENT_FRONT_MATTER if k in fm), None)
+        return f"front matter only agent tools read: {key}" if key else None
+
+    def _blog(self, path: str, parts: list[str]) -> str | None:
+        if self.blog_dirs is None:
+            return "in a blog/ folder" if any(p.lower() == "blog" for p in parts[:-1]) else None
+        hit = next((d for d in self.blog_dirs if path.startswith(d)), None)
+        return f"in the site's blog folder: {hit}" if hit else None
+
+    def _guide(self, path: str, parts: list[str], fm: Mapping) -> str | None:
+        route = self.routes.route(path, fm) if self.routes is not None else None
+        names = [*parts[:-1], parts[-1].rsplit(".", 1)[0], *(route.split("/") if route else ())]
+        hit = next((n for n in names if _NUMBER_PREFIX.sub("", n).lower() in GUIDE_NAMES), None)
+        return f"a guide: {hit!r}" if hit else None
+
+
+def load_page_kinds(
+    tree_paths: Iterable[str], config_files: Mapping[str, bytes], routes: DocsRoutes | None = None
+) -> PageKinds:
+    """The tree's skill folders and agent plugins, and the blog folders of its Docusaurus configs."""
+    skills, plugins = set(), set()
+    for p in tree_paths:
+        if posixpath.basename(p) == "SKILL.md" and "/" in p:  # a root SKILL.md is one file, not the whole repo
+            skills.add(posixpath.dirname(p))
+        for marker in PLUGIN_MARKERS:
+            if p == marker or p.endswith("/" + marker):
+                root = p[: -len(marker)]
+                plugins.update(f"{root}{d}/" for d in PLUGIN_AGENT_DIRS)
+    blogs: list[str] | None = None
+    for path, data in sorted(config_files.items()):
+        m = DOCS_CONFIG_RE.match(path)
+        if m:
+            blogs = (blogs or []) + blog_dirs(data.decode("utf-8", "replace"), m["root"])
+    return PageKinds(frozenset(skills), frozenset(plugins), tuple(blogs) if blogs is not None else None, routes)
+
+
+def blog_dirs(config: str, root: str) -> list[str]:
+    """The folders of the blog plugins a Docusaurus config declares (the classic preset's blog at ``blog/`` unless
+    it says ``blog: false``)."""
+    src = strip_comments(config)
+    out = []
+    for obj in content_plugin_options(src, "blog"):
+        given = entries(obj).get("path")
+        folder = string_literal(given) if given is not None else "blog"
+        if folder:
+            out.append(root + posixpath.normpath(folder).lstrip("/").rstrip("/") + "/")
+    presets = classic_presets(src)
+    if presets and not any("blog" in entries(p) for p in presets):
+        out.append(f"{root}blog/")
+    return out

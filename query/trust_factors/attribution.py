@@ -1,0 +1,44 @@
+"""Attribution: the multiplier of the tier of the publisher the operator attributes the document to."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from trustindex.query.trust_factors.base import HitContext, PassagesContext, Prior
+from trustindex.schemas.policy import Policy
+
+
+def attribution_factor(attr: dict | None, policy: Policy) -> dict:
+    if attr is None:
+        return {
+            "multiplier": policy.attribution.tiers.unknown,
+            "status": "unknown_publisher",
+            "evidence": {"publisher": None, "tier": "unknown"},
+        }
+    tier = attr["tier"]
+    return {
+        "multiplier": policy.attribution.tiers.of(tier),
+        "status": "attributed" if tier != "unknown" else "unknown_publisher",
+        "evidence": {
+            "publisher": attr["publisher"],
+            "publisher_name": attr["publisher_name"],
+            "tier": tier,
+            "origin": attr["origin"],
+            "last_author": attr["author_name"] or None,
+            "last_author_publisher": attr["author_publisher"] or None,
+        },
+    }
+
+
+def attribution_multipliers(tiers: list[str | None], policy: Policy) -> np.ndarray:
+    """Per document: its publisher tier's multiplier (a document without attribution is ``unknown``)."""
+    table = policy.attribution.tiers
+    return np.array([table.of(t) for t in tiers], dtype=np.float64)
+
+
+def explain(hit: HitContext) -> dict:
+    return attribution_factor(hit.attribution, hit.policy)
+
+
+def prior(passages: PassagesContext) -> Prior:
+    return Prior(passages.per_passage(attribution_multipliers(passages.doc_tiers, passages.policy)))

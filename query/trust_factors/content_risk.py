@@ -1,0 +1,61 @@
+"""Content risk: a passage the content-risk rules flagged takes each of its kinds' multipliers once."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from trustindex.query.reader import row_positions
+from trustindex.query.trust_factors.base import HitContext, PassagesContext, Prior
+from trustindex.schemas.policy import Policy
+
+
+def content_risk_factor(findings: list[dict], policy: Policy) -> dict:
+    """Each kind of finding the passage has takes its multiplier once; an excluded kind keeps it out of answers."""
+    if not findings:
+        return {"multiplier": 1.0, "status": "no_findings", "evidence": {}}
+    cr = policy.content_risk
+    kinds = sorted({f["kind"] for f in findings})
+    mult = 1.0
+    for k in kinds:
+        mult *= cr.multiplier(k)
+    return {
+        "multiplier": mult,
+        "status": "excluded" if any(k in cr.exclude for k in kinds) else "flagged",
+        "evidence": {
+            "kinds": kinds,
+            "findings": [
+                {
+                    "kind": f["kind"],
+                    "rule": f["rule"],
+                    "reason": f["reason"],
+                    "start_line": f["start_line"],
+                    "end_line": f["end_line"],
+                    "span": [f["start_char"], f["end_char"]],
+                    **({"detail": f["detail"]} if f["detail"] else {}),
+                }
+                for f in findings
+            ],
+        },
+    }
+
+
+def explain(hit: HitContext) -> dict:
+    return content_risk_factor(hit.data.content_risk_rows(hit.row), hit.policy)
+
+
+def prior(passages: PassagesContext) -> Prior:
+    """Per passage: its multiplier; marks ``excluded`` (a kind the policy excludes) and ``flagged`` (any finding:
+    such a passage lends no page-level relevance to its page-mates, query/score.py)."""
+    d, n = passages.data, len(passages.rows)
+    risk = np.ones(n, dtype=np.float64)
+    excluded, flagged = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+    chunk_ids = list(d.content_risks)
+    if chunk_ids:
+        at = row_positions(pa.array(chunk_ids, pa.string()), d.chunks.table.column("chunk_id")).tolist()
+        for chunk_id, r in zip(chunk_ids, at, strict=True):
+            if r >= 0:
+                f = content_risk_factor(d.content_risks[chunk_id], passages.policy)
+                risk[r], excluded[r] = f["multiplier"], f["status"] == "excluded"
+                flagged[r] = f["status"] != "no_findings"
+    return Prior(risk, marks={"excluded": excluded, "flagged": flagged})

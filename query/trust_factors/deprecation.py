@@ -1,0 +1,79 @@
+"""Deprecation: deprecated content, a legacy docs version's page, an unlabelled released version's folder."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from trustindex.query.trust_factors.base import HitContext, PassagesContext, Prior
+from trustindex.schemas.docs_versions import LEGACY_MARKER, superseded_by
+from trustindex.schemas.policy import Policy
+
+
+def deprecation_factor(
+    marks: list[dict], policy: Policy, docs_targeted: bool = False, folder: str | None = None
+) -> dict:
+    """Deprecated content takes the deprecation multiplier; a legacy docs version's page takes the legacy one
+    too, unless the query names a docs version (then it competes as that version).  ``folder``: the released
+    version folder of a page no docs config labels (SnapshotData.version_folder), a milder doubt than legacy."""
+    dp = policy.deprecation
+    legacy = [m for m in marks if m["marker"] == LEGACY_MARKER]
+    other = len(legacy) < len(marks)
+    if not marks and folder is None:
+        return {"multiplier": 1.0, "status": "not_deprecated", "evidence": {}}
+    older = dp.legacy_docs_multiplier if legacy else (dp.version_folder_multiplier if folder else 1.0)
+    mult = (dp.multiplier if other else 1.0) * (older if not docs_targeted else 1.0)
+    evidence: dict = {"markers": [{"scope": m["scope"], "reason": m["reason"], "marker": m["marker"]} for m in marks]}
+    if legacy:
+        evidence["superseded_by"] = superseded_by(legacy[0]["reason"])
+        evidence["legacy_lifted_by_docs_target"] = docs_targeted
+    elif folder:
+        evidence["version_folder"] = folder
+        evidence["version_folder_lifted_by_docs_target"] = docs_targeted
+    if other:
+        status = "deprecated"
+    elif legacy:
+        status = "legacy_docs_version_targeted" if docs_targeted else "legacy_docs_version"
+    else:
+        status = "unlabelled_docs_version_targeted" if docs_targeted else "unlabelled_docs_version"
+    return {"multiplier": mult, "status": status, "evidence": evidence}
+
+
+def explain(hit: HitContext) -> dict:
+    d = hit.data
+    return deprecation_factor(d.deprecation_rows(hit.row), hit.policy, hit.docs_targeted, d.version_folder(hit.row))
+
+
+def prior(passages: PassagesContext) -> Prior:
+    """``deprecation_factor``'s product per passage, (deprecation or 1) × (legacy or folder or 1); with a docs
+    target a legacy or folder page competes as its version, so the targeted prior leaves that part out.
+    Marks: ``deprecated`` (any of the three) and ``legacy``."""
+    d, dp = passages.data, passages.policy.deprecation
+    chunks = d.chunks.table
+    other = _marked(chunks, d, legacy=False)
+    legacy = _marked(chunks, d, legacy=True)
+    not_legacy = np.where(other, dp.multiplier, 1.0)
+    folder = np.array([d.version_folder(i) is not None for i in range(len(passages.rows))], dtype=bool)
+    older = np.where(legacy, dp.legacy_docs_multiplier, np.where(folder, dp.version_folder_multiplier, 1.0))
+    return Prior(not_legacy * older, not_legacy, {"deprecated": other | legacy | folder, "legacy": legacy})
+
+
+def _marked(chunks: pa.Table, data, legacy: bool) -> np.ndarray:
+    """Per passage: whether it (or its document) has a deprecation row of the legacy docs marker (or another)."""
+
+    def keys(rows_by_key: dict) -> set:
+        return {k for k, rows in rows_by_key.items() if any((r["marker"] == LEGACY_MARKER) == legacy for r in rows)}
+
+    return _member(chunks.column("chunk_id"), keys(data.chunk_deprecations)) | _member(
+        chunks.column("doc_id"), keys(data.doc_deprecations)
+    )
+
+
+def _member(column: pa.ChunkedArray, keys) -> np.ndarray:
+    """Whether each value is one of ``keys``."""
+    if not keys:
+        return np.zeros(len(column), dtype=bool)
+    return np.asarray(
+        pc.is_in(column, value_set=pa.array(list(keys), pa.string())).to_numpy(zero_copy_only=False), dtype=bool
+    )

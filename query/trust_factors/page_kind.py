@@ -1,0 +1,37 @@
+"""Page kind: what the page is (extractors/page_kind.py: from its path, front matter and the site config), weighted
+by the operator's ``[page_kind]`` table."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from trustindex.query.trust_factors.base import HitContext, PassagesContext, Prior
+from trustindex.schemas.page_kinds import UNKNOWN
+from trustindex.schemas.policy import Policy
+
+
+def page_kind_multiplier(kind: str | None, policy: Policy) -> float:
+    """The policy's multiplier for a page kind (a snapshot without page kinds reads ``unknown``)."""
+    return policy.page_kind.of(kind)
+
+
+def page_kind_factor(doc: dict, policy: Policy) -> dict:
+    """The status is the kind, the evidence the rule that named it."""
+    kind = doc.get("page_kind") or UNKNOWN
+    reason = doc.get("page_kind_reason") or "the snapshot was built before pages had a kind"
+    return {
+        "multiplier": page_kind_multiplier(kind, policy),
+        "status": kind,
+        "evidence": {"page_kind": kind, "reason": reason},
+    }
+
+
+def explain(hit: HitContext) -> dict:
+    return page_kind_factor(hit.data.docs[hit.doc_id], hit.policy)
+
+
+def prior(passages: PassagesContext) -> Prior:
+    docs = passages.data.docs.table
+    kinds = docs.column("page_kind").to_pylist() if "page_kind" in docs.schema.names else [None] * passages.n_docs
+    per_doc = np.array([page_kind_multiplier(k, passages.policy) for k in kinds], dtype=np.float64)
+    return Prior(passages.per_passage(per_doc))

@@ -1,0 +1,21 @@
+"""Version match: how a passage's versions meet the query's targets (query/versionmatch.py works it out).
+
+It depends on the query, so it has no prior: the search works it out per candidate when the query has targets
+(query/index.py), and a hit without targets shows the passage's own constraints.
+"""
+
+from __future__ import annotations
+
+from trustindex.query.trust_factors.base import HitContext, PassagesContext
+from trustindex.query.versionmatch import version_factor
+
+
+def explain(hit: HitContext) -> dict:
+    if hit.version is not None:
+        return hit.version
+    factor, _excluded = version_factor(hit.data.version_rows(hit.row), hit.targets, hit.policy, hit.strict)
+    return factor
+
+
+def prior(passages: PassagesContext) -> None:
+    return None

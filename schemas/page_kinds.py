@@ -1,0 +1,25 @@
+"""What a page is, as evidence: the vocabulary of ``documents.page_kind`` and the draft rule both sides share.
+
+``extractors/page_kind.py`` names each document's kind at build time from its path, its front matter and the
+site's configuration; the policy's ``[page_kind]`` section gives each kind a multiplier at query time
+(``query/trust.py page_kind_factor``).  The kind is only ever read from where a file sits and what it says of
+itself; the weights are the operator's, so a repository cannot raise its own standing by what it calls a page.
+"""
+
+from __future__ import annotations
+
+REFERENCE = "reference"  # documentation written for people that no more specific rule names (API, concepts, READMEs)
+GUIDE = "guide"  # tutorials, how-to guides, getting started, examples
+BLOG = "blog"  # a post of the site's blog: written for its day
+RELEASE_NOTES = "release_notes"  # release notes and changelogs
+AGENT_INSTRUCTIONS = "agent_instructions"  # written to steer an AI agent: AGENTS.md, CLAUDE.md, skills, plugins
+DRAFT = "draft"  # a page the site does not publish: a "_" file or folder, or front matter draft: true
+CODE = "code"  # source code
+UNKNOWN = "unknown"  # a snapshot built before documents had a page_kind
+PAGE_KINDS = (REFERENCE, GUIDE, BLOG, RELEASE_NOTES, AGENT_INSTRUCTIONS, DRAFT, CODE, UNKNOWN)
+
+
+def unpublished_path(path: str) -> bool:
+    """Whether a repository path has a folder or file name that starts with ``_``: Docusaurus (the docs, blog and
+    pages plugins' default ``exclude``) serves no page for it (partials, drafts, hidden sections)."""
+    return any(part.startswith("_") for part in path.split("/"))
