@@ -21,21 +21,33 @@ def run_refresh(
     rebuild: bool = False,
     dask_address: str | None = None,
     max_sources: int | str | None = None,
+    dask_sources: bool = False,
 ) -> dict:
-    """The refresh flow run in this process (its tasks on the Dask cluster at ``dask_address``, if given); the
-    result's JSON, what the command prints (schemas/refresh_run.py)."""
+    """The refresh flow run in this process; the result's JSON, what the command prints (schemas/refresh_run.py).
+
+    ``dask_address``: the texts to embed go in content-hash shards to that Dask cluster (flows/embed_cluster.py);
+    ``dask_sources``: the per-source tasks run there too (its workers then need the data directory shared)."""
     server = ephemeral_server_started_early()  # booting in its own process while the build's modules import
     from trustindex.flows.refresh import refresh_flow, with_task_runner
 
-    request = RefreshRequest(str(data_dir), commits or {}, publish, backend, force, rebuild, max_sources=max_sources)
+    request = RefreshRequest(
+        str(data_dir),
+        commits or {},
+        publish,
+        backend,
+        force,
+        rebuild,
+        max_sources=max_sources,
+        dask_address=dask_address,
+    )
     data_dir.mkdir(parents=True, exist_ok=True)
     server.join()
-    with in_process_settings():
-        return with_task_runner(refresh_flow, dask_address)(cfg, request).to_json()
+    with in_process_settings(api_for_workers=dask_address is not None):
+        return with_task_runner(refresh_flow, dask_address if dask_sources else None)(cfg, request).to_json()
 
 
 @contextmanager
-def in_process_settings():
+def in_process_settings(api_for_workers: bool = False):
     """Prefect settings for a flow run from the command line with no Prefect API configured.
 
     Such a run talks to an ephemeral server that lives only as long as this process, so
@@ -43,20 +55,30 @@ def in_process_settings():
     sleeps in whole seconds and is joined when the flow ends, which added 0.5-1 s to every
     run (0.78 s of a 1.1 s no-change refresh, bench/bench_refresh.py).  Heartbeats stay on
     wherever an API is configured (workers, deployments: deploy/).
+
+    ``api_for_workers``: tasks will run on Dask workers, which report to the API their context names.  Without an
+    API configured that context names none, and each worker process would start an ephemeral server of its own
+    (~17 s, its own database): the ephemeral server's address (loopback: workers on this machine) is named instead.
+    Workers on other machines need a Prefect server they can reach, set as PREFECT_API_URL (docs/architecture.md).
     """
     import prefect.context
-    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY
+    from prefect.settings import PREFECT_API_URL, PREFECT_FLOWS_HEARTBEAT_FREQUENCY
 
     context = prefect.context.get_settings_context()
     if context.settings.api.url:
         yield
         return
+    updates: dict = {PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}
+    if api_for_workers:
+        from prefect.server.api.server import SubprocessASGIServer
+
+        server = SubprocessASGIServer()  # the ephemeral server this process started (one instance per port)
+        if server.running and server.port:
+            updates[PREFECT_API_URL] = server.api_url
     # copy_with_update validates a whole Settings object (~50 ms): made once per process and settings
-    key = id(context.settings)
+    key = (id(context.settings), updates.get(PREFECT_API_URL))
     if _NO_HEARTBEAT.get("key") != key:
-        _NO_HEARTBEAT.update(
-            key=key, settings=context.settings.copy_with_update(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None})
-        )
+        _NO_HEARTBEAT.update(key=key, settings=context.settings.copy_with_update(updates=updates))
     with prefect.context.SettingsContext(profile=context.profile, settings=_NO_HEARTBEAT["settings"]):
         yield
 

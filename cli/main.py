@@ -32,6 +32,8 @@ def prefect_env(prefect_home: Path) -> None:
 def _dask_address(a) -> str | None:
     if a.task_runner == "dask" and not a.dask_address:
         raise TrustIndexError("--task-runner dask needs --dask-address tcp://HOST:PORT (a running Dask scheduler)")
+    if getattr(a, "dask_sources", False) and a.task_runner != "dask":
+        raise TrustIndexError("--dask-sources needs --task-runner dask --dask-address tcp://HOST:PORT")
     return a.dask_address if a.task_runner == "dask" else None
 
 
@@ -65,7 +67,13 @@ def cmd_refresh(a) -> int:
 
     with data_dir_lock(data, wait_seconds=a.wait, what="refresh"), progress.enabled(_show_progress(a)):
         result = run_refresh(
-            cfg, data, backend=a.backend, force=a.force, dask_address=_dask_address(a), max_sources=a.max_sources
+            cfg,
+            data,
+            backend=a.backend,
+            force=a.force,
+            dask_address=_dask_address(a),
+            max_sources=a.max_sources,
+            dask_sources=a.dask_sources,
         )
     result["command_seconds"] = round(time.monotonic() - started, 3)
     if a.json:

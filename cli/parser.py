@@ -100,9 +100,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--task-runner",
         choices=["threads", "dask"],
         default="threads",
-        help="where the per-source tasks run (dask: an existing cluster, see --dask-address)",
+        help="dask: the texts to embed go in content-hash shards to an existing Dask cluster (--dask-address); "
+        "its workers need only the package and their own encoder cache, nothing shared",
     )
     r.add_argument("--dask-address", metavar="ADDR", help="the Dask scheduler, e.g. tcp://127.0.0.1:8786")
+    r.add_argument(
+        "--dask-sources",
+        action="store_true",
+        help="with --task-runner dask: run the per-source tasks (fetch, extract) on the cluster too; every worker "
+        "then needs the data directory at the same path (a shared filesystem)",
+    )
     r.add_argument(
         "--max-sources",
         metavar="N",

@@ -19,6 +19,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.runtime import flow_run
 
 from trustindex.crawl.git import SourceError
+from trustindex.flows.embed_cluster import embed_on_cluster
 from trustindex.flows.source_task import SourceOutcome, SourceRun, ingest_source_task
 from trustindex.flows.sources_run import run_sources, sources_at_once
 from trustindex.ingest import progress
@@ -53,11 +54,7 @@ def build_and_publish(
     key), then publish it past the safety gate when the request asks to."""
     log = get_run_logger()
     data, policy = Path(request.data_dir), cfg.policy
-    existing = (
-        None
-        if request.rebuild
-        else next((m for m in reversed(list_snapshots(data)) if m.extra.get("build_inputs") == inputs), None)
-    )
+    existing = snapshot_holding(data, inputs, request.rebuild)
     embeddings = EmbeddingCounts()
     with progress.recording() as stages:
         if existing is not None:
@@ -98,6 +95,14 @@ def build_and_publish(
     return BuildResult(
         sid, request.publish, reused, counts, embeddings, tuple(gate) if request.force else (), tuple(stages)
     )
+
+
+def snapshot_holding(data: Path, inputs: str, rebuild: bool = False):
+    """The newest snapshot built from these inputs (the build's key), whose build a refresh reuses; None when
+    there is none or the request asks to rebuild."""
+    if rebuild:
+        return None
+    return next((m for m in reversed(list_snapshots(data)) if m.extra.get("build_inputs") == inputs), None)
 
 
 def _compile_step(per_source: dict, rows: list[dict], cfg: BuildConfig, data: Path, log) -> tuple[dict, dict]:
@@ -155,7 +160,8 @@ def refresh_flow(cfg: BuildConfig, request: RefreshRequest) -> RefreshResult:
     log = get_run_logger()
     started = time.monotonic()
     data, backend = Path(request.data_dir), request.backend
-    embed_early = backend if overlap_enabled() else None  # the switches are read here, once per run
+    # the switches are read here, once per run; with a cluster the sources embed nothing: the shards do
+    embed_early = backend if overlap_enabled() and not request.dask_address else None
     mode, limit, loads = worker_mode(), sources_at_once(len(cfg.sources), request.max_sources), model_loads()
     run = SourceRun(cfg, request, embed_early, mode)
     worker = shared_worker(backend, data)
@@ -189,12 +195,18 @@ def refresh_flow(cfg: BuildConfig, request: RefreshRequest) -> RefreshResult:
     digest = cfg.components.digest if cfg.components else ""
     exact_below = cfg.policy.dense.exact_below
     inputs = build_inputs_key(keys, row_dicts, backend, exact_below, digest, compiled.get("digest", ""))
-    built = build_and_publish(cfg, request, per_source, row_dicts, inputs)
     stages.extend(compiled.get("stages", []))
+    if request.dask_address and snapshot_holding(data, inputs, request.rebuild) is None:
+        with progress.recording() as cluster_stages:  # what the cache lacks, embedded on the cluster's workers
+            embedded += embed_on_cluster(request.dask_address, backend, data, per_source).encoded
+        stages.extend(cluster_stages)
+    built = build_and_publish(cfg, request, per_source, row_dicts, inputs)
     result = RefreshResult.of(
         built,
-        stages=(*stages, *built.stages),  # the sources in configured order, then the build
-        # texts the sources' pipelines encoded are this run's work, not the cache's, though the build found them
+        # the sources in configured order, the compile checks, the cluster's embedding, then the build
+        stages=(*stages, *built.stages),
+        # texts the sources' pipelines (or the cluster) encoded are this run's work, not the cache's, though the
+        # build found them
         embeddings=built.embeddings.with_encoded_early(embedded),
         compile={k: v for k, v in compiled.items() if k not in ("digest", "stages")} if compiled else None,
         failures=failures,
@@ -233,7 +245,9 @@ def publish_run_artifact(data_dir: Path, result: RefreshResult) -> None:
 
 
 def with_task_runner(flow_fn, dask_address: str | None):
-    """The flow as is (Prefect's thread pool), or running its tasks on an existing Dask cluster."""
+    """The flow as is (Prefect's thread pool), or running its tasks (the per-source tasks: ``--dask-sources``) on
+    an existing Dask cluster, which then needs the data directory shared.  The embedding shards go to the cluster
+    named by ``RefreshRequest.dask_address`` whichever runner the flow has (flows/embed_cluster.py)."""
     if not dask_address:
         return flow_fn
     from prefect_dask import DaskTaskRunner
@@ -251,13 +265,15 @@ def refresh_from_files(
     backend: str = DEFAULT_BACKEND,
     publish: bool = True,
     force: bool = False,
+    dask_address: str | None = None,
 ) -> dict:
-    """The refresh with file-path parameters: what a Prefect deployment (deploy/prefect.yaml) runs."""
+    """The refresh with file-path parameters: what a Prefect deployment (deploy/prefect.yaml) runs;
+    ``dask_address``: embed on that Dask cluster (its workers reach the deployment's Prefect API)."""
     from trustindex.schemas.config import load_build_config
     from trustindex.warehouse.lock import data_dir_lock
 
     cfg = load_build_config(sources_file, identities_file, policy_file, ledger_file)
-    request = RefreshRequest(data_dir, publish=publish, backend=backend, force=force)
+    request = RefreshRequest(data_dir, publish=publish, backend=backend, force=force, dask_address=dask_address)
     # a worker's log, not a terminal: a progress line per stage at a bounded rate instead of silence
     shown = None if sys.stderr.isatty() else progress.LINES
     with data_dir_lock(Path(data_dir), wait_seconds=600, what="refresh (deployment)"), progress.enabled(shown):

@@ -26,7 +26,8 @@ class RefreshRequest:
     source's mirror in this run (a backfill, to resolve its commits); each is opened as it is, so a run fetches each
     source once.  ``max_sources``: source tasks run at once (a number or "all"; default
     TRUSTINDEX_SOURCES_AT_ONCE, else the usable cores), the rest queued.  ``rebuild``: build a new snapshot even
-    when one already holds these inputs."""
+    when one already holds these inputs.  ``dask_address``: a Dask scheduler (``tcp://HOST:PORT``) whose workers
+    embed the texts the embedding cache lacks, in content-hash shards (flows/embed_cluster.py)."""
 
     data_dir: str
     commits: Mapping[str, str] = field(default_factory=dict)
@@ -36,6 +37,7 @@ class RefreshRequest:
     rebuild: bool = False
     fetch: bool = True
     max_sources: int | str | None = None
+    dask_address: str | None = None
 
 
 @dataclass(frozen=True)

@@ -35,26 +35,30 @@ def embedder_identity(backend: str) -> str:
     return hashlib.sha256(f"{MODEL_ID}\0{kind}{recipe}\0{weights_sha256(model_path())}".encode()).hexdigest()[:16]
 
 
-_LOADED: dict[tuple[Backend, str, int], Embedder] = {}
+_LOADED: dict[tuple[Backend, str, int, int | None], Embedder] = {}
 _LOADS = [0]  # models loaded by this process (the benches report it)
 _LOADING = threading.Lock()  # sources' pipelines (embed_pipeline) may ask for the model at the same time
 
 
-def make_embedder(backend: str = DEFAULT_BACKEND, cache_dir: Path | None = None) -> Embedder:
+def make_embedder(
+    backend: str = DEFAULT_BACKEND, cache_dir: Path | None = None, threads: int | None = None
+) -> Embedder:
     """The embedder for a backend; loaded once per process (a model load costs seconds).
 
     ``cache_dir``: where the ONNX backend keeps its exports (``schemas.embedding_model.encoder_cache_dir``);
-    the torch backend needs none.
+    the torch backend needs none.  ``threads``: the ONNX encoder's threads (default: the usable cores); a Dask
+    worker of one thread asks for one, so that workers side by side do not each spread over every core.  It
+    changes how fast, never what: a vector is the same bits on any number of threads (docs/embedding.md).
     """
     kind = backend_of(backend)
-    key = (kind, "", 0)
+    key: tuple[Backend, str, int, int | None] = (kind, "", 0, None)
     if kind is Backend.ONNX_INT8:
         from trustindex.warehouse.encoder_export import encoder_recipe
 
-        key = (kind, str(cache_dir), encoder_recipe())
+        key = (kind, str(cache_dir), encoder_recipe(), threads)
     with _LOADING:
         if key not in _LOADED:
-            _LOADED[key] = _make(kind, cache_dir, key[2])
+            _LOADED[key] = _make(kind, cache_dir, key[2], threads)
             _LOADS[0] += 1
         return _LOADED[key]
 
@@ -64,7 +68,7 @@ def model_loads() -> int:
     return _LOADS[0]
 
 
-def _make(kind: Backend, cache_dir: Path | None, recipe: int) -> Embedder:
+def _make(kind: Backend, cache_dir: Path | None, recipe: int, threads: int | None) -> Embedder:
     if kind is Backend.SENTENCE_TRANSFORMERS:
         from trustindex.warehouse.sentence_transformer_embedder import SentenceTransformerEmbedder
 
@@ -73,4 +77,4 @@ def _make(kind: Backend, cache_dir: Path | None, recipe: int) -> Embedder:
 
     if cache_dir is None:
         raise ValueError(f"the {kind} backend needs cache_dir, where its ONNX exports are kept")
-    return OnnxEmbedder(cache_dir, recipe)
+    return OnnxEmbedder(cache_dir, recipe, threads)

@@ -23,12 +23,12 @@ from trustindex.warehouse.encoder_export import ensure_encoder
 class OnnxEmbedder(Embedder):
     backend = Backend.ONNX_INT8
 
-    def __init__(self, cache_dir: Path, recipe: int | None = None):
+    def __init__(self, cache_dir: Path, recipe: int | None = None, threads: int | None = None):
         """``cache_dir``: where exports are kept (``schemas.embedding_model.encoder_cache_dir``); ``recipe``: which
-        export (default: ``encoder_export.encoder_recipe()``)."""
+        export (default: ``encoder_export.encoder_recipe()``); ``threads``: the encoder's (default: the cores)."""
         self.files = ensure_encoder(Path(cache_dir), recipe=recipe)
         # ensure_encoder has just checked every file's sha256: not read and hashed a second time here
-        self.encoder = OnnxEncoder(self.files.directory, verify=False)
+        self.encoder = OnnxEncoder(self.files.directory, threads=threads, verify=False)
         self.dimensions = int(self.encoder.dimensions)
         self.meta = json.loads(self.files.manifest.read_text())
 
