@@ -70,7 +70,7 @@ def run(files: int | None, body_chars: int | None, repeats: int) -> dict:
                 host="127.0.0.1",
                 dashboard_address=None,
             )
-            clients[n] = Client(clusters[n], timeout=300)
+            clients[n] = Client(clusters[n], timeout=300, set_as_default=False)
             clients[n].wait_for_workers(n, timeout=300)
             clients[n].run(_warm, backend)
         start_s = time.perf_counter() - t0

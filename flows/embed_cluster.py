@@ -3,8 +3,8 @@
 The refresh flow calls ``embed_on_cluster`` after its sources are extracted and before the build, when the run
 names a Dask scheduler (``RefreshRequest.dask_address``) and no snapshot already holds its inputs.  The texts the
 embedding cache lacks are split into shards by hash (warehouse/embed_shards.py), each shard runs as one task on the
-cluster (prefect-dask's ``DaskTaskRunner``, entered here for this stage only: the source tasks stay on the flow's
-own runner) and returns its vectors, and the vectors are merged into this data directory's cache.  The build then
+cluster (through prefect-dask's client, for this stage only: the source tasks stay on the flow's own task
+runner) and returns its vectors, and the vectors are merged into this data directory's cache.  The build then
 finds every text in the cache and embeds nothing.
 
 A worker needs the package (``trustindex[build]``) and its own encoder cache; it never sees the data directory.
@@ -17,6 +17,7 @@ snapshot is the same, only slower.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from prefect.cache_policies import NO_CACHE
 
 from trustindex.ingest import progress
 from trustindex.schemas.embedding_model import encoder_cache_dir
+from trustindex.schemas.errors import TrustIndexError
 from trustindex.warehouse.embed_shards import (
     ShardVectors,
     TextShard,
@@ -83,14 +85,20 @@ def embed_on_cluster(
         if not texts:
             bar.note(shards=0, cache_hits_all=True)
             return ClusterEmbedding()
-        from prefect_dask import DaskTaskRunner
+        from prefect_dask import PrefectDaskClient
 
         new: dict = {}
         failed: list[str] = []
-        with DaskTaskRunner(address=address) as runner:
-            nthreads = runner.client.nthreads()
+        with ExitStack() as stack:
+            # prefect-dask's client, not its DaskTaskRunner: the runner takes any client this process has set as
+            # default (a --dask-sources run's, a caller's) before its address; this one connects where it is told
+            try:
+                client = stack.enter_context(PrefectDaskClient(address, set_as_default=False))
+            except OSError as exc:  # distributed's connect timeout is an OSError too
+                raise TrustIndexError(f"--dask-address {address}: cannot reach the Dask scheduler ({exc})") from None
+            nthreads = client.nthreads()
             shards = split(texts, shard_count(len(texts), sum(nthreads.values())))
-            futures = [runner.submit(embed_shard_task, {"shard": s, "backend": backend}) for s in shards]
+            futures = [client.submit(embed_shard_task, parameters={"shard": s, "backend": backend}) for s in shards]
             encode_s = 0.0
             for shard, future in zip(shards, futures, strict=True):
                 try:
@@ -106,6 +114,8 @@ def embed_on_cluster(
         bar.note(
             shards=len(shards), workers=len(nthreads), threads=sum(nthreads.values()), encode_seconds=round(encode_s, 3)
         )
+        if failed:
+            bar.note(failed_shards=len(failed))
     log.info(
         "embedded %d texts on the cluster at %s (%d shards, %d workers)", len(new), address, len(shards), len(nthreads)
     )

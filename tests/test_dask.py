@@ -268,3 +268,35 @@ def test_source_tasks_and_shards_on_one_cluster_with_a_shared_data_dir(corpus, l
     assert {s.source for s in result.sources} == {"alpha", "beta"}
     assert {"ingest_source_task", "embed_shard_task"} <= set(prefixes), prefixes
     _check_cluster_build(result, local_build, data, workers=1)
+
+
+def test_an_unreachable_scheduler_is_one_clear_error(prefect_harness, tmp_path):
+    import socket
+
+    import dask
+    import pyarrow as pa
+    from prefect import flow
+
+    from trustindex.flows.embed_cluster import embed_on_cluster
+    from trustindex.schemas.errors import TrustIndexError
+
+    with socket.socket() as s:  # a loopback port nothing listens on once this socket is closed
+        s.bind(("127.0.0.1", 0))
+        dead = f"tcp://127.0.0.1:{s.getsockname()[1]}"
+    chunks = pa.table(
+        {
+            "content_sha256": ["ab" * 32],
+            "heading_path": [["Title"]],
+            "symbol_path": [None],
+            "path": ["a.md"],
+            "text": ["A passage no cache holds."],
+        }
+    )
+
+    @flow
+    def embed_stage() -> None:
+        embed_on_cluster(dead, "onnx-int8", tmp_path / "data", {"alpha": {"chunks": chunks}})
+
+    with dask.config.set({"distributed.comm.timeouts.connect": "3s"}):
+        with pytest.raises(TrustIndexError, match=f"--dask-address {dead}: cannot reach the Dask scheduler"):
+            embed_stage()
