@@ -34,7 +34,7 @@ from trustindex.warehouse.embed_shards import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = 45  # per source: ~300 distinct texts, enough for two shards (SHARD_TEXTS_MIN) and quick to embed
+PAGES = 45  # per source: ~300 distinct texts, a shard per worker thread (SHARD_TEXTS_MIN) and quick to embed
 WAIT_S = 180  # the longest a cluster may take to come up on a loaded 2-core machine
 
 
@@ -90,7 +90,7 @@ def _check_cluster_build(result: RefreshResult, local: RefreshResult, data: Path
     assert result.snapshot_id == local.snapshot_id
     stage = _cluster_stage(result)
     distinct = local.embeddings.distinct
-    assert distinct > 256  # enough texts for more than one shard
+    assert distinct > 256  # enough texts for a shard on each of two threads
     assert stage["count"] == distinct and stage["shards"] >= 2 and stage["workers"] == workers, stage
     [build_embed] = [s for s in result.stages if s["stage"] == "embed"]
     assert build_embed["count"] == 0 and build_embed["cache_hits"] == distinct  # the build embedded nothing
@@ -133,9 +133,11 @@ def test_shards_are_made_from_the_hashes_alone():
             shard_of(s, 4) == shard.index and texts[s] == t for s, t in zip(shard.shas, shard.texts, strict=True)
         )
     assert all(150 < len(shard.shas) < 350 for shard in shards)  # hashes spread the texts evenly
-    # sizes: two shards per thread where the texts allow, never over SHARD_TEXTS_MAX texts a shard
-    assert (shard_count(0, 2), shard_count(100, 2), shard_count(600, 2), shard_count(600, 1)) == (0, 1, 3, 2)
-    assert shard_count(16_336, 2) == 4 and shard_count(100 * SHARD_TEXTS_MAX, 2) == 100
+    # sizes: a multiple of the threads, two a thread where the texts allow, never over SHARD_TEXTS_MAX texts a shard
+    small = [shard_count(n, threads) for n, threads in ((0, 2), (100, 2), (300, 2), (600, 2), (600, 1), (600, 3))]
+    assert small == [0, 1, 2, 4, 2, 3]
+    assert shard_count(16_336, 1) == shard_count(16_336, 2) == 4 and shard_count(16_336, 3) == 6
+    assert shard_count(100 * SHARD_TEXTS_MAX, 2) == 100 and shard_count(101 * SHARD_TEXTS_MAX, 2) == 102
 
 
 def test_a_shard_from_another_encoder_is_refused():

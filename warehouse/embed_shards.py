@@ -13,9 +13,10 @@ cache key, which names the exported model file's sha256) before the vectors go i
 then reads as it always has.  A local build and a cluster build therefore write the same snapshot.
 
 Shard sizes (``shard_count``): hashes spread the texts evenly, so shards of one build hold about as much work each,
-and two shards per worker thread balance the cluster; a shard holds at most ``SHARD_TEXTS_MAX`` texts (a shard is
-one coarse task: a task run costs 10-90 ms, and a larger shard batches better, since the encoder runs texts of one
-token length together) and, where there are enough texts, at least ``SHARD_TEXTS_MIN``.
+and a multiple of the worker threads (two per thread where there are enough texts) keeps every thread busy to the
+end; a shard holds at most ``SHARD_TEXTS_MAX`` texts and at least ``SHARD_TEXTS_MIN`` where there are that many (a
+shard is one coarse task: a task run costs 10-90 ms, and a larger shard batches better, since the encoder runs
+texts of one token length together).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from trustindex.warehouse.embedder_factory import make_embedder
 from trustindex.warehouse.embeddings import EmbeddingCache
 
 SHARD_TEXTS_MAX = 4096  # ~6 MiB of float32 vectors back per shard; the real docs (16,336 texts): 4 or more shards
-SHARD_TEXTS_MIN = 256  # below this a shard's task run and transfer are a noticeable share of its work
+SHARD_TEXTS_MIN = 128  # ~1 s of one thread's work: a task run (10-90 ms) and the transfer stay a small share
 SHARDS_PER_THREAD = 2  # hashes balance the shards' work; two per thread absorb a slow worker
 
 
@@ -74,12 +75,18 @@ def texts_to_embed(per_source: Mapping[str, Mapping[str, pa.Table]], cache: Embe
 
 
 def shard_count(texts: int, threads: int) -> int:
-    """How many shards for ``texts`` texts on a cluster of ``threads`` worker threads (module docstring)."""
+    """How many shards for ``texts`` texts on a cluster of ``threads`` worker threads (module docstring): a
+    multiple of the threads (equal shards on every thread: none idles while another finishes an extra one), up
+    to SHARDS_PER_THREAD each while shards keep SHARD_TEXTS_MIN texts, more when shards would pass SHARD_TEXTS_MAX;
+    too few texts for a shard on every thread: shards of SHARD_TEXTS_MIN."""
     if texts <= 0:
         return 0
-    by_size = math.ceil(texts / SHARD_TEXTS_MAX)
-    by_threads = min(SHARDS_PER_THREAD * max(1, threads), math.ceil(texts / SHARD_TEXTS_MIN))
-    return max(1, by_size, by_threads)
+    threads = max(1, threads)
+    per_thread = min(SHARDS_PER_THREAD, texts // (SHARD_TEXTS_MIN * threads))
+    if not per_thread:
+        return max(1, texts // SHARD_TEXTS_MIN)
+    by_size = math.ceil(math.ceil(texts / SHARD_TEXTS_MAX) / threads) * threads
+    return max(threads * per_thread, by_size)
 
 
 def shard_of(sha: str, count: int) -> int:
