@@ -13,6 +13,12 @@ skip the encoder; the hits are read from the server's /metrics and reported), an
 every request a query text not asked before (a question or judged query of bench/eval with two
 added words), so every request runs the encoder.
 
+Swap: unless ``--no-swap``, the server serves a data directory holding two snapshots of the same passages (the
+one measured, hard links, and its twin: chunks.parquet rewritten with other compression, so another id), and the
+top level of the repeated set runs while CURRENT moves to the other and back (bench/serve_load.py
+``SnapshotSwapper``): every answer must still be a 200, and both snapshots must answer.  Goals (issue 30): at 16
+clients >= 150 q/s, p99 <= 4x the mean latency, no error.
+
 Server: ``python -m trustindex.cli.main serve --data DIR --port P --workers N`` in its own
 process (the clients never share its GIL), a fresh one for each N of ``--workers`` (1 and 2 by
 default), ready once ``/readyz`` answers and every worker serves the snapshot (each has opened,
@@ -43,7 +49,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import WORK, bench_env, figure, print_figures, save, setup_env  # noqa: E402
-from bench.serve_load import LoadBounds, ServerProcess, http_load, latency_summary, vector_lookups  # noqa: E402
+from bench.serve_load import (  # noqa: E402
+    LoadBounds,
+    ServerProcess,
+    SnapshotSwapper,
+    http_load,
+    latency_summary,
+    vector_lookups,
+)
 from bench.wrk_load import available as wrk_available  # noqa: E402
 from bench.wrk_load import wrk_load  # noqa: E402
 
@@ -56,9 +69,17 @@ EXTRA_WORDS = (
     "example", "error", "version", "setup", "testnet", "wallet", "contract", "node", "docker", "typescript",
     "ledger", "proof", "token", "deploy", "config", "api", "update", "local", "key", "state",
 )  # fmt: skip
-GOAL_QPS = 200.0
-GOAL_P99_MS = 50.0
+# issue 30 (restating issue 15's 200 q/s and p99 <= 50 ms, which needed 320+ q/s from 2 cores that also run the
+# clients): at 16 clients, >= 150 q/s with p99 <= 4x the mean latency and no error across a snapshot swap
+GOAL_QPS = 150.0
+GOAL_P99_OVER_MEAN = 4.0
 GOAL_OVERHEAD = 1.3
+SWAP_POLL_S = 0.5  # how often the server looks at CURRENT when a level swaps snapshots
+SWAP_METHOD = (
+    "the httpx clients' top level of the repeated set runs while CURRENT moves to a twin snapshot (the same "
+    "passages, chunks.parquet rewritten with gzip: another id) and back, at a third and two thirds of its "
+    f"duration (the server polls every {SWAP_POLL_S} s), and the snapshot ids of the answers are counted"
+)
 
 
 def query_set(name: str, n: int) -> list[str]:
@@ -136,7 +157,16 @@ def level_figures(at_what: str, qset: str, c: int, r: dict, ref: dict, generator
     via = "" if generator == "httpx" else f" ({generator} clients)"
     at = f"{'' if qset == 'repeated' else ', distinct queries'} @ {at_what}, {c} client{'s' if c > 1 else ''}{via}"
     qps_goal = dict(goal=f"≥ {GOAL_QPS:.0f}", met=r["qps"] >= GOAL_QPS) if c == 16 else {}
-    p99_goal = dict(goal=f"≤ {GOAL_P99_MS:.0f} ms", met=(r["p99_ms"] or 1e9) <= GOAL_P99_MS) if c == 16 else {}
+    p99_goal = {}
+    if c == 16 and r.get("mean_ms"):
+        ratio = (r["p99_ms"] or 1e9) / r["mean_ms"]
+        p99_goal = dict(
+            reference="mean latency",
+            reference_value=r["mean_ms"],
+            ratio=ratio,
+            goal=f"≤ {GOAL_P99_OVER_MEAN:g}× mean",
+            met=ratio <= GOAL_P99_OVER_MEAN,
+        )
     qps_ref = dict(reference="in-process, 1 client", reference_value=ref["qps"], ratio=r["qps"] / ref["qps"])
     p50_ref = {}
     if c == 1 and r["p50_ms"]:
@@ -148,6 +178,18 @@ def level_figures(at_what: str, qset: str, c: int, r: dict, ref: dict, generator
             met=r["p50_ms"] / ref["p50_ms"] <= GOAL_OVERHEAD,
         )
     hits = r["vector_lookups"]
+    swapped = []
+    if r.get("swapped"):  # CURRENT moved to another snapshot and back while this level ran
+        seen = r.get("answered_by", {})
+        swapped = [
+            figure(
+                f"snapshots that answered, CURRENT swapped twice{at}",
+                len(seen),
+                "snapshots",
+                goal="2 (both sides of the swap)",
+                met=len(seen) == 2,
+            )
+        ]
     return [
         figure(f"HTTP queries/s{at}", r["qps"], "q/s", **qps_ref, **qps_goal),
         figure(f"HTTP p50{at}", r["p50_ms"] or float("nan"), "ms", **p50_ref),
@@ -161,6 +203,7 @@ def level_figures(at_what: str, qset: str, c: int, r: dict, ref: dict, generator
             reference="lookups",
             reference_value=hits["hit"] + hits["miss"],
         ),
+        *swapped,
     ]
 
 
@@ -181,9 +224,16 @@ def snapshots(data_dir: str | None, sizes: list[int]):
 
 
 def load_levels(
-    server: ServerProcess, levels: list[int], bounds: LoadBounds, tag: str, generator: str = "httpx"
+    server: ServerProcess,
+    levels: list[int],
+    bounds: LoadBounds,
+    tag: str,
+    generator: str = "httpx",
+    swap: SnapshotSwapper | None = None,
 ) -> dict[str, dict]:
-    """Every query set at every client level against one running server: {query set: {clients: result}}."""
+    """Every query set at every client level against one running server: {query set: {clients: result}}.
+    ``swap``: the httpx clients' top level of the repeated set runs while CURRENT moves to another snapshot and
+    back."""
     load = GENERATORS[generator]
     per_level: dict[str, dict] = {q: {} for q in QUERY_SETS}
     per = bounds.max_requests + max(levels)  # a level's timed requests and its clients' warm-up ones
@@ -193,7 +243,10 @@ def load_levels(
         queries = queries[-per * len(levels) :] if q == "distinct" else queries
         for j, c in enumerate(levels):  # distinct: each level its own queries, none asked before
             before = vector_lookups(server.url)
-            r = load(server.url, queries if q == "repeated" else queries[j * per : (j + 1) * per], c, bounds)
+            asked = queries if q == "repeated" else queries[j * per : (j + 1) * per]
+            swaps = swap is not None and generator == "httpx" and q == "repeated" and c == max(levels)
+            r = http_load(server.url, asked, c, bounds, swap) if swaps else load(server.url, asked, c, bounds)
+            r["swapped"] = swaps
             after = vector_lookups(server.url)
             r["vector_lookups"] = {k: after[k] - before.get(k, 0) for k in after}
             r["load_average_1m"] = round(os.getloadavg()[0], 2)
@@ -209,6 +262,7 @@ def run(
     workers: list[int],
     bounds: LoadBounds,
     generators: tuple[str, ...] = ("httpx",),
+    swap: bool = True,
 ) -> dict:
     figures, results, builds = [], {}, {}
     load_before = round(os.getloadavg()[0], 2)
@@ -229,12 +283,14 @@ def run(
                 figures.append(
                     figure(f"in-process search time in onnxruntime (GIL released){of} @ {label}", 100 * share, "%")
                 )
+        swapper = SnapshotSwapper(WORK / f"serve-swap-{label.replace(' ', '-')}", data) if swap else None
         for w in workers:
             tag = f"{label}, {w} worker{'s' if w > 1 else ''}"
             log = WORK / f"serve-{label.replace(' ', '-')}-{w}w.log"
-            with ServerProcess(data, log, workers=w) as server:
+            served = swapper.data if swapper else data
+            with ServerProcess(served, log, workers=w, poll_s=SWAP_POLL_S if swapper else 3600) as server:
                 print(f"  {tag}: server ready in {server.ready_s:.1f} s", flush=True)
-                per_gen = {g: load_levels(server, levels, bounds, tag, g) for g in generators}
+                per_gen = {g: load_levels(server, levels, bounds, tag, g, swapper) for g in generators}
                 rss = server.peak_rss_mib()
             results[label]["server_ready_s"][str(w)] = round(server.ready_s, 2)
             results[label]["server_peak_rss_mib"][str(w)] = rss
@@ -280,7 +336,8 @@ def run(
         f"a question or judged query of bench/eval with two added words, so every request runs the encoder); "
         f"levels {', '.join(map(str, levels))} clients, each {bounds.duration_s:g} s or "
         f"{bounds.max_requests} requests, whichever first; q/s counts every answer, percentiles the successful "
-        f"ones. Load generators: {' and '.join(generators)} (wrk: the C load generator, one event-loop thread "
+        f"ones; {SWAP_METHOD if swap else 'no snapshot swap (--no-swap)'}. "
+        f"Load generators: {' and '.join(generators)} (wrk: the C load generator, one event-loop thread "
         f"holding every connection, cycling the same request bodies, bounded the same way; its figures are "
         f"labelled '(wrk clients)'). Reference: Index.open(query_cache=1024).warm() then Index.search(k=10), "
         f"the same query set at 1 "
@@ -308,6 +365,11 @@ def main(argv=None) -> int:
         choices=list(GENERATORS),
         help="load generators (default: httpx, and wrk when it is on PATH)",
     )
+    ap.add_argument(
+        "--no-swap",
+        action="store_true",
+        help="serve the snapshot as is (default: the top level of the repeated set runs across two snapshot swaps)",
+    )
     ap.add_argument("--inprocess-worker", metavar="DATA_DIR", help=argparse.SUPPRESS)
     ap.add_argument("--queries", choices=QUERY_SETS, default="repeated", help=argparse.SUPPRESS)
     ap.add_argument("--no-save", action="store_true")
@@ -323,7 +385,7 @@ def main(argv=None) -> int:
         raise SystemExit("--generators wrk: wrk is not on PATH (Debian: apt-get install wrk)")
     if "wrk" not in generators:
         print("  wrk is not on PATH: the httpx clients alone (Debian: apt-get install wrk)", flush=True)
-    r = run(a.data, sorted(a.sizes), sorted(a.levels), sorted(a.workers), bounds, generators)
+    r = run(a.data, sorted(a.sizes), sorted(a.levels), sorted(a.workers), bounds, generators, not a.no_swap)
     print_figures("serve", r["figures"])
     print(f"  load average (1 min) at end: {os.getloadavg()[0]:.2f}", flush=True)
     if not a.no_save:

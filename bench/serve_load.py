@@ -4,6 +4,9 @@ process."""
 
 from __future__ import annotations
 
+import os
+import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -34,24 +37,91 @@ def latency_summary(seconds: list[float], errors: int, wall_s: float) -> dict:
         "errors": errors,
         "wall_s": round(wall_s, 3),
         "qps": round(done / wall_s, 1) if wall_s > 0 else 0.0,
+        "mean_ms": round(float(a.mean()), 2) if a.size else None,
         **pct,
     }
 
 
-def http_load(url: str, queries: list[str], clients: int, bounds: LoadBounds) -> dict:
-    """``clients`` threads posting searches until the time or request bound; their latencies and errors."""
+SNAPSHOT_ID = re.compile(rb'"snapshot_id":\s*"([0-9a-f]+)"')
+
+
+def twin(data: Path, of: str, compression: str, link: bool = False) -> str:
+    """Another valid snapshot of the same passages in ``data``: chunks.parquet rewritten with other compression
+    (other bytes, so another id), its manifest updated the way a build writes one.  ``link``: the other files are
+    hard links of the original's (only for a twin nobody edits; chunks.parquet and the manifest are new files)."""
+    import pyarrow.parquet as pq
+
+    from trustindex.schemas.snapshot import MANIFEST, SNAPSHOTS_DIR, file_sha256, read_manifest, snapshot_id_from_files
+
+    src, work = data / SNAPSHOTS_DIR / of, data / SNAPSHOTS_DIR / f"twin-{compression}"
+    shutil.copytree(src, work, copy_function=os.link if link else shutil.copy2)
+    (work / "chunks.parquet").unlink()
+    pq.write_table(pq.read_table(src / "chunks.parquet"), work / "chunks.parquet", compression=compression)
+    m = read_manifest(src)
+    m.files["chunks.parquet"] = {
+        **m.files["chunks.parquet"],
+        "size": (work / "chunks.parquet").stat().st_size,
+        "sha256": file_sha256(work / "chunks.parquet"),
+    }
+    m.snapshot_id, m.parent = snapshot_id_from_files(m.files), m.snapshot_id
+    (work / MANIFEST).unlink()
+    (work / MANIFEST).write_text(m.to_json(), encoding="utf-8")
+    work.rename(data / SNAPSHOTS_DIR / m.snapshot_id)
+    return m.snapshot_id
+
+
+class SnapshotSwapper:
+    """A data directory holding two snapshots of the same passages (the measured one, hard links, and its
+    ``twin``: same rows, other bytes, another id), and a thread that moves CURRENT to the twin and back while a load
+    level runs (at a third and two thirds of its duration), as a publish and a rollback do: the server must swap
+    twice without failing a request, and the latency it shows is that of the same passages throughout."""
+
+    def __init__(self, work: Path, served: Path):
+        from trustindex.schemas.snapshot import SNAPSHOTS_DIR, resolve_current
+        from trustindex.warehouse.snapshots import set_current
+
+        live = resolve_current(served)
+        self.data = work
+        shutil.rmtree(work, ignore_errors=True)
+        (work / SNAPSHOTS_DIR).mkdir(parents=True)
+        shutil.copytree(live, work / SNAPSHOTS_DIR / live.name, copy_function=os.link)
+        self.ids = (live.name, twin(work, live.name, "gzip", link=True))
+        set_current(work, live.name)
+
+    def during(self, duration_s: float) -> threading.Thread:
+        """Start the two moves of CURRENT over the next ``duration_s`` seconds."""
+        from trustindex.warehouse.snapshots import rollback
+
+        def moves() -> None:
+            for target in (self.ids[1], self.ids[0]):
+                time.sleep(duration_s / 3)
+                rollback(self.data, target)  # verifies the snapshot, then replaces CURRENT atomically
+
+        t = threading.Thread(target=moves, daemon=True, name="snapshot-swap")
+        t.start()
+        return t
+
+
+def http_load(
+    url: str, queries: list[str], clients: int, bounds: LoadBounds, swap: SnapshotSwapper | None = None
+) -> dict:
+    """``clients`` threads posting searches until the time or request bound; their latencies, errors, and the
+    snapshots that answered (``swap``: CURRENT moves twice while they run)."""
     import httpx
 
     lock = threading.Lock()
     state = {"next": 0}
     times: list[float] = []
     failures: dict[str, int] = {}
+    answered_by: dict[str, int] = {}
     deadline = [0.0]
     t0 = [0.0]
 
     def begin() -> None:  # runs once every client holds an open connection
         t0[0] = time.perf_counter()
         deadline[0] = t0[0] + bounds.duration_s
+        if swap is not None:
+            swap.during(bounds.duration_s)
 
     start = threading.Barrier(clients + 1, action=begin)
 
@@ -71,11 +141,15 @@ def http_load(url: str, queries: list[str], clients: int, bounds: LoadBounds) ->
                 pass  # the timed loop counts what fails
             start.wait()
             mine: list[float] = []
+            seen: dict[str, int] = {}
             while (n := take()) is not None:
                 t0 = time.perf_counter()
                 try:
                     r = c.post("/v1/search", json={"query": queries[n % len(queries)], "k": 10})
                     why = None if r.status_code == 200 else f"HTTP {r.status_code}"
+                    m = SNAPSHOT_ID.search(r.content) if why is None else None
+                    if m:
+                        seen[m[1].decode()] = seen.get(m[1].decode(), 0) + 1
                 except httpx.HTTPError as e:
                     why = type(e).__name__
                 took = time.perf_counter() - t0
@@ -86,6 +160,8 @@ def http_load(url: str, queries: list[str], clients: int, bounds: LoadBounds) ->
                         failures[why] = failures.get(why, 0) + 1
             with lock:
                 times.extend(mine)
+                for sid, count in seen.items():
+                    answered_by[sid] = answered_by.get(sid, 0) + count
 
     threads = [threading.Thread(target=client, daemon=True) for _ in range(clients)]
     for t in threads:
@@ -97,6 +173,7 @@ def http_load(url: str, queries: list[str], clients: int, bounds: LoadBounds) ->
     out = latency_summary(times, sum(failures.values()), wall)
     out["clients"] = clients
     out["failures"] = failures
+    out["answered_by"] = answered_by
     return out
 
 
@@ -110,7 +187,7 @@ class ServerProcess:
     """``trustindex serve --workers N`` on a free loopback port, ready once /readyz answers 200 and /metrics shows
     every worker serving the snapshot."""
 
-    def __init__(self, data: Path, log: Path, workers: int = 1, ready_timeout_s: float = 600):
+    def __init__(self, data: Path, log: Path, workers: int = 1, ready_timeout_s: float = 600, poll_s: float = 3600):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = log
@@ -126,7 +203,7 @@ class ServerProcess:
             "--port",
             str(self.port),
             "--poll",
-            "3600",  # the snapshot does not change during the run
+            str(poll_s),  # 3600 by default: the snapshot does not change during the run
             "--workers",
             str(workers),
         ]

@@ -189,18 +189,31 @@ class PageKinds:
         return f"a guide: {hit!r}" if hit else None
 
 
+def kind_marker_folder(path: str) -> str | None:
+    """The folder whose pages a marker file names agent instructions ("skills/x/" for "skills/x/SKILL.md", the
+    plugin root for a plugin marker), or None when ``path`` is no marker: adding, removing or moving a marker
+    changes its folder's pages' kinds (ingest/incremental.py extracts them again)."""
+    if posixpath.basename(path) == "SKILL.md" and "/" in path:
+        return posixpath.dirname(path) + "/"
+    for marker in PLUGIN_MARKERS:
+        if path == marker or path.endswith("/" + marker):
+            return path[: -len(marker)]
+    return None
+
+
 def load_page_kinds(
     tree_paths: Iterable[str], config_files: Mapping[str, bytes], routes: DocsRoutes | None = None
 ) -> PageKinds:
     """The tree's skill folders and agent plugins, and the blog folders of its Docusaurus configs."""
     skills, plugins = set(), set()
     for p in tree_paths:
-        if posixpath.basename(p) == "SKILL.md" and "/" in p:  # a root SKILL.md is one file, not the whole repo
-            skills.add(posixpath.dirname(p))
-        for marker in PLUGIN_MARKERS:
-            if p == marker or p.endswith("/" + marker):
-                root = p[: -len(marker)]
-                plugins.update(f"{root}{d}/" for d in PLUGIN_AGENT_DIRS)
+        folder = kind_marker_folder(p)  # a root SKILL.md is one file, not the whole repo: no folder
+        if folder is None:
+            continue
+        if posixpath.basename(p) == "SKILL.md":
+            skills.add(folder[:-1])
+        else:
+            plugins.update(f"{folder}{d}/" for d in PLUGIN_AGENT_DIRS)
     blogs: list[str] | None = None
     for path, data in sorted(config_files.items()):
         m = DOCS_CONFIG_RE.match(path)

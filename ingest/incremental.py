@@ -5,7 +5,9 @@ The files touched by the commits between the previous and the new commit
 extracted again; every other document's rows are carried forward with the
 new commit.  History that was rewritten (the old commit is no longer an
 ancestor), or a changed manifest or docs configuration (they govern other
-files' evidence), rebuilds the whole source.
+files' evidence), rebuilds the whole source.  A touched agent-skill or agent-plugin marker (``SKILL.md``,
+``.claude-plugin/plugin.json``: extractors/page_kind.py) names the kind of every page in its folder, so that
+folder's pages are extracted again too, though their own bytes did not change.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import pyarrow.compute as pc
 
 from trustindex.crawl.git import Mirror, commits_between, is_ancestor
 from trustindex.crawl.history import CommitInfo
+from trustindex.extractors.page_kind import kind_marker_folder
 from trustindex.ingest.dispatch import kind_of
 from trustindex.schemas.config import Source
 from trustindex.schemas.tables import PER_DOCUMENT_TABLES
@@ -51,7 +54,8 @@ def plan(repo: Mirror, previous: Previous | None, commit: str, commits: list[Com
     if any(kind_of(p) == "config" for p in touched):
         return Plan(set(), "a manifest or docs configuration changed: full rebuild")
     rep = previous.tables["ingest_report"].to_pydict()
-    carry = set(rep["path"]) - touched
+    marked = {f for f in map(kind_marker_folder, touched) if f is not None}
+    carry = {p for p in set(rep["path"]) - touched if not any(p.startswith(f) for f in marked)}
     ingested = {p for p, st in zip(rep["path"], rep["status"], strict=True) if st == "ingested" and p in carry}
     return Plan(
         carry,

@@ -17,6 +17,7 @@ from trustindex.extractors.base import approx_token_count
 from trustindex.extractors.docs_routes import load_docs_routes
 from trustindex.extractors.page_kind import blog_dirs, load_page_kinds
 from trustindex.ingest.dispatch import kind_of
+from trustindex.ingest.incremental import Previous
 from trustindex.ingest.source import ingest_source
 from trustindex.query.columns import RowMap
 from trustindex.query.explain import check
@@ -163,6 +164,39 @@ def test_ingest_stores_the_kind_and_reads_markers_the_include_globs_leave_out(tm
             assert rows[path]["page_kind"] == kind, (path, rows[path]["page_kind_reason"])
     assert rows["plugins/compact-helper/commands/review.md"]["page_kind_reason"].startswith("in an agent plugin's")
     assert set(r["page_kind"] for r in rows.values()) <= set(PAGE_KINDS)
+
+
+def test_an_incremental_refresh_names_again_the_pages_a_new_or_removed_marker_governs(tmp_path):
+    # The pages' own bytes never change here: only a SKILL.md or a plugin marker beside them comes and goes.
+    rb = RepoBuilder(tmp_path / "repo")
+    rb.commit(
+        {
+            "tools/lint/usage.md": "# Usage\n\nRun the linter on a contract.\n",
+            "tools/lint/deep/rules.md": "# Rules\n\nThe linter's rules.\n",
+            "kit/commands/check.md": "# Check\n\nCheck a contract.\n",
+            "docs/intro.md": "# Intro\n\nWhat Midnight is.\n",
+        },
+        "pages, no markers",
+    )
+    src = Source("d", str(rb.path), "main", "p", include=("**/*.md",))
+
+    def kinds(previous=None):
+        out = ingest_source(
+            src, tmp_path / "data", Identities(), [], Policy.default(), approx_token_count, previous=previous
+        )
+        return out, {r["path"]: r["page_kind"] for r in out.tables["documents"].to_pylist()}
+
+    first, before = kinds()
+    assert before["tools/lint/usage.md"] == before["kit/commands/check.md"] == REFERENCE
+    rb.commit({"tools/lint/SKILL.md": "# Lint skill\n", "kit/.claude-plugin/plugin.json": '{"name": "kit"}'}, "markers")
+    second, after = kinds(Previous(first.commit, first.tables))
+    assert second.note.startswith("incremental"), second.note
+    assert after["tools/lint/usage.md"] == after["tools/lint/deep/rules.md"] == AGENT_INSTRUCTIONS
+    assert after["kit/commands/check.md"] == AGENT_INSTRUCTIONS and after["docs/intro.md"] == REFERENCE
+    rb.commit({"tools/lint/SKILL.md": None}, "the skill is gone")
+    third, last = kinds(Previous(second.commit, second.tables))
+    assert third.note.startswith("incremental") and last["tools/lint/usage.md"] == REFERENCE
+    assert last["kit/commands/check.md"] == AGENT_INSTRUCTIONS  # its plugin is still there: carried as it was
 
 
 def test_the_policy_weights_each_kind_and_the_repository_cannot(tmp_path):

@@ -14,8 +14,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from bench.serve_load import twin
 from tests.servekit import ServeProcess
-from tests.test_serving_swap import export, twin
+from tests.test_serving_swap import export
 from trustindex.schemas.errors import TrustIndexError
 from trustindex.schemas.snapshot import CURRENT, SNAPSHOTS_DIR, resolve_current
 from trustindex.serve.http_app import WORKER_HEADER

@@ -16,9 +16,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from bench.serve_load import twin
 from tests.servekit import ServeProcess, moto_s3
 from trustindex.cli.main import main as cli
-from trustindex.schemas.snapshot import CURRENT, MANIFEST, SNAPSHOTS_DIR, resolve_current
+from trustindex.schemas.snapshot import CURRENT, SNAPSHOTS_DIR, resolve_current
 
 CLIENTS = 8
 AFTER_SWITCH = 5  # answers a client still asks for once it has seen the new snapshot
@@ -28,28 +29,6 @@ AFTER_SWITCH = 5  # answers a client still asks for once it has seen the new sna
 def s3():
     with moto_s3() as url:
         yield url
-
-
-def twin(data: Path, of: str, compression: str) -> str:
-    """Another valid snapshot of the same passages in ``data``: chunks.parquet rewritten with other compression
-    (other bytes, so another id), its manifest updated the way a build writes one."""
-    import pyarrow.parquet as pq
-
-    from trustindex.schemas.snapshot import file_sha256, read_manifest, snapshot_id_from_files
-
-    src, work = data / SNAPSHOTS_DIR / of, data / SNAPSHOTS_DIR / f"twin-{compression}"
-    shutil.copytree(src, work)
-    pq.write_table(pq.read_table(src / "chunks.parquet"), work / "chunks.parquet", compression=compression)
-    m = read_manifest(src)
-    m.files["chunks.parquet"] = {
-        **m.files["chunks.parquet"],
-        "size": (work / "chunks.parquet").stat().st_size,
-        "sha256": file_sha256(work / "chunks.parquet"),
-    }
-    m.snapshot_id, m.parent = snapshot_id_from_files(m.files), m.snapshot_id
-    (work / MANIFEST).write_text(m.to_json(), encoding="utf-8")
-    work.rename(data / SNAPSHOTS_DIR / m.snapshot_id)
-    return m.snapshot_id
 
 
 def target_fs(to: str, endpoint: str | None):

@@ -18,9 +18,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from bench.serve_load import twin
 from tests.exportkit import PHISHING, fake_entry, forge_trust, inflate_documents, rehash
 from tests.test_http_server import Running
-from tests.test_serving_swap import twin
 from trustindex.cli.main import main as cli
 from trustindex.schemas.errors import SnapshotError
 from trustindex.schemas.signing import SignatureError, load_trusted_keys
