@@ -20,6 +20,7 @@ snapshot id the same.
 from __future__ import annotations
 
 import argparse
+import logging
 import shutil
 import statistics
 import sys
@@ -50,6 +51,7 @@ def run(files: int | None, body_chars: int | None, repeats: int) -> dict:
     from trustindex.cli.build import load_build_config, run_refresh
     from trustindex.schemas.embedding_model import DEFAULT_BACKEND
 
+    logging.getLogger("distributed").setLevel(logging.WARNING)  # the clusters' start and close, line by line
     root = WORK / "cluster"
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
