@@ -101,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["threads", "dask"],
         default="threads",
         help="dask: the texts to embed go in content-hash shards to an existing Dask cluster (--dask-address); "
-        "its workers need only the package and their own encoder cache, nothing shared",
+        "its workers need the package, their own encoder cache and the run's Prefect API, no shared filesystem",
     )
     r.add_argument("--dask-address", metavar="ADDR", help="the Dask scheduler, e.g. tcp://127.0.0.1:8786")
     r.add_argument(
