@@ -98,8 +98,9 @@ def _check_cluster_build(result: RefreshResult, local: RefreshResult, data: Path
     verify_snapshot(data / "snapshots" / result.snapshot_id, checksums=True)
 
 
-def _loopback_cluster(workers: int, threads: int, processes: bool):
-    """A LocalCluster whose scheduler and workers talk TCP on 127.0.0.1 (no dashboard)."""
+def _loopback_cluster(workers: int, threads: int, processes: bool, env: dict | None = None):
+    """A LocalCluster whose scheduler and workers talk TCP on 127.0.0.1 (no dashboard); ``env``: the worker
+    processes' extra environment."""
     from distributed import LocalCluster
 
     return LocalCluster(
@@ -109,6 +110,7 @@ def _loopback_cluster(workers: int, threads: int, processes: bool):
         protocol="tcp://",
         host="127.0.0.1",
         dashboard_address=None,
+        **({"env": env} if env else {}),
     )
 
 
@@ -270,6 +272,30 @@ def test_source_tasks_and_shards_on_one_cluster_with_a_shared_data_dir(corpus, l
     assert {s.source for s in result.sources} == {"alpha", "beta"}
     assert {"ingest_source_task", "embed_shard_task"} <= set(prefixes), prefixes
     _check_cluster_build(result, local_build, data, workers=1)
+
+
+def test_shards_a_worker_cannot_embed_are_embedded_by_the_build(corpus, local_build, prefect_harness, tmp_path):
+    """A worker whose encoder cannot load (its encoder cache is a path under a file): each shard fails there, is
+    logged and left to the build, which embeds what the cache lacks; the snapshot is still the local build's."""
+    from distributed import Client
+
+    from trustindex.flows.refresh import refresh_flow
+    from trustindex.schemas.embedding_model import ENCODER_CACHE_ENV
+
+    (tmp_path / "a-file").write_text("not a directory\n")
+    broken = {ENCODER_CACHE_ENV: str(tmp_path / "a-file" / "encoders")}
+    data = tmp_path / "data"
+    with (
+        _loopback_cluster(1, threads=1, processes=True, env=broken) as cluster,
+        Client(cluster, timeout=WAIT_S) as client,
+    ):
+        client.wait_for_workers(1, timeout=WAIT_S)
+        result = refresh_flow(corpus, RefreshRequest(str(data), dask_address=cluster.scheduler_address))
+    assert not result.failures and result.snapshot_id == local_build.snapshot_id
+    stage = _cluster_stage(result)
+    assert stage["count"] == 0 and stage["failed_shards"] == stage["shards"] >= 1, stage
+    [build_embed] = [s for s in result.stages if s["stage"] == "embed"]
+    assert build_embed["count"] == local_build.embeddings.distinct  # the build embedded every text itself
 
 
 def test_an_unreachable_scheduler_is_one_clear_error(prefect_harness, tmp_path):
