@@ -37,7 +37,7 @@ from trustindex.schemas.refresh_run import (
 )
 from trustindex.warehouse.build import build_inputs_key, linked_sha256, write_snapshot_files
 from trustindex.warehouse.embed_pipeline import overlap_enabled, worker_mode
-from trustindex.warehouse.embed_worker import release, shared_worker
+from trustindex.warehouse.embed_worker import SharedEmbedWorker, release, shared_worker
 from trustindex.warehouse.embedder_factory import make_embedder, model_loads
 from trustindex.warehouse.embeddings import EmbeddingCache
 from trustindex.warehouse.publish_gate import publish_snapshot
@@ -139,6 +139,18 @@ def _failed_source(s: Source, error: BaseException, cfg: BuildConfig, data: Path
     return row, last[0]
 
 
+def final_embed_counts(records: list[dict], worker: SharedEmbedWorker) -> list[dict]:
+    """A source's stage records with its "embed" stage's counts made final: a source that handed over its texts
+    without waiting (embed_worker.py) recorded what was embedded by then; the stopped worker knows the rest."""
+    out = []
+    for r in records:
+        feed = worker.feeds.get(r["source"]) if r["stage"] == "embed" and r.get("waited") is False else None
+        if feed is not None:
+            r = r | {"count": feed.encoded, "cache_hits": feed.cache_hits, "distinct": len(feed.seen)}
+        out.append(r)
+    return out
+
+
 @functools.cache  # once per process: what is alive at the first run
 def freeze_start_up_heap() -> None:
     """Put every object alive now (imported modules, Prefect's and pydantic's schemas, the loaded libraries: ~300k
@@ -165,19 +177,22 @@ def refresh_flow(cfg: BuildConfig, request: RefreshRequest) -> RefreshResult:
     mode, limit, loads = worker_mode(), sources_at_once(len(cfg.sources), request.max_sources), model_loads()
     run = SourceRun(cfg, request, embed_early, mode)
     worker = shared_worker(backend, data)
+    worker.drained_by_flow = True  # the sources in this process hand over their texts and end (embed_worker.py)
     try:
         futures = run_sources(
             cfg.sources, lambda s: ingest_source_task.submit(s, run), limit, lambda: worker.pending_texts
         )
     finally:
-        release(backend, data)
+        with progress.stage("embed", unit="texts") as tail:  # what the last sources handed over, before the build
+            tail.note(texts_left=worker.pending_texts)
+            release(backend, data)
     per_source, rows, failures, keys, stages, embedded = {}, [], {}, {}, [], 0
     for s in cfg.sources:
         out = futures[s.name].result(raise_on_failure=False)
         if isinstance(out, SourceOutcome):
             # the tables stay on disk (save_source_tables): the build reads them (SavedSourceTables)
             per_source[s.name], keys[s.name] = saved_source_tables(data, s.name, out.key), out.key
-            stages.extend(out.stages)
+            stages.extend(final_embed_counts(out.stages, worker))
             embedded += out.embedded
             tier = cfg.ids.tier_of(s.publisher)
             rows.append(SourceRow.of(s, tier, commit=out.commit, commit_date=out.commit_date, note=out.note))
@@ -188,6 +203,7 @@ def refresh_flow(cfg: BuildConfig, request: RefreshRequest) -> RefreshResult:
         if key is not None:
             per_source[s.name], keys[s.name] = saved_source_tables(data, s.name, key), key
         rows.append(row)
+    embedded += worker.encoded  # this process's shared worker (its sources left their counts to it: 0 above)
     if not per_source:
         raise SourceError("every source failed: " + "; ".join(f"{k}: {v}" for k, v in failures.items()))
     row_dicts = [r.to_json() for r in rows]

@@ -101,7 +101,7 @@ def ingest_source_task(source: Source, run: SourceRun) -> SourceOutcome:
                     )
                 finally:
                     if pipeline is not None:
-                        pipeline.close()  # the worker drained: the cache holds what it embedded
+                        pipeline.close()  # handed over (or, when the flow does not drain the worker, embedded)
                 tables, note = result.tables, result.note
             commit_date = commit_date_iso(repo, commit)
             meta = {"commit": commit, "context": ctx, "commit_date": commit_date}
@@ -111,5 +111,6 @@ def ingest_source_task(source: Source, run: SourceRun) -> SourceOutcome:
         get_run_logger().warning(
             "source %s: embedding during extraction failed: %s", source.name, pipeline.stats.failed
         )
-    embedded = pipeline.stats.encoded if pipeline and not pipeline.stats.failed else 0
+    # a source that did not wait for its texts leaves their count to the flow (the shared worker's total)
+    embedded = pipeline.stats.encoded if pipeline and pipeline.stats.waited and not pipeline.stats.failed else 0
     return SourceOutcome(source.name, commit, commit_date, key, note, stages, embedded)

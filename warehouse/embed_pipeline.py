@@ -70,6 +70,7 @@ class PipelineStats:
     cache_hits: int = 0  # distinct texts the cache held already
     encoded: int = 0  # distinct texts embedded by the worker (and put in the cache)
     failed: str | None = None  # the worker's error: the build embeds what it left
+    waited: bool = True  # False: the source ended before its texts were embedded (the worker counts them)
 
 
 def EmbedPipeline(backend: str, data_dir: Path, source: str, mode: str = SHARED):  # noqa: N802 (was the class)
@@ -110,11 +111,17 @@ class SharedPipeline:
         self.worker.submit(self.feed, pairs)
 
     def close(self) -> PipelineStats:
+        """The source's last texts handed over.  When the flow drains the worker before its build, the source does
+        not wait for them (its "embed" stage ends here and its counts are what was embedded so far; the flow counts
+        the run's total from the worker); otherwise it waits until they are in the cache."""
         if self._bar is not None:
-            f = self.worker.finish(self.feed)
-            self._bar.note(cache_hits=f.cache_hits, distinct=len(f.seen))
+            wait = not self.worker.drained_by_flow
+            if not wait:
+                self.feed.on_encoded = None  # the stage ends now: the worker must not advance it later
+            f = self.worker.finish(self.feed, wait=wait)
+            self._bar.note(cache_hits=f.cache_hits, distinct=len(f.seen), waited=wait)
             self._stages.close()
-            self.stats = PipelineStats(f.texts, f.cache_hits, f.encoded, f.failed)
+            self.stats = PipelineStats(f.texts, f.cache_hits, f.encoded, f.failed, wait)
         return self.stats
 
 

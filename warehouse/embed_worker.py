@@ -68,6 +68,11 @@ class SharedEmbedWorker:
         self.pending_texts = 0  # submitted and not yet taken by the worker (progress: "texts left")
         self.encode_seconds = 0.0
         self.encoded = 0
+        # True when the flow that made this worker stops it before its build (flows/refresh.py): then a source
+        # hands over its last texts and ends without waiting for them, and the next source extracts meanwhile.
+        # A worker in another process (a source task placed on a Dask worker) has no such owner: its sources wait.
+        self.drained_by_flow = False
+        self.feeds: dict[str, Feed] = {}  # every source's feed, by name: its final counts once the worker is stopped
 
     def embedder(self) -> Embedder | None:
         """The worker's encoder, loaded once; None (with the reason logged) when it cannot be loaded."""
@@ -82,14 +87,17 @@ class SharedEmbedWorker:
         self.embedder()
         with self._lock:
             self.pending_texts += len(pairs)
+            self.feeds[feed.source] = feed
         feed.texts += len(pairs)
         self._queue.put((feed, pairs))  # blocks while the queue is full: extraction waits for embedding
 
-    def finish(self, feed: Feed) -> Feed:
-        """Wait until every text ``feed`` submitted is in the cache (or the worker has said why not)."""
+    def finish(self, feed: Feed, wait: bool = True) -> Feed:
+        """The end of ``feed``'s texts; ``wait``: until every one is in the cache (or the worker has said why not),
+        else only queued behind them (``stop`` drains the queue)."""
         if feed.texts:
             self._queue.put((feed, _FINISH))
-            feed._flushed.wait()
+            if wait:
+                feed._flushed.wait()
         return feed
 
     def _run(self) -> None:
