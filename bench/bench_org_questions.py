@@ -101,10 +101,11 @@ def snapshot_urls(index) -> dict:
     }
 
 
-def run(data: Path, k: int) -> dict:
+def run(data: Path, k: int, policy: Path | None = None) -> dict:
     from trustindex.query.index import Index
+    from trustindex.schemas.policy import Policy
 
-    index = Index.open(data_dir=data)
+    index = Index.open(data_dir=data, policy=Policy.load(policy) if policy else None)
     questions = load_questions()
     judged = [judge(q, index.search(q["query"], k=k)["hits"]) for q in questions]
     return {
@@ -140,7 +141,7 @@ def section(runs: dict) -> list[str]:
     for label, r in runs.items():
         u = r["urls"]
         lines.append(
-            f"- {label} (snapshot {r['snapshot_id']}): official first in {r['official_first']}/{len(ids)}, no agent "
+            f"- {label} (snapshot {r['snapshot_id']}, policy {r.get('policy', 'default')}): official first in {r['official_first']}/{len(ids)}, no agent "
             f"file above the official page in {r['no_agent_above_official']}/{len(ids)}; documents without url "
             f"{u['documents_without_url']} of {u['documents']:,}, passages without url {u['passages_without_url']} "
             f"of {u['passages']:,}."
@@ -153,10 +154,16 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--label", default="before")
     ap.add_argument("--k", type=int, default=20)
+    ap.add_argument(
+        "--policy",
+        type=Path,
+        help="a policy file (e.g. every [page_kind] weight 1.0 for a 'before' on the same snapshot)",
+    )
     ap.add_argument("--no-save", action="store_true")
     a = ap.parse_args()
     setup_env()
-    res = run(a.data, a.k)
+    res = run(a.data, a.k, a.policy)
+    res["policy"] = str(a.policy.name) if a.policy else "default"
     for q in res["questions"]:
         print(
             f"{q['id']} official #{q['first_official']} (grade 2 #{q['first_grade2']}), agent files at "
