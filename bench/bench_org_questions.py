@@ -141,7 +141,8 @@ def section(runs: dict) -> list[str]:
     for label, r in runs.items():
         u = r["urls"]
         lines.append(
-            f"- {label} (snapshot {r['snapshot_id']}, policy {r.get('policy', 'default')}): official first in {r['official_first']}/{len(ids)}, no agent "
+            f"- {label} (snapshot {r['snapshot_id']}, policy {r.get('policy', 'default')}): official first in "
+            f"{r['official_first']}/{len(ids)}, no agent "
             f"file above the official page in {r['no_agent_above_official']}/{len(ids)}; documents without url "
             f"{u['documents_without_url']} of {u['documents']:,}, passages without url {u['passages_without_url']} "
             f"of {u['passages']:,}."
