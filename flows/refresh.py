@@ -146,7 +146,17 @@ def final_embed_counts(records: list[dict], worker: SharedEmbedWorker) -> list[d
     for r in records:
         feed = worker.feeds.get(r["source"]) if r["stage"] == "embed" and r.get("waited") is False else None
         if feed is not None:
-            r = r | {"count": feed.encoded, "cache_hits": feed.cache_hits, "distinct": len(feed.seen)}
+            # the stage ran from the source's first document to its last text in the cache, as a waiting one's does
+            tail = (feed.flushed_at or feed.handed_over or 0.0) - (feed.handed_over or 0.0)
+            seconds = round(r["seconds"] + max(tail, 0.0), 4)
+            rate = round(feed.encoded / seconds, 1) if feed.encoded and seconds > 0 else None
+            r = r | {
+                "count": feed.encoded,
+                "cache_hits": feed.cache_hits,
+                "distinct": len(feed.seen),
+                "seconds": seconds,
+                "per_second": rate,
+            }
         out.append(r)
     return out
 

@@ -46,6 +46,9 @@ class Feed:
     seen: set[str] = field(default_factory=set, repr=False)
     on_encoded: object = None  # a progress stage's ``advance`` (called from the worker's thread)
     _flushed: threading.Event = field(default_factory=threading.Event, repr=False)
+    # monotonic clock: when the source handed over its last texts, and when the last of them was in the cache
+    handed_over: float | None = None
+    flushed_at: float | None = None
 
 
 _FINISH = "finish"
@@ -95,6 +98,7 @@ class SharedEmbedWorker:
         """The end of ``feed``'s texts; ``wait``: until every one is in the cache (or the worker has said why not),
         else only queued behind them (``stop`` drains the queue)."""
         if feed.texts:
+            feed.handed_over = time.monotonic()
             self._queue.put((feed, _FINISH))
             if wait:
                 feed._flushed.wait()
@@ -123,6 +127,7 @@ class SharedEmbedWorker:
                     self._cache.put(new)  # one shard for everything embedded since the last source finished
                 new = {}
                 for feed in finished:
+                    feed.flushed_at = time.monotonic()
                     feed._flushed.set()
 
     def stop(self) -> None:
