@@ -86,16 +86,34 @@ class SnapshotSwapper:
         (work / SNAPSHOTS_DIR).mkdir(parents=True)
         shutil.copytree(live, work / SNAPSHOTS_DIR / live.name, copy_function=os.link)
         self.ids = (live.name, twin(work, live.name, "gzip", link=True))
+        self.twin_seen_after_s: float | None = None
         set_current(work, live.name)
 
-    def during(self, duration_s: float) -> threading.Thread:
-        """Start the two moves of CURRENT over the next ``duration_s`` seconds."""
+    @staticmethod
+    def served_by_all(url: str, snapshot_id: str) -> bool:
+        """Every worker's /metrics series names ``snapshot_id`` as the one it serves."""
+        import httpx
+
+        try:
+            lines = httpx.get(f"{url}/metrics", timeout=5).text.splitlines()
+        except httpx.HTTPError:
+            return False
+        live = [x for x in lines if x.startswith("trustindex_snapshot_info{") and x.endswith(" 1.0")]
+        return bool(live) and all(f'"{snapshot_id}"' in x for x in live)
+
+    def during(self, duration_s: float, url: str) -> threading.Thread:
+        """Start the two moves of CURRENT over the next ``duration_s`` seconds: to the twin at a quarter of it, and
+        back once every worker of the server at ``url`` serves the twin (its /metrics), or at three quarters."""
         from trustindex.warehouse.snapshots import rollback
 
         def moves() -> None:
-            for target in (self.ids[1], self.ids[0]):
-                time.sleep(duration_s / 3)
-                rollback(self.data, target)  # verifies the snapshot, then replaces CURRENT atomically
+            start = time.monotonic()
+            time.sleep(duration_s / 4)
+            rollback(self.data, self.ids[1])  # verifies the snapshot, then replaces CURRENT atomically
+            while time.monotonic() - start < duration_s * 3 / 4 and not self.served_by_all(url, self.ids[1]):
+                time.sleep(0.2)
+            self.twin_seen_after_s = round(time.monotonic() - start, 2)
+            rollback(self.data, self.ids[0])
 
         t = threading.Thread(target=moves, daemon=True, name="snapshot-swap")
         t.start()
@@ -121,7 +139,7 @@ def http_load(
         t0[0] = time.perf_counter()
         deadline[0] = t0[0] + bounds.duration_s
         if swap is not None:
-            swap.during(bounds.duration_s)
+            swap.during(bounds.duration_s, url)
 
     start = threading.Barrier(clients + 1, action=begin)
 
@@ -174,6 +192,8 @@ def http_load(
     out["clients"] = clients
     out["failures"] = failures
     out["answered_by"] = answered_by
+    if swap is not None:
+        out["twin_served_by_all_after_s"] = swap.twin_seen_after_s
     return out
 
 
