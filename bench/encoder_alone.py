@@ -33,7 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.common import ENCODER_CACHE, WORK, figure, print_figures, setup_env  # noqa: E402
+from bench.common import ENCODER_CACHE, WORK, figure, print_figures, save, setup_env  # noqa: E402
 
 GOAL_VS_BATCH1 = 1.5  # issue 30: the encoder alone on the real mix >= 1.5x today's batch-1 int8 encoder
 CHUNK = 50
@@ -145,11 +145,21 @@ def main(argv=None) -> int:
     ap.add_argument("--data", type=Path, default=WORK / "retrieval" / "data", help="a built data directory")
     ap.add_argument("--texts", type=int, default=600, help="texts sampled from the snapshot")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--no-save", action="store_true")
     a = ap.parse_args(argv)
     setup_env()
     r = run(a.data, a.texts, a.rounds)
     print_figures("encoder", r["figures"])
     print(f"  load average (1 min): {r['encoder_alone']['load_average_1m']}")
+    if not a.no_save:
+        method = (
+            f"bench/encoder_alone.py: {a.texts} distinct model inputs of the real docs' snapshot (evenly over their "
+            f"content hashes), {a.rounds} rounds; the four sides take turns on chunks of {CHUNK} texts; ratios "
+            "within a round, medians over rounds. Sides: recipe 4 int8 batch 1 (the encoder before issue 30), "
+            "recipe 5 batch 1, recipe 5 batched (texts of one token length together), torch fp32 batch 32 over "
+            "the length-sorted texts."
+        )
+        save("encoder_alone", {**r, "method": method})
     return 0
 
 
