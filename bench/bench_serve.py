@@ -246,9 +246,11 @@ def load_levels(
             before = vector_lookups(server.url)
             asked = queries if q == "repeated" else queries[j * per : (j + 1) * per]
             swaps = swap is not None and generator == "httpx" and q == "repeated" and c == max(levels)
-            # the swapped level runs 3x as long: a real snapshot takes seconds to verify and warm under 16 clients
-            longer = LoadBounds(bounds.duration_s * 3, bounds.max_requests * 3)
-            r = http_load(server.url, asked, c, longer, swap) if swaps else load(server.url, asked, c, bounds)
+            if swaps:  # 3x as long: a real snapshot takes seconds to verify and warm under 16 clients
+                longer = LoadBounds(bounds.duration_s * 3, bounds.max_requests * 3)
+                r = http_load(server.url, asked, c, longer, swap)
+            else:
+                r = load(server.url, asked, c, bounds)
             r["swapped"] = swaps
             after = vector_lookups(server.url)
             r["vector_lookups"] = {k: after[k] - before.get(k, 0) for k in after}

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import statistics
 import sys
 import time
@@ -65,7 +66,7 @@ def sides() -> dict[str, Callable[[list[str]], object]]:
     r5 = OnnxEmbedder(ENCODER_CACHE, recipe=5).encoder
     if r4.batch_independent or not r5.batch_independent:
         raise RuntimeError("expected recipe 4 batch-dependent and recipe 5 batch-independent encoders")
-    torch_model = SentenceTransformer(str(model_path()), device="cpu")
+    torch_model = SentenceTransformer(str(model_path()), device="cpu", local_files_only=True)
 
     def torch_encode(texts: list[str]) -> object:
         return torch_model.encode(sorted(texts, key=len), batch_size=32, show_progress_bar=False)
@@ -131,8 +132,6 @@ def figures(result: dict) -> list[dict]:
 
 
 def run(data: Path, n: int, rounds: int) -> dict:
-    import os
-
     texts = real_mix(data, n)
     before = round(os.getloadavg()[0], 2)
     result = measure(texts, rounds)

@@ -70,6 +70,25 @@ def twin(data: Path, of: str, compression: str, link: bool = False) -> str:
     return m.snapshot_id
 
 
+def live_snapshot_series(url: str, timeout: float = 10) -> list[str]:
+    """The server's /metrics lines of the snapshot each process serves (one per worker under --workers)."""
+    import httpx
+
+    lines = httpx.get(f"{url}/metrics", timeout=timeout).text.splitlines()
+    return [x for x in lines if x.startswith("trustindex_snapshot_info{") and x.endswith(" 1.0")]
+
+
+def served_by_all(url: str, snapshot_id: str) -> bool:
+    """Every worker's series names ``snapshot_id`` as the one it serves."""
+    import httpx
+
+    try:
+        live = live_snapshot_series(url, timeout=5)
+    except httpx.HTTPError:
+        return False
+    return bool(live) and all(f'"{snapshot_id}"' in x for x in live)
+
+
 class SnapshotSwapper:
     """A data directory holding two snapshots of the same passages (the measured one, hard links, and its
     ``twin``: same rows, other bytes, another id), and a thread that moves CURRENT to the twin and back while a load
@@ -89,18 +108,6 @@ class SnapshotSwapper:
         self.twin_seen_after_s: float | None = None
         set_current(work, live.name)
 
-    @staticmethod
-    def served_by_all(url: str, snapshot_id: str) -> bool:
-        """Every worker's /metrics series names ``snapshot_id`` as the one it serves."""
-        import httpx
-
-        try:
-            lines = httpx.get(f"{url}/metrics", timeout=5).text.splitlines()
-        except httpx.HTTPError:
-            return False
-        live = [x for x in lines if x.startswith("trustindex_snapshot_info{") and x.endswith(" 1.0")]
-        return bool(live) and all(f'"{snapshot_id}"' in x for x in live)
-
     def during(self, duration_s: float, url: str) -> threading.Thread:
         """Start the two moves of CURRENT over the next ``duration_s`` seconds: to the twin at a quarter of it, and
         back once every worker of the server at ``url`` serves the twin (its /metrics), or at three quarters."""
@@ -110,7 +117,7 @@ class SnapshotSwapper:
             start = time.monotonic()
             time.sleep(duration_s / 4)
             rollback(self.data, self.ids[1])  # verifies the snapshot, then replaces CURRENT atomically
-            while time.monotonic() - start < duration_s * 3 / 4 and not self.served_by_all(url, self.ids[1]):
+            while time.monotonic() - start < duration_s * 3 / 4 and not served_by_all(url, self.ids[1]):
                 time.sleep(0.2)
             self.twin_seen_after_s = round(time.monotonic() - start, 2)
             rollback(self.data, self.ids[0])
@@ -251,10 +258,7 @@ class ServerProcess:
 
     def serving(self) -> int:
         """How many processes serve a snapshot (one series per worker under --workers; 1 without)."""
-        import httpx
-
-        lines = httpx.get(f"{self.url}/metrics", timeout=10).text.splitlines()
-        return sum(1 for line in lines if line.startswith("trustindex_snapshot_info{") and line.endswith(" 1.0"))
+        return len(live_snapshot_series(self.url))
 
     def peak_rss_mib(self) -> float | None:
         """The server's peak resident memory (VmHWM), read while it still runs: its processes' summed."""

@@ -193,8 +193,9 @@ def refresh_flow(cfg: BuildConfig, request: RefreshRequest) -> RefreshResult:
             cfg.sources, lambda s: ingest_source_task.submit(s, run), limit, lambda: worker.pending_texts
         )
     finally:
-        with progress.stage("embed", unit="texts") as tail:  # what the last sources handed over, before the build
-            tail.note(texts_left=worker.pending_texts)
+        # shown while the worker embeds what the last sources handed over (not recorded: the sources' embed
+        # records run to their last text, final_embed_counts)
+        with progress.stage("embed", unit="texts"):
             release(backend, data)
     per_source, rows, failures, keys, stages, embedded = {}, [], {}, {}, [], 0
     for s in cfg.sources:
