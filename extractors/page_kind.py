@@ -8,7 +8,9 @@ from what its text claims to be.  The first rule that matches names the kind:
    ``*.instructions.md``, ``*.prompt.md``, ``*.chatmode.md``, ``*.mdc``); anything under an agent's folder
    (``.claude/``, ``.cursor/``, ``.codex/``, ``.github/prompts/``, …); anything in a skill's folder (one that holds
    a ``SKILL.md``: its references and templates too); the ``agents/``, ``commands/``, ``skills/``, ``hooks/`` and
-   ``prompts/`` of an agent plugin (a folder with ``.claude-plugin/plugin.json`` or ``gemini-extension.json``);
+   ``prompts/`` of an agent plugin (a folder with ``.claude-plugin/plugin.json`` or ``gemini-extension.json``),
+   and the pages at a plugin's own root below the repository's (its README: the catalogue of its skills, which
+   summarises the reference it was written from; a repository that is itself a plugin keeps its front page);
    front matter only agent tools read (``allowed-tools``, ``argument-hint``, ``alwaysApply``, ``applyTo``);
 2. code: a file of a programming language (and text files that are not prose);
 3. draft: a page the site does not publish, a ``_`` file or folder (schemas.page_kinds.unpublished_path, the rule
@@ -128,6 +130,7 @@ class PageKinds:
     plugin_dirs: frozenset[str]  # the agent folders of plugins: "<plugin root>/skills/", ...
     blog_dirs: tuple[str, ...] | None  # "blog/", "website/blog/"; None: no Docusaurus config, any blog/ folder
     routes: DocsRoutes | None = None  # the docs routes (a route segment can name a guide)
+    plugin_roots: frozenset[str] = frozenset()  # "plugins/x/": roots of plugins below the repository root
 
     def of(self, path: str, file_kind: str, front_matter: Mapping | None = None) -> PageKind:
         fm = front_matter or {}
@@ -173,6 +176,9 @@ class PageKinds:
                 return f"in a skill's folder: {folder + '/' if folder else ''}SKILL.md"
             if f"{folder}/" in self.plugin_dirs:
                 return f"in an agent plugin's {parts[i - 1]}/ folder: {folder}/"
+        plugin_root = "/".join(parts[:-1]) + "/"
+        if plugin_root in self.plugin_roots:  # the plugin's README: what its skills say, for the agent's user
+            return f"at an agent plugin's root: {plugin_root}"
         key = next((k for k in AGENT_FRONT_MATTER if k in fm), None)
         return f"front matter only agent tools read: {key}" if key else None
 
@@ -205,7 +211,7 @@ def load_page_kinds(
     tree_paths: Iterable[str], config_files: Mapping[str, bytes], routes: DocsRoutes | None = None
 ) -> PageKinds:
     """The tree's skill folders and agent plugins, and the blog folders of its Docusaurus configs."""
-    skills, plugins = set(), set()
+    skills, plugins, roots = set(), set(), set()
     for p in tree_paths:
         folder = kind_marker_folder(p)  # a root SKILL.md is one file, not the whole repo: no folder
         if folder is None:
@@ -214,12 +220,15 @@ def load_page_kinds(
             skills.add(folder[:-1])
         else:
             plugins.update(f"{folder}{d}/" for d in PLUGIN_AGENT_DIRS)
+            if folder:  # a repository that is itself a plugin keeps its front page
+                roots.add(folder)
     blogs: list[str] | None = None
     for path, data in sorted(config_files.items()):
         m = DOCS_CONFIG_RE.match(path)
         if m:
             blogs = (blogs or []) + blog_dirs(data.decode("utf-8", "replace"), m["root"])
-    return PageKinds(frozenset(skills), frozenset(plugins), tuple(blogs) if blogs is not None else None, routes)
+    blog_folders = tuple(blogs) if blogs is not None else None
+    return PageKinds(frozenset(skills), frozenset(plugins), blog_folders, routes, frozenset(roots))
 
 
 def blog_dirs(config: str, root: str) -> list[str]:

@@ -78,7 +78,8 @@ FILES: dict[str, str] = {
     "skills/ledger/SKILL.md": "---\nname: ledger\n---\n# Ledger skill\n\nSee references.\n",
     "skills/ledger/references/maps.md": "# Maps\n\nMap ledger type operations, for the agent.\n",
     "plugins/compact-helper/.claude-plugin/plugin.json": '{"name": "compact-helper"}\n',
-    "plugins/compact-helper/README.md": "# compact-helper\n\nA plugin for people to install.\n",
+    "plugins/compact-helper/README.md": "# compact-helper\n\nIts skills: Map ledger operations, reviews.\n",
+    "plugins/compact-helper/docs/design.md": "# Design\n\nHow the plugin is built.\n",
     "plugins/compact-helper/commands/review.md": "---\nallowed-tools: Bash\n---\n# Review\n\nReview the contract.\n",
     "plugins/compact-helper/agents/dev.md": "# Dev agent\n\nYou are a Compact developer.\n",
     "plugins/compact-helper/prompts/map.md": "# Map prompt\n\nExplain Map ledger operations.\n",
@@ -106,7 +107,10 @@ EXPECTED = {
     ".cursor/rules/compact.mdc": AGENT_INSTRUCTIONS,
     "skills/ledger/SKILL.md": AGENT_INSTRUCTIONS,
     "skills/ledger/references/maps.md": AGENT_INSTRUCTIONS,
-    "plugins/compact-helper/README.md": "reference",
+    # the plugin's README is the catalogue of its skills, written from the reference it summarises (issue 29: a
+    # plugin README outranked the indexer's own architecture page); a folder of its own keeps its pages' kinds
+    "plugins/compact-helper/README.md": AGENT_INSTRUCTIONS,
+    "plugins/compact-helper/docs/design.md": "reference",
     "plugins/compact-helper/commands/review.md": AGENT_INSTRUCTIONS,
     "plugins/compact-helper/agents/dev.md": AGENT_INSTRUCTIONS,
     "plugins/compact-helper/prompts/map.md": AGENT_INSTRUCTIONS,
@@ -134,6 +138,15 @@ def test_each_page_is_named_by_its_path_front_matter_and_site_config(kinds, path
     got = kinds.of(path, kind_of(path), _front_matter(FILES[path]))
     assert got.kind == kind, got.reason
     assert got.reason
+
+
+def test_a_repository_that_is_itself_a_plugin_keeps_its_front_page():
+    k = load_page_kinds([".claude-plugin/plugin.json", "README.md", "commands/go.md"], {})
+    assert k.of("README.md", "markdown").kind == "reference"
+    assert k.of("commands/go.md", "markdown").kind == AGENT_INSTRUCTIONS
+    nested = load_page_kinds(["p/.claude-plugin/plugin.json", "p/README.md", "p/notes/x.md"], {})
+    assert nested.of("p/README.md", "markdown").reason == "at an agent plugin's root: p/"
+    assert nested.of("p/notes/x.md", "markdown").kind == "reference"
 
 
 def test_blog_folders_come_from_the_docusaurus_config():
