@@ -40,6 +40,7 @@ from trustindex.warehouse.embed_pipeline import overlap_enabled, worker_mode
 from trustindex.warehouse.embed_worker import SharedEmbedWorker, release, shared_worker
 from trustindex.warehouse.embedder_factory import make_embedder, model_loads
 from trustindex.warehouse.embeddings import EmbeddingCache
+from trustindex.warehouse.memory import return_freed_memory
 from trustindex.warehouse.publish_gate import publish_snapshot
 from trustindex.warehouse.runs import write_run_record
 from trustindex.warehouse.snapshots import finish_snapshot, list_snapshots, new_build_dir
@@ -227,6 +228,7 @@ def refresh_flow(cfg: BuildConfig, request: RefreshRequest) -> RefreshResult:
         with progress.recording() as cluster_stages:  # what the cache lacks, embedded on the cluster's workers
             embedded += embed_on_cluster(request.dask_address, backend, data, per_source).encoded
         stages.extend(cluster_stages)
+    return_freed_memory()  # what the sources' stage freed, back to the system before the build's peak
     built = build_and_publish(cfg, request, per_source, row_dicts, inputs)
     result = RefreshResult.of(
         built,

@@ -71,3 +71,62 @@ def test_saved_source_tables_are_read_from_disk_when_asked_for(tmp_path):
     shutil.rmtree(tmp_path / "warehouse" / "docs" / "k1")
     with pytest.raises(FileNotFoundError):
         lazy["chunks"]
+
+
+class _Encoder:
+    """An embedder whose vectors are known in advance (the rows' placement is what is tested, not a model)."""
+
+    dimensions = DIMS
+
+    def __init__(self, vectors: dict[str, np.ndarray]):
+        self.vectors, self.calls = vectors, 0
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        self.calls += 1
+        return np.stack([self.vectors[t] for t in texts])
+
+
+def test_the_build_matrix_is_made_float16_row_by_row_with_the_stacked_matrix_rounding(tmp_path):
+    """Issue 29: the build's float16 matrix is filled from the cache row by row, not cast from a float32 matrix of
+    the whole corpus; the bytes are those of the old cast."""
+    from trustindex.query.dense import STORAGE_DTYPE
+    from trustindex.warehouse.embeddings import embed_texts
+
+    texts = [f"passage {i}" for i in range(40)] + ["passage 3", "passage 7"]  # repeats share their row
+    shas = [t.replace(" ", "-") for t in texts]
+    rng = np.random.default_rng(7)
+    vectors = {t: (rng.standard_normal(DIMS) * 3).astype(np.float32) for t in texts}
+    cache = EmbeddingCache(tmp_path, "key", DIMS)
+    cache.put({s: vectors[t] for t, s in list(zip(texts, shas, strict=True))[:20]})  # half cached already
+    encoder = _Encoder(vectors)
+    half, stats = embed_texts(texts, shas, encoder, cache, dtype=STORAGE_DTYPE)
+    assert half.dtype == STORAGE_DTYPE and half.shape == (len(texts), DIMS)
+    assert (stats.total, stats.distinct, stats.cache_hits, stats.encoded) == (42, 40, 20, 20)
+    stacked = np.stack([vectors[t] for t in texts]).astype(np.float32)
+    assert half.tobytes() == np.ascontiguousarray(stacked, dtype=STORAGE_DTYPE).tobytes()
+    full, _ = embed_texts(texts, shas, encoder, EmbeddingCache(tmp_path, "key", DIMS))
+    assert full.dtype == np.float32 and np.array_equal(full, stacked) and encoder.calls == 1
+
+
+def test_memory_freed_by_a_stage_goes_back_to_the_system():
+    """malloc_trim hands back what glibc kept after a stage freed it (the org refresh's build started ~0.8 GB above
+    what it held live).  Measured on this process: a heap of many mid-sized strings, freed, then trimmed."""
+    import os
+
+    from trustindex.warehouse.memory import _libc, return_freed_memory
+
+    if _libc() is None or not os.path.exists("/proc/self/statm"):
+        pytest.skip("no glibc malloc_trim or /proc here: nothing to hand back")
+
+    def rss() -> int:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+    # one survivor every 64 strings pins the arena's top, so freeing the rest does not shrink the heap by itself
+    heap = [("x" * 1500) + str(i) for i in range(200_000)]
+    keep = heap[::64]
+    del heap
+    before = rss()
+    return_freed_memory()
+    after = rss()
+    assert keep and before - after > 100 * 2**20, (before, after)

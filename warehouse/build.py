@@ -32,6 +32,7 @@ from trustindex.schemas.tables import SCHEMA_VERSION, SOURCE_TABLES, table_from_
 from trustindex.warehouse.bm25 import build_bm25
 from trustindex.warehouse.embedder_factory import embedder_identity
 from trustindex.warehouse.embeddings import Embedder, EmbeddingCache, EmbedStats, embed_texts
+from trustindex.warehouse.memory import return_freed_memory
 from trustindex.warehouse.tables import concat, write_table
 
 SORT_KEYS = {
@@ -153,10 +154,13 @@ def write_snapshot_files(
     chunks = tables.pop("chunks")
     del tables
     texts = embedding_input(chunks)
-    matrix, stats = embed_texts(texts, chunks.column("content_sha256").to_pylist(), embedder, cache)
+    shas = chunks.column("content_sha256").to_pylist()
+    # float16 on disk (query/dense.py), made row by row: at 105k passages a float32 matrix beside the cache's
+    # vectors was the build's peak (issue 29)
+    matrix16, stats = embed_texts(texts, shas, embedder, cache, dtype=STORAGE_DTYPE)
+    del shas
     cache.release()
-    matrix16 = np.ascontiguousarray(matrix, dtype=STORAGE_DTYPE)  # float16 on disk: query/dense.py
-    del matrix
+    return_freed_memory()  # the cache's copies and the tables' concatenation buffers, before BM25's transient
     if ann_min_rows is None:
         ann_min_rows = Policy.default().dense.exact_below
     with progress.stage("index", len(texts), unit="chunks") as bar:  # vectors on disk, ANN if large, BM25

@@ -121,9 +121,15 @@ class EmbeddingCache:
 
 
 def embed_texts(
-    texts: list[str], shas: list[str], embedder: Embedder, cache: EmbeddingCache, progress=None
+    texts: list[str],
+    shas: list[str],
+    embedder: Embedder,
+    cache: EmbeddingCache,
+    progress=None,
+    dtype: np.dtype | type = np.float32,
 ) -> tuple[np.ndarray, EmbedStats]:
-    """Embed each distinct text once, reusing cached vectors; rows follow ``texts``."""
+    """Embed each distinct text once, reusing cached vectors; rows follow ``texts``, as ``dtype`` (the snapshot's
+    float16: each row cast as it is placed, so no float32 matrix of the whole corpus is made beside the cache's)."""
     stats = EmbedStats(total=len(texts))
     first: dict[str, str] = {}
     for t, s in zip(texts, shas, strict=True):
@@ -148,7 +154,7 @@ def embed_texts(
             cache.put(new)
             found.update(new)
             stats.encoded = len(missing)
-    dims = embedder.dimensions
-    # stacked float32 vectors are float32 already: astype without copy=False made a second matrix
-    mat = np.stack([found[s] for s in shas]).astype(np.float32, copy=False) if shas else np.zeros((0, dims), np.float32)
+    mat = np.empty((len(shas), embedder.dimensions), dtype=dtype)
+    for row, s in enumerate(shas):  # the same rounding as casting the stacked matrix (tests/test_embeddings.py)
+        mat[row] = found[s]
     return mat, stats
