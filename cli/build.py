@@ -143,11 +143,17 @@ def _logged_server():
     from prefect.server.api.server import SubprocessASGIServer
     from prefect.settings import PREFECT_HOME, get_current_settings
 
+    from trustindex.cli.prefect_db import seed_home
+
     class LoggedServer(SubprocessASGIServer):
         def _run_uvicorn_command(self) -> subprocess.Popen:
             home = Path(PREFECT_HOME.value())
             home.mkdir(parents=True, exist_ok=True)
+            seeded = seed_home(home)  # a fresh home: the migrated empty database, not every migration again
             with open(home / SERVER_LOG, "wb") as log:  # the child keeps its own copy of the descriptor
+                if seeded:
+                    log.write(b"trustindex: prefect.db copied from the user's cache of migrated databases\n")
+                    log.flush()
                 return subprocess.Popen(
                     [sys.executable, "-m", "uvicorn", "--app-dir", str(prefect.__module_path__.parent), "--factory"]
                     + ["prefect.server.api.server:create_app", "--host", "127.0.0.1", "--port", str(self.port)]

@@ -81,13 +81,8 @@ def encoder_cache_dir(data_dir: Path) -> Path:
     where that cannot be written (no home, a read-only one), ``<data_dir>/cache/encoders``."""
     if named := os.environ.get(ENCODER_CACHE_ENV):
         return Path(named)
-    base = os.environ.get("XDG_CACHE_HOME") or (Path.home() / ".cache" if Path.home() != Path("/") else None)
-    if base:
-        user = Path(base) / "trustindex" / "encoders"
-        try:
-            user.mkdir(parents=True, exist_ok=True)
-            if os.access(user, os.W_OK):
-                return user
-        except OSError:
-            pass
+    from trustindex.schemas.user_cache import ENCODERS, user_cache_dir
+
+    if (user := user_cache_dir(ENCODERS)) is not None:
+        return user
     return Path(data_dir) / "cache" / "encoders"

@@ -100,6 +100,7 @@ def test_the_ephemeral_servers_output_goes_to_its_log_not_the_terminal(demo, tmp
     home = tmp_path / "prefect-home"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PREFECT_HOME": str(home), "PREFECT_LOGGING_SERVER_LEVEL": "DEBUG"}
     env.pop("PREFECT_API_URL", None)
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")  # issue 30: the fresh home gets the migrated database
     r = subprocess.run(
         [sys.executable, "-m", "trustindex.cli.main", "refresh", "--sources", str(demo), "--data", str(tmp_path / "d")],
         capture_output=True,
@@ -112,3 +113,5 @@ def test_the_ephemeral_servers_output_goes_to_its_log_not_the_terminal(demo, tmp
     assert [line for line in r.stderr.splitlines() if not line.startswith("trustindex: ")] == []
     log = (home / "ephemeral-server.log").read_text()
     assert "uvicorn.error - Started server process" in log and "DEBUG" in log
+    assert log.startswith("trustindex: prefect.db copied from the user's cache")
+    assert list((tmp_path / "cache" / "trustindex" / "prefect-db").glob("*/prefect.db"))
