@@ -1,7 +1,7 @@
 """Refresh cost: a full build, a refresh with no change, a refresh after changing 1% of the files.
 
-    PYTHONPATH=. .venv/bin/python bench/bench_refresh.py [--corpus truncated|full|both] [--repeats 3]
-        [--files 2000] [--body-chars 250] [--no-encode]
+    PYTHONPATH=. .venv/bin/python bench/bench_refresh.py [--parts truncated full encoder cluster] [--repeats 3]
+        [--files 2000] [--body-chars 250] [--no-encode] [--encoder-texts 400] [--cluster-files 800]
 
 Truncated corpus: a git repository made from the first ``--files`` Markdown files of the real
 Midnight docs (path order), each kept whole up to its front matter and then cut after
@@ -18,16 +18,24 @@ plain torch encoding of the same distinct texts (bench/refresh_full.py); its ref
 are fresh processes too, compared by the flow's own time (start-up excluded).
 
 Both: ``--repeats`` rounds of (no-change refresh, then a commit changing a different 1% of
-the files and a refresh), each ratio reported.  A corpus not run keeps its last figures.
+the files and a refresh), each ratio reported.
 
-Goals (issue 17): the whole full-corpus build (start-up included) ≥ 3× faster than the torch
-encode alone; no-change ≤ 0.03 and 1% change ≤ 0.05 of the full build in every round.
+Encoder (``--parts encoder``): bench/encoder_alone.py on the full build's data directory when the full corpus runs
+in the same command (else on ``--encoder-data``): the int8 encoder batch 1 (before issue 30) vs its batching vs
+torch fp32 on the real length mix.  Cluster (``--parts cluster``): bench/bench_cluster.py, the embedding stage on a
+2-worker local Dask cluster vs 1 worker.  A part not run keeps its last figures.
+
+Goals: no-change ≤ 0.03 and 1% change ≤ 0.05 of the full build in every round (issue 17); the whole full-corpus
+build (start-up included) ≥ 2.2× the torch encode alone (issue 30, restated from issue 17's 3×: 90% of the
+encoder's own ratio), and ≥ 90% of the encoder's ratio against torch when the encoder part runs in the same
+command; the encoder's and the cluster's goals are theirs.
 """
 
 from __future__ import annotations
 
 import argparse
 import shutil
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -36,7 +44,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import CORPUS, ENCODER_CACHE, WORK, figure, print_figures, save, setup_env  # noqa: E402
 from trustindex.schemas.embedding_model import ENCODER_CACHE_ENV, Backend  # noqa: E402
 
-GOAL_NOCHANGE, GOAL_ONE_PERCENT, GOAL_BUILD_VS_ENCODE = 0.03, 0.05, 3.0
+GOAL_NOCHANGE, GOAL_ONE_PERCENT, GOAL_BUILD_VS_ENCODE = 0.03, 0.05, 2.2
+SHARE_OF_ENCODER_RATIO = 0.9  # issue 30: the build keeps 90% of the encoder's own ratio against torch
+PARTS = ("truncated", "full", "encoder", "cluster")
 REPEATS = 3
 PUBLISHER = "midnight-foundation"
 AUTHOR = ("Ada Lovelace", "ada@midnight.example")
@@ -235,7 +245,11 @@ def run_truncated(files: int = 2000, body_chars: int = 250, repeats: int = REPEA
 
 
 def run_full(
-    repeats: int = REPEATS, share: float = 0.01, encode: bool = True, encode_budget_s: float | None = None
+    repeats: int = REPEATS,
+    share: float = 0.01,
+    encode: bool = True,
+    encode_budget_s: float | None = None,
+    keep_data: bool = False,
 ) -> dict:
     from bench.refresh_full import ENCODE_BATCH, cli_refresh, distinct_embedded_texts, torch_encode
 
@@ -307,14 +321,18 @@ def run_full(
         figure("full corpus: build peak RSS", build["rss_mib"], "MiB"),
         *round_figures("full corpus", build["flow_s"], rounds),
     ]
-    shutil.rmtree(root / "data", ignore_errors=True)
+    if not keep_data:
+        shutil.rmtree(root / "data", ignore_errors=True)
     return {
         "figures": figures,
+        "data": str(data),
+        "whole_build_s": whole,
         "files": len(paths),
         "chunks": build["chunks"],
         "distinct_texts": len(texts),
         "build": build,
         "torch_encode": ref,
+        "torch_vs_build": ref["lower_bound_s"] / whole if ref else None,
         "rounds": rounds,
         "method": f"full corpus: every Markdown/MDX file of the real Midnight docs ({len(paths)} files, whole, one "
         f"commit; {build['chunks']} passages, {len(texts)} distinct texts embedded), default backend; the whole "
@@ -341,27 +359,85 @@ def previous(part: str) -> dict | None:
         return None
 
 
+def build_vs_encoder(full: dict, encoder: dict) -> dict | None:
+    """The whole build's ratio against torch as a share of the encoder's own (same command).  Issue 30 asks for 90%
+    of the encoder's ratio only if the new batching raised it; the batching figure beside it says whether it did
+    (else the goal is the 2.2x above)."""
+    if not full.get("torch_vs_build"):
+        return None
+    rounds = encoder["encoder_alone"]["rounds"]
+    own = statistics.median(r["torch fp32"] / r["recipe 5, batched"] for r in rounds)
+    raised = statistics.median(r["recipe 4, batch 1"] / r["recipe 5, batched"] for r in rounds)
+    share = full["torch_vs_build"] / own
+    return figure(
+        f"full corpus: whole build's ratio against torch / the encoder's own (batching raised the encoder "
+        f"{raised:.2f}x)",
+        share,
+        "×",
+        "the encoder alone against torch (×)",
+        own,
+        share,
+        f"≥ {SHARE_OF_ENCODER_RATIO} if batching raised the encoder's ratio",
+        None,
+    )
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--corpus", choices=["truncated", "full", "both"], default="both")
+    ap.add_argument(
+        "--parts",
+        nargs="+",
+        choices=PARTS,
+        help=f"parts to run (default: {' '.join(PARTS)}); e.g. --parts full encoder",
+    )
+    ap.add_argument("--corpus", choices=["truncated", "full", "both"], help="the old spelling of --parts")
     ap.add_argument("--repeats", type=int, default=REPEATS, help="rounds of (no change, 1%% changed) refreshes")
     ap.add_argument("--files", type=int, default=2000, help="truncated corpus: files taken")
     ap.add_argument("--body-chars", type=int, default=250, help="truncated corpus: body characters kept")
-    ap.add_argument("--no-encode", action="store_true", help="full corpus: skip the torch reference (~4 min)")
+    ap.add_argument("--no-encode", action="store_true", help="full corpus: skip the torch reference (~6 min)")
     ap.add_argument("--encode-budget", type=float, help="full corpus: stop the torch reference after this many seconds")
+    ap.add_argument("--encoder-texts", type=int, default=400, help="encoder part: texts sampled from the snapshot")
+    ap.add_argument("--encoder-rounds", type=int, default=2, help="encoder part: rounds")
+    ap.add_argument(
+        "--encoder-data", type=Path, default=WORK / "retrieval" / "data", help="encoder part without the full corpus"
+    )
+    ap.add_argument("--cluster-files", type=int, default=800, help="cluster part: real docs files taken (0: all)")
     ap.add_argument("--no-save", action="store_true")
     ap.add_argument("--note", help="a note saved with the figures (e.g. what else the machine was running)")
     a = ap.parse_args(argv)
+    wanted = a.parts or {"truncated": ["truncated"], "full": ["full"], "both": ["truncated", "full"]}.get(
+        a.corpus or "", list(PARTS)
+    )
     setup_env()
     if not CORPUS.is_dir():
         print(f"refresh: skipped, the real docs corpus is not at {CORPUS} (set TRUSTINDEX_BENCH_CORPUS)")
         return 0
     parts = {}
-    if a.corpus in ("truncated", "both"):
+    if "truncated" in wanted:
         parts["truncated"] = run_truncated(a.files, a.body_chars, a.repeats)
-    if a.corpus in ("full", "both"):
-        parts["full"] = run_full(a.repeats, encode=not a.no_encode, encode_budget_s=a.encode_budget)
-    for name in ("truncated", "full"):
+    if "full" in wanted:
+        parts["full"] = run_full(
+            a.repeats, encode=not a.no_encode, encode_budget_s=a.encode_budget, keep_data="encoder" in wanted
+        )
+    if "encoder" in wanted:
+        from bench import encoder_alone
+
+        data = Path(parts["full"]["data"]) if "full" in parts else a.encoder_data
+        print(f"  encoder alone: {a.encoder_texts} texts of {data}, {a.encoder_rounds} rounds", flush=True)
+        parts["encoder"] = encoder_alone.run(data, a.encoder_texts, a.encoder_rounds)
+        parts["encoder"]["method"] = (
+            f"encoder alone: bench/encoder_alone.py, {a.encoder_texts} distinct model inputs of {data.name}'s "
+            f"snapshot, {a.encoder_rounds} rounds; the sides take turns on chunks of {encoder_alone.CHUNK} texts."
+        )
+        if "full" in parts:
+            shutil.rmtree(parts["full"]["data"], ignore_errors=True)
+            if (share := build_vs_encoder(parts["full"], parts["encoder"])) is not None:
+                parts["full"]["figures"].insert(1, share)
+    if "cluster" in wanted:
+        from bench import bench_cluster
+
+        parts["cluster"] = bench_cluster.run(a.cluster_files or None, None, 1)
+    for name in PARTS:
         if name not in parts and (kept := previous(name)) is not None:
             parts[name] = kept
     from bench.common import machine
