@@ -47,6 +47,17 @@ def test_saved_files_are_bm25s_own_byte_for_byte(tmp_path, seed, n):
     assert not different, f"files differ from bm25s's: {different}"
 
 
+@pytest.mark.parametrize("block", [1, 7, 64, 5000])
+def test_the_index_built_a_block_at_a_time_is_the_same(tmp_path, monkeypatch, block):
+    """Issue 29: the (passage, term) pairs and the scores are made a block of tokens at a time (a passage longer
+    than the block is a block of its own); any block size gives bm25s's own files."""
+    import trustindex.warehouse.bm25 as bm25
+
+    monkeypatch.setattr(bm25, "BLOCK", block)
+    texts = generated(4, 400)
+    assert built_files(texts, tmp_path / "ours") == reference_files(texts, tmp_path / "ref")
+
+
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # bm25s's mean length of no passages, both ways
 def test_no_passages_still_builds(tmp_path):
     assert built_files([], tmp_path / "ours") == reference_files([], tmp_path / "ref")
