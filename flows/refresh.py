@@ -38,7 +38,7 @@ from trustindex.schemas.refresh_run import (
 from trustindex.warehouse.build import build_inputs_key, linked_sha256, write_snapshot_files
 from trustindex.warehouse.embed_pipeline import overlap_enabled, worker_mode
 from trustindex.warehouse.embed_worker import SharedEmbedWorker, release, shared_worker
-from trustindex.warehouse.embedder_factory import make_embedder, model_loads
+from trustindex.warehouse.embedder_factory import make_embedder, model_loads, release_loaded_models
 from trustindex.warehouse.embeddings import EmbeddingCache
 from trustindex.warehouse.memory import return_freed_memory
 from trustindex.warehouse.publish_gate import publish_snapshot
@@ -228,7 +228,10 @@ def refresh_flow(cfg: BuildConfig, request: RefreshRequest) -> RefreshResult:
         with progress.recording() as cluster_stages:  # what the cache lacks, embedded on the cluster's workers
             embedded += embed_on_cluster(request.dask_address, backend, data, per_source).encoded
         stages.extend(cluster_stages)
-    return_freed_memory()  # what the sources' stage freed, back to the system before the build's peak
+    # what the sources' stage held and freed, back to the system before the build's peak: the encoder's arenas
+    # (the build embeds only what the cache lacks: nothing, when the sources embedded their texts) and the heaps
+    release_loaded_models()
+    return_freed_memory()
     built = build_and_publish(cfg, request, per_source, row_dicts, inputs)
     result = RefreshResult.of(
         built,

@@ -184,11 +184,11 @@ class OnnxEncoder:
         tok.no_padding()
         self._tokenizer = tok
         self._pad_id = int(meta.get("pad_id", 0))
-        self._session = self._open_session(self.threads)
+        self._session: ort.InferenceSession | None = self._open_session(self.threads)
         self._lock = threading.Lock()
         self._pool_session: ort.InferenceSession | None = None
         self._executor: ThreadPoolExecutor | None = None
-        names = {i.name for i in self._session.get_inputs()}
+        names = {i.name for i in self._session.get_inputs()}  # the session just opened
         if not {"input_ids", "attention_mask"} <= names:
             raise EncoderError(f"{self.directory / MODEL_FILE}: inputs {sorted(names)} lack input_ids/attention_mask")
         self._wants_token_types = "token_type_ids" in names
@@ -200,6 +200,13 @@ class OnnxEncoder:
             )
         except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph types
             raise EncoderError(f"{self.directory / MODEL_FILE}: onnxruntime cannot load it: {exc}") from None
+
+    def _main_session(self) -> ort.InferenceSession:
+        """The session on the intra-op threads, opened again after ``release_sessions``."""
+        with self._lock:
+            if self._session is None:
+                self._session = self._open_session(self.threads)
+            return self._session
 
     def _parallel(self) -> tuple[ort.InferenceSession, ThreadPoolExecutor]:
         """A single-threaded session shared by ``threads`` workers, each running its own batches.
@@ -260,8 +267,9 @@ class OnnxEncoder:
             out[idx] = self._pool(hidden, mask)  # disjoint rows per batch: no lock needed
 
         if len(batches) == 1 or self.threads == 1:
+            session = self._main_session()
             for idx in batches:
-                run(self._session, idx)
+                run(session, idx)
         else:
             session, executor = self._parallel()
             for _ in executor.map(lambda idx: run(session, idx), batches):
@@ -274,6 +282,16 @@ class OnnxEncoder:
             if self._executor is not None:
                 self._executor.shutdown(wait=True)
             self._executor, self._pool_session = None, None
+
+    def release_sessions(self) -> None:
+        """Close the worker threads and every inference session; the next ``encode`` opens them again (~0.2 s).
+
+        Why: onnxruntime keeps each session's memory arena at the size of the largest batch it ran and never
+        returns it: after a bulk encode of real passages (up to 256 tokens) the two sessions held ~0.6 GB, which the
+        org refresh (issue 29) carried through its whole build stage, where nothing is embedded."""
+        self.close()
+        with self._lock:
+            self._session = None
 
     def _pool(self, hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """Masked mean over tokens, then L2 normalisation (sentence-transformers Pooling + Normalize)."""

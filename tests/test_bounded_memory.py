@@ -130,3 +130,34 @@ def test_memory_freed_by_a_stage_goes_back_to_the_system():
     return_freed_memory()
     after = rss()
     assert keep and before - after > 100 * 2**20, (before, after)
+
+
+def test_the_encoder_gives_back_its_arenas_and_embeds_the_same_bits_after(tmp_path):
+    """Issue 29: onnxruntime keeps each session's arena at its largest batch's size; a refresh's build carried
+    ~0.6 GB of them after the sources had embedded everything.  Released, the memory goes back to the system; the
+    next encode opens the sessions again and gives the same bits."""
+    import os
+
+    from trustindex.schemas.embedding_model import Backend, encoder_cache_dir
+    from trustindex.warehouse.embedder_factory import make_embedder, release_loaded_models
+    from trustindex.warehouse.memory import return_freed_memory
+
+    if not os.path.exists("/proc/self/statm"):
+        pytest.skip("no /proc here to read the resident size")
+
+    def rss() -> int:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+    words = "ledger circuit compact proof wallet disclose witness contract token shielded".split()
+    texts = [" ".join(words[(i + j) % len(words)] for j in range(230)) + f" passage {i}" for i in range(48)]
+    embedder = make_embedder(Backend.ONNX_INT8, cache_dir=encoder_cache_dir(tmp_path))
+    first = embedder.encode(texts)
+    return_freed_memory()
+    held = rss()
+    release_loaded_models()
+    return_freed_memory()
+    assert held - rss() > 32 * 2**20, (held, rss())
+    assert embedder.encoder._session is None and embedder.encoder._pool_session is None
+    assert embedder.encode(texts).tobytes() == first.tobytes()
+    assert embedder.encode(texts[:1]).tobytes() == first[:1].tobytes()  # the intra-op session, opened again

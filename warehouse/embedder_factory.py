@@ -63,6 +63,15 @@ def make_embedder(
         return _LOADED[key]
 
 
+def release_loaded_models() -> None:
+    """Every loaded model gives back its run-time memory (the models stay loaded): a refresh calls this when its
+    sources have embedded their texts and the build, which finds them in the cache, begins."""
+    with _LOADING:
+        loaded = list(_LOADED.values())
+    for embedder in loaded:
+        embedder.release_memory()
+
+
 def model_loads() -> int:
     """How many embedding models this process has loaded so far (each backend and encoder cache once)."""
     return _LOADS[0]

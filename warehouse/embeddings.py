@@ -41,6 +41,9 @@ class Embedder:
         """sha256 of those files (same keys) as this process verified them when it loaded the model."""
         return {}
 
+    def release_memory(self) -> None:
+        """Give back what running the model holds beyond the model itself (the next encode takes it again)."""
+
     @property
     def cache_key(self) -> str:
         i = self.info()

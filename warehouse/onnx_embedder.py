@@ -37,6 +37,9 @@ class OnnxEmbedder(Embedder):
             return np.zeros((0, self.dimensions), np.float32)
         return np.asarray(self.encoder.encode(list(texts)), dtype=np.float32)
 
+    def release_memory(self) -> None:
+        self.encoder.release_sessions()  # onnxruntime's arenas: ~0.6 GB after a bulk encode
+
     def info(self) -> dict:
         files = self.meta.get("files", {})
         model_sha = files.get(self.files.model.name, {})
