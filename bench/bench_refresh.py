@@ -27,8 +27,9 @@ torch fp32 on the real length mix.  Cluster (``--parts cluster``): bench/bench_c
 
 Goals: no-change ≤ 0.03 and 1% change ≤ 0.05 of the full build in every round (issue 17); the whole full-corpus
 build (start-up included) ≥ 2.2× the torch encode alone (issue 30, restated from issue 17's 3×: 90% of the
-encoder's own ratio), and ≥ 90% of the encoder's ratio against torch when the encoder part runs in the same
-command; the encoder's and the cluster's goals are theirs.
+encoder's own ratio).  When the encoder part runs in the same command, the build's ratio is also reported as a share
+of the encoder's own, with how much batching raised the encoder: issue 30 asks for 90% of that ratio only if
+batching raised it.  The encoder's and the cluster's goals are theirs.
 """
 
 from __future__ import annotations
@@ -326,7 +327,6 @@ def run_full(
     return {
         "figures": figures,
         "data": str(data),
-        "whole_build_s": whole,
         "files": len(paths),
         "chunks": build["chunks"],
         "distinct_texts": len(texts),
@@ -365,9 +365,12 @@ def build_vs_encoder(full: dict, encoder: dict) -> dict | None:
     (else the goal is the 2.2x above)."""
     if not full.get("torch_vs_build"):
         return None
+    from bench.encoder_alone import SIDES
+
+    recipe4_batch1, _recipe5_batch1, recipe5_batched, torch_fp32 = SIDES
     rounds = encoder["encoder_alone"]["rounds"]
-    own = statistics.median(r["torch fp32"] / r["recipe 5, batched"] for r in rounds)
-    raised = statistics.median(r["recipe 4, batch 1"] / r["recipe 5, batched"] for r in rounds)
+    own = statistics.median(r[torch_fp32] / r[recipe5_batched] for r in rounds)
+    raised = statistics.median(r[recipe4_batch1] / r[recipe5_batched] for r in rounds)
     share = full["torch_vs_build"] / own
     return figure(
         f"full corpus: whole build's ratio against torch / the encoder's own (batching raised the encoder "

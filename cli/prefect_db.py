@@ -27,6 +27,8 @@ from trustindex.schemas.user_cache import PREFECT_DB, user_cache_dir
 
 DATABASE = "prefect.db"  # Prefect's default SQLite file in $PREFECT_HOME (prefect/settings/models/_defaults.py)
 SQLITE = "sqlite+aiosqlite:///"
+# the environment names of Prefect's database settings: the scratch home's child uses the default database
+DATABASE_SETTINGS = ("PREFECT_API_DATABASE_", "PREFECT_SERVER_DATABASE_")
 _CREATE = (
     "import asyncio\n"
     "from prefect.server.database import provide_database_interface\n"
@@ -54,7 +56,7 @@ def template(cache: Path) -> Path:
         return made
     made.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".making-", dir=made.parent) as scratch:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_API_DATABASE", "PREFECT_SERVER_DB"))}
+        env = {k: v for k, v in os.environ.items() if not k.startswith(DATABASE_SETTINGS)}
         env["PREFECT_HOME"] = scratch
         subprocess.run([sys.executable, "-c", _CREATE], env=env, check=True, capture_output=True, timeout=300)
         # one self-contained file (no -wal beside it), then renamed into place: a reader sees all or nothing

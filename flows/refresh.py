@@ -62,6 +62,11 @@ def build_and_publish(
             sid, counts, reused = existing.snapshot_id, existing.row_counts, True
             log.info("inputs unchanged: snapshot %s already holds this build", sid)
         else:
+            # what the sources' stage held and freed, back to the system before the build's peak: the encoder's
+            # arenas (the build embeds only what the cache lacks: nothing, when the sources embedded their texts)
+            # and the heaps; a refresh whose snapshot exists already builds nothing and keeps both
+            release_loaded_models()
+            return_freed_memory()
             with progress.stage("model"):  # loaded, or exported once into the encoder cache
                 embedder = make_embedder(request.backend, cache_dir=encoder_cache_dir(data))
             cache = EmbeddingCache(data / "cache" / "embeddings", embedder.cache_key, embedder.dimensions)
@@ -228,10 +233,6 @@ def refresh_flow(cfg: BuildConfig, request: RefreshRequest) -> RefreshResult:
         with progress.recording() as cluster_stages:  # what the cache lacks, embedded on the cluster's workers
             embedded += embed_on_cluster(request.dask_address, backend, data, per_source).encoded
         stages.extend(cluster_stages)
-    # what the sources' stage held and freed, back to the system before the build's peak: the encoder's arenas
-    # (the build embeds only what the cache lacks: nothing, when the sources embedded their texts) and the heaps
-    release_loaded_models()
-    return_freed_memory()
     built = build_and_publish(cfg, request, per_source, row_dicts, inputs)
     result = RefreshResult.of(
         built,

@@ -148,7 +148,7 @@ def _vectorised_bm25():
             # bm25s's _np_csc sorts the packed (term << 32 | passage) keys; the pairs are passage-major, so a stable
             # sort by term alone gives that same order without the packed keys' copy
             sorter = np.argsort(vocab_idx, kind="stable")
-            data, indices = scores[sorter].astype(self.dtype, copy=False), doc_idx[sorter]
+            data, indices = scores[sorter], doc_idx[sorter]  # scores are self.dtype already
             del sorter, scores
             indptr = np.zeros(n_vocab + 1, dtype=np.int64)
             np.cumsum(df, out=indptr[1:])

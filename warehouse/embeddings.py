@@ -158,6 +158,6 @@ def embed_texts(
             found.update(new)
             stats.encoded = len(missing)
     mat = np.empty((len(shas), embedder.dimensions), dtype=dtype)
-    for row, s in enumerate(shas):  # the same rounding as casting the stacked matrix (tests/test_embeddings.py)
+    for row, s in enumerate(shas):  # the same rounding as casting the stacked matrix (tests/test_bounded_memory.py)
         mat[row] = found[s]
     return mat, stats
