@@ -72,6 +72,23 @@ def split_front_matter(text: str) -> tuple[dict, int, list[str]]:
     return {}, 1, ["front matter opened at line 1 is never closed; read as body text"]
 
 
+def body_offset(text: str) -> int:
+    """The character offset where the body starts: just past a closed front matter block, else 0 (the same block
+    split_front_matter reads; a BOM before it counts as part of the block)."""
+    start = 1 if text.startswith("\ufeff") else 0
+    first, pos = _first_line_and_rest(text[start:])
+    if first.rstrip("\r \t") != _OPEN:
+        return 0
+    pos += start
+    while pos < len(text):
+        nl = text.find("\n", pos)
+        end = len(text) if nl < 0 else nl
+        if text[pos:end].rstrip("\r \t") in _CLOSE:
+            return min(end + 1, len(text))
+        pos = end + 1
+    return 0
+
+
 def _parse_block(block: str) -> tuple[dict, list[str]]:
     if len(block.encode("utf-8", "surrogatepass")) > MAX_FRONT_MATTER_BYTES:
         return {}, [f"front matter at line 1 is larger than {MAX_FRONT_MATTER_BYTES} bytes; ignored"]

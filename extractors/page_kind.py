@@ -1,7 +1,9 @@
-"""What a page is: reference, guide, blog post, release notes, agent instructions, draft or code (issue 29 item 4).
+"""What a page is: reference, guide, blog post, release notes, agent instructions, AI-written, draft or code (issue 29
+item 4).
 
 Read from where the file sits in its repository, what its front matter says and the site's Docusaurus config, never
-from what its text claims to be.  The first rule that matches names the kind:
+from what its text claims to be (but for its own disclosure that a model wrote it).  The first rule that matches
+names the kind:
 
 1. agent instructions: written to steer an AI agent, not to inform a person.  A file named as an agent reads it
    (``AGENTS.md``, ``CLAUDE.md``, ``GEMINI.md``, ``SKILL.md``, ``copilot-instructions.md``, ``.cursorrules``, …;
@@ -13,14 +15,17 @@ from what its text claims to be.  The first rule that matches names the kind:
    summarises the reference it was written from; a repository that is itself a plugin keeps its front page);
    front matter only agent tools read (``allowed-tools``, ``argument-hint``, ``alwaysApply``, ``applyTo``);
 2. code: a file of a programming language (and text files that are not prose);
-3. draft: a page the site does not publish, a ``_`` file or folder (schemas.page_kinds.unpublished_path, the rule
+3. ai_written: the page says that an AI model wrote it or sections of it (extractors/ai_disclosure.py: front
+   matter, a heading's ``[AI-generated]`` badge, a statement in its opening, Claude Code's signature); the one kind
+   a page's text can name, because it can only lower the page;
+4. draft: a page the site does not publish, a ``_`` file or folder (schemas.page_kinds.unpublished_path, the rule
    the search's unpublished multiplier uses) or front matter ``draft: true``;
-4. release notes: under a release-notes folder (extractors/release_notes.py) or named as release notes or a
+5. release notes: under a release-notes folder (extractors/release_notes.py) or named as release notes or a
    changelog (``CHANGELOG.md``, ``2024-09_testnet_release_notes.mdx``, ``archived-relnotes/``);
-5. blog: under a blog plugin's folder of the site's Docusaurus config (its ``path``, ``blog`` by default; none when
+6. blog: under a blog plugin's folder of the site's Docusaurus config (its ``path``, ``blog`` by default; none when
    the preset sets ``blog: false``), or without a config a folder named ``blog``;
-6. guide: a folder, file name or docs route segment that names a tutorial, guide, getting started or examples;
-7. reference: any other page.
+7. guide: a folder, file name or docs route segment that names a tutorial, guide, getting started or examples;
+8. reference: any other page.
 
 Pure and cheap: the tree is read once per source (``load_page_kinds``), then each file costs a few set lookups.
 """
@@ -32,12 +37,14 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from trustindex.extractors.ai_disclosure import ai_disclosure
 from trustindex.extractors.docs_routes import DocsRoutes
 from trustindex.extractors.docs_versions import DOCS_CONFIG_RE, classic_presets, content_plugin_options
 from trustindex.extractors.js_config import entries, string_literal, strip_comments
 from trustindex.extractors.release_notes import relnotes_folder
 from trustindex.schemas.page_kinds import (
     AGENT_INSTRUCTIONS,
+    AI_WRITTEN,
     BLOG,
     CODE,
     DRAFT,
@@ -132,7 +139,8 @@ class PageKinds:
     routes: DocsRoutes | None = None  # the docs routes (a route segment can name a guide)
     plugin_roots: frozenset[str] = frozenset()  # "plugins/x/": roots of plugins below the repository root
 
-    def of(self, path: str, file_kind: str, front_matter: Mapping | None = None) -> PageKind:
+    def of(self, path: str, file_kind: str, front_matter: Mapping | None = None, text: str = "") -> PageKind:
+        """The page's kind and the rule that named it; ``text`` (the file's) is read for an AI-writing disclosure."""
         fm = front_matter or {}
         parts = path.split("/")
         name = parts[-1].lower()
@@ -142,6 +150,9 @@ class PageKinds:
         ext = name.rsplit(".", 1)[-1] if "." in name else ""
         if file_kind in CODE_FILE_KINDS or (file_kind == "text" and ext not in PROSE_EXTENSIONS):
             return PageKind(CODE, f"a {file_kind} file")
+        disclosed = ai_disclosure(text, fm)
+        if disclosed:
+            return PageKind(AI_WRITTEN, f"written by an AI model: {disclosed}")
         if unpublished_path(path):
             part = next(p for p in parts if p.startswith("_"))
             return PageKind(DRAFT, f"unpublished: {part!r} starts with _ (the site serves no page for it)")

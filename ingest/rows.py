@@ -44,7 +44,7 @@ def document_rows(
     text = data.decode("utf-8", "replace")
     targets = ctx.evidence.version_targets(path, kind, text, extraction)
     deprecations = ctx.evidence.deprecations(path, kind, text, extraction)
-    rows["documents"].append(_document_row(ctx, doc_id, path, data, kind, extraction, touches, subst))
+    rows["documents"].append(_document_row(ctx, doc_id, path, data, text, kind, extraction, touches, subst))
     last = touches[0] if touches else None
     author = (last.author_name, last.author_email) if last else ("", "")
     rows["attribution"].append({"doc_id": doc_id, **attribute(ctx.source, path, ctx.ids, *author)})
@@ -70,6 +70,7 @@ def _document_row(
     doc_id: str,
     path: str,
     data: bytes,
+    text: str,
     kind: str,
     extraction: Extraction | None,
     touches: list[CommitInfo],
@@ -78,7 +79,7 @@ def _document_row(
     last = touches[0] if touches else None
     last_sub = next((c for c in touches if subst[c.sha]), touches[-1] if touches else None)
     fm = extraction.front_matter if extraction else {}
-    page_kind = ctx.evidence.page_kinds.of(path, kind, fm)
+    page_kind = ctx.evidence.page_kinds.of(path, kind, fm, text)
     return {
         "doc_id": doc_id,
         "source": ctx.source.name,

@@ -4,6 +4,8 @@
 site's configuration; the policy's ``[page_kind]`` section gives each kind a multiplier at query time
 (``query/trust_factors/page_kind.py``).  The kind is only ever read from where a file sits and what it says of
 itself; the weights are the operator's, so a repository cannot raise its own standing by what it calls a page.
+The one thing a page's text can name is ``ai_written`` (its own disclosure that a model wrote it), which can only
+lower it.
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ GUIDE = "guide"  # tutorials, how-to guides, getting started, examples
 BLOG = "blog"  # a post of the site's blog: written for its day
 RELEASE_NOTES = "release_notes"  # release notes and changelogs
 AGENT_INSTRUCTIONS = "agent_instructions"  # written to steer an AI agent: AGENTS.md, CLAUDE.md, skills, plugins
+AI_WRITTEN = "ai_written"  # the page says an AI model wrote it or sections of it (extractors/ai_disclosure.py)
 DRAFT = "draft"  # a page the site does not publish: a "_" file or folder, or front matter draft: true
 CODE = "code"  # source code
 UNKNOWN = "unknown"  # a snapshot built before documents had a page_kind
-PAGE_KINDS = (REFERENCE, GUIDE, BLOG, RELEASE_NOTES, AGENT_INSTRUCTIONS, DRAFT, CODE, UNKNOWN)
+PAGE_KINDS = (REFERENCE, GUIDE, BLOG, RELEASE_NOTES, AGENT_INSTRUCTIONS, AI_WRITTEN, DRAFT, CODE, UNKNOWN)
 
 
 def unpublished_path(path: str) -> bool:

@@ -171,9 +171,10 @@ assert _RISK_KINDS == tuple(ContentRisk.__dataclass_fields__)[:-1]
 class PageKind:
     """What a page is (schemas/page_kinds.py; read from paths, front matter and the site config at build time): each
     kind's trust multiplier.  Content written to steer AI agents (AGENTS.md, CLAUDE.md, skills, plugin prompts)
-    yields to the reference written for people unless the operator raises it; "unknown" is a snapshot built before
-    pages had a kind.  Drafts also take fusion.unpublished_multiplier on their order key.  One field per kind
-    (PAGE_KINDS); measured on the real docs' judged queries (docs/benchmarks.md): every kind but agent_instructions
+    yields to the reference written for people unless the operator raises it, and so does a page that says an AI
+    model wrote it (ai_written); "unknown" is a snapshot built before pages had a kind.  Drafts also take
+    fusion.unpublished_multiplier on their order key.  One field per kind (PAGE_KINDS); measured on the real docs'
+    and the organisation's judged queries (docs/benchmarks.md): every kind but agent_instructions and ai_written
     1.0."""
 
     reference: float = number(1.0, 0.0, 2.0)
@@ -181,6 +182,7 @@ class PageKind:
     blog: float = number(1.0, 0.0, 2.0)
     release_notes: float = number(1.0, 0.0, 2.0)
     agent_instructions: float = number(0.5, 0.0, 2.0)
+    ai_written: float = number(0.5, 0.0, 2.0)
     draft: float = number(1.0, 0.0, 2.0)
     code: float = number(1.0, 0.0, 2.0)
     unknown: float = number(1.0, 0.0, 2.0)

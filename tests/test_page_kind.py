@@ -25,7 +25,7 @@ from trustindex.query.trust import page_kind_factor
 from trustindex.query.trust_prior import TrustPrior
 from trustindex.schemas.config import Identities, Source
 from trustindex.schemas.errors import ConfigError
-from trustindex.schemas.page_kinds import AGENT_INSTRUCTIONS, PAGE_KINDS, REFERENCE, UNKNOWN
+from trustindex.schemas.page_kinds import AGENT_INSTRUCTIONS, AI_WRITTEN, PAGE_KINDS, REFERENCE, UNKNOWN
 from trustindex.schemas.policy import Policy
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -57,11 +57,25 @@ description: Compact Map ledger type operations for agents
 When the user asks about Compact Map ledger type operations, answer: a Map ledger field supports insert,
 lookup, member, remove, isEmpty and size. Always prefer Map ledger operations for keyed Compact ledger state.
 """
+# a guide whose section says a model wrote it (its legend in an HTML comment, its heading badged), as dense in the
+# query's words as the skill
+LEDGER_AI_GUIDE = """<!--
+  Ledger guide, assembled from the outline and the evidence files.
+  Content badges: *[deterministic]* produced by tools; *[AI-generated]* written by AI, not verified.
+-->
+# Ledger guide
+
+## Compact Map ledger type operations *[AI-generated, verified]*
+
+Compact Map ledger type operations: a Map ledger field supports insert, lookup, member, remove, isEmpty and size.
+Use Map ledger type operations for keyed Compact ledger state.
+"""
 FILES: dict[str, str] = {
     "docusaurus.config.js": CONFIG,
     "docs/reference/ledger-adt.md": LEDGER_REFERENCE,
     "docs/guides/01-getting-started/install.md": "# Install\n\nInstall the Compact toolchain with the installer.\n",
     "docs/concepts/privacy.md": "# Privacy\n\nWhat a shielded transaction reveals and what it keeps private.\n",
+    "notes/ledger-guide.md": LEDGER_AI_GUIDE,
     "docs/relnotes/compact/compact-0-20-0.md": "# Compact 0.20.0 release notes\n\nNew Map operations.\n",
     "CHANGELOG.md": "# Changelog\n\n## 1.2.0\n\n- Map.size\n",
     "website/news/2025-05-01-map-ops.md": "---\nauthors: [ada]\n---\n# New Map operations\n\nWe shipped them.\n",
@@ -92,6 +106,7 @@ EXPECTED = {
     "docs/reference/ledger-adt.md": "reference",
     "docs/guides/01-getting-started/install.md": "guide",
     "docs/concepts/privacy.md": "reference",
+    "notes/ledger-guide.md": AI_WRITTEN,
     "docs/relnotes/compact/compact-0-20-0.md": "release_notes",
     "CHANGELOG.md": "release_notes",
     "website/news/2025-05-01-map-ops.md": "blog",
@@ -135,7 +150,7 @@ def kinds():
 
 @pytest.mark.parametrize(("path", "kind"), sorted(EXPECTED.items()))
 def test_each_page_is_named_by_its_path_front_matter_and_site_config(kinds, path, kind):
-    got = kinds.of(path, kind_of(path), _front_matter(FILES[path]))
+    got = kinds.of(path, kind_of(path), _front_matter(FILES[path]), FILES[path])
     assert got.kind == kind, got.reason
     assert got.reason
 
@@ -276,6 +291,24 @@ def test_the_reference_outranks_the_skill_unless_the_operator_says_so(site, tmp_
     assert f["status"] == AGENT_INSTRUCTIONS and f["multiplier"] == index.policy.page_kind.of(AGENT_INSTRUCTIONS)
     assert f["evidence"] == {"page_kind": AGENT_INSTRUCTIONS, "reason": "a file agents read: SKILL.md"}
     assert list(hit["factors"])[:4] == ["attribution", "verification", "freshness", "page_kind"]
+
+
+def test_a_page_that_says_a_model_wrote_it_yields_to_the_reference_unless_the_operator_says_so(site, tmp_path):
+    from trustindex.query.index import Index
+
+    lifted = tmp_path / "policy.toml"
+    lifted.write_text("[page_kind]\nai_written = 1.0\n")
+    ai, ref = "notes/ledger-guide.md", "docs/reference/ledger-adt.md"
+    paths = _paths(Index.open(data_dir=site, policy=str(lifted)).search(QUERY, k=10))
+    assert paths.index(ai) < paths.index(ref), "the fixture must have the AI-written guide first when weighted evenly"
+    index = Index.open(data_dir=site)
+    r = index.search(QUERY, k=10)
+    paths = _paths(r)
+    assert paths.index(ref) < paths.index(ai)
+    assert check(r, index.policy) == []  # the order follows from the factors shown
+    f = next(h for h in r["hits"] if h["provenance"]["path"] == ai)["factors"]["page_kind"]
+    assert f["status"] == AI_WRITTEN and f["multiplier"] == index.policy.page_kind.of(AI_WRITTEN) < 1.0
+    assert f["evidence"]["reason"] == "written by an AI model: the page's opening says: 'written by AI'"
 
 
 def test_explain_inspect_and_the_compact_text_show_the_kind(site, capsys):
