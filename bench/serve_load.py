@@ -92,8 +92,12 @@ def served_by_all(url: str, snapshot_id: str) -> bool:
 class SnapshotSwapper:
     """A data directory holding two snapshots of the same passages (the measured one, hard links, and its
     ``twin``: same rows, other bytes, another id), and a thread that moves CURRENT to the twin and back while a load
-    level runs (at a third and two thirds of its duration), as a publish and a rollback do: the server must swap
-    twice without failing a request, and the latency it shows is that of the same passages throughout."""
+    level runs, as a publish and a rollback do: the server must swap twice without failing a request, and the
+    latency it shows is that of the same passages throughout.  Each move waits for the server to show it (every
+    worker serving the snapshot) up to ``settle_s``: a loaded machine can take longer to verify and warm a
+    snapshot than a level lasts, and a level that ended before the twin answered would have measured no swap."""
+
+    settle_s = 30.0  # the longest a move waits for the server to serve the snapshot it names
 
     def __init__(self, work: Path, served: Path):
         from trustindex.schemas.snapshot import SNAPSHOTS_DIR, resolve_current
@@ -106,21 +110,31 @@ class SnapshotSwapper:
         shutil.copytree(live, work / SNAPSHOTS_DIR / live.name, copy_function=os.link)
         self.ids = (live.name, twin(work, live.name, "gzip", link=True))
         self.twin_seen_after_s: float | None = None
+        self.finished = threading.Event()  # both moves made and the second one served (or settle_s passed)
         set_current(work, live.name)
 
     def during(self, duration_s: float, url: str) -> threading.Thread:
-        """Start the two moves of CURRENT over the next ``duration_s`` seconds: to the twin at a quarter of it, and
-        back once every worker of the server at ``url`` serves the twin (its /metrics), or at three quarters."""
+        """Start the two moves of CURRENT: to the twin at a quarter of ``duration_s``, back once every worker of the
+        server at ``url`` serves the twin (its /metrics) and at least half of the level has passed; ``finished`` is
+        set once every worker serves the first snapshot again.  Each wait is bounded by ``settle_s``."""
         from trustindex.warehouse.snapshots import rollback
+
+        def served(snapshot_id: str, not_before: float) -> None:
+            moved = time.monotonic()
+            while time.monotonic() - moved < self.settle_s and (
+                time.monotonic() < not_before or not served_by_all(url, snapshot_id)
+            ):
+                time.sleep(0.2)
 
         def moves() -> None:
             start = time.monotonic()
             time.sleep(duration_s / 4)
             rollback(self.data, self.ids[1])  # verifies the snapshot, then replaces CURRENT atomically
-            while time.monotonic() - start < duration_s * 3 / 4 and not served_by_all(url, self.ids[1]):
-                time.sleep(0.2)
+            served(self.ids[1], start + duration_s / 2)
             self.twin_seen_after_s = round(time.monotonic() - start, 2)
             rollback(self.data, self.ids[0])
+            served(self.ids[0], 0.0)
+            self.finished.set()
 
         t = threading.Thread(target=moves, daemon=True, name="snapshot-swap")
         t.start()
@@ -131,7 +145,8 @@ def http_load(
     url: str, queries: list[str], clients: int, bounds: LoadBounds, swap: SnapshotSwapper | None = None
 ) -> dict:
     """``clients`` threads posting searches until the time or request bound; their latencies, errors, and the
-    snapshots that answered (``swap``: CURRENT moves twice while they run)."""
+    snapshots that answered (``swap``: CURRENT moves twice while they run, and the level lasts until the second
+    move is served, at most the swapper's two bounded waits past its time bound)."""
     import httpx
 
     lock = threading.Lock()
@@ -153,7 +168,8 @@ def http_load(
     def take() -> int | None:
         with lock:
             n = state["next"]
-            if n >= bounds.max_requests or time.perf_counter() >= deadline[0]:
+            over = time.perf_counter() >= deadline[0] and (swap is None or swap.finished.is_set())
+            if n >= bounds.max_requests or over:
                 return None
             state["next"] = n + 1
             return n
@@ -193,7 +209,7 @@ def http_load(
         t.start()
     start.wait()
     for t in threads:
-        t.join(timeout=bounds.duration_s + 120)
+        t.join(timeout=bounds.duration_s + 120 + (2 * SnapshotSwapper.settle_s if swap else 0))
     wall = time.perf_counter() - t0[0]
     out = latency_summary(times, sum(failures.values()), wall)
     out["clients"] = clients
