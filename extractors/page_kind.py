@@ -23,7 +23,8 @@ names the kind:
 5. release notes: under a release-notes folder (extractors/release_notes.py) or named as release notes or a
    changelog (``CHANGELOG.md``, ``2024-09_testnet_release_notes.mdx``, ``archived-relnotes/``);
 6. blog: under a blog plugin's folder of the site's Docusaurus config (its ``path``, ``blog`` by default; none when
-   the preset sets ``blog: false``), or without a config a folder named ``blog``;
+   the preset sets ``blog: false``; a site's own plugin that wraps the blog's counts, by its blog-only options), or
+   without a config a folder named ``blog``;
 7. guide: a folder, file name or docs route segment that names a tutorial, guide, getting started or examples;
 8. reference: any other page.
 
@@ -40,7 +41,7 @@ from dataclasses import dataclass
 from trustindex.extractors.ai_disclosure import ai_disclosure
 from trustindex.extractors.docs_routes import DocsRoutes
 from trustindex.extractors.docs_versions import DOCS_CONFIG_RE, classic_presets, content_plugin_options
-from trustindex.extractors.js_config import entries, string_literal, strip_comments
+from trustindex.extractors.js_config import entries, object_at, string_literal, strip_comments
 from trustindex.extractors.release_notes import relnotes_folder
 from trustindex.schemas.page_kinds import (
     AGENT_INSTRUCTIONS,
@@ -242,12 +243,23 @@ def load_page_kinds(
     return PageKinds(frozenset(skills), frozenset(plugins), blog_folders, routes, frozenset(roots))
 
 
+# options only the blog plugin takes: a site's own plugin that wraps it (Docusaurus's way to extend the blog, e.g.
+# ["./plugins/blog-plugin.js", {blogTitle: ..., path: "./blog"}] in the Midnight docs) is a blog plugin too
+BLOG_ONLY_OPTIONS = frozenset({"blogTitle", "blogDescription", "blogSidebarTitle", "blogListComponent", "postsPerPage"})
+_PLUGIN_ENTRY = re.compile(r"\[\s*([\"'])([^\"'\n]+)\1\s*,")
+
+
 def blog_dirs(config: str, root: str) -> list[str]:
     """The folders of the blog plugins a Docusaurus config declares (the classic preset's blog at ``blog/`` unless
-    it says ``blog: false``)."""
+    it says ``blog: false``; a plugin of the site's own whose options only a blog takes)."""
     src = strip_comments(config)
     out = []
-    for obj in content_plugin_options(src, "blog"):
+    wrapped = []
+    for m in _PLUGIN_ENTRY.finditer(src):
+        obj = object_at(src, m.end()) if m[2] != "@docusaurus/plugin-content-blog" else None
+        if obj and BLOG_ONLY_OPTIONS & set(entries(obj)):
+            wrapped.append(obj)
+    for obj in [*content_plugin_options(src, "blog"), *wrapped]:
         given = entries(obj).get("path")
         folder = string_literal(given) if given is not None else "blog"
         if folder:

@@ -168,6 +168,13 @@ def test_blog_folders_come_from_the_docusaurus_config():
     assert blog_dirs("module.exports = {presets: [['classic', {docs: {}}]]}", "") == ["blog/"]
     assert blog_dirs("module.exports = {presets: [['classic', {blog: {path: 'posts'}}]]}", "site/") == ["site/posts/"]
     assert blog_dirs("module.exports = {presets: [['classic', {blog: false}]]}", "") == []
+    # a site's own plugin wrapping the blog plugin, known by the options only a blog takes (the Midnight docs' shape)
+    wrapper = (
+        "module.exports = {presets: [['classic', {blog: false}]], plugins: [['./plugins/blog-plugin.js', "
+        "{id: 'default', blogTitle: 'Dev Diaries', routeBasePath: 'blog', path: './posts'}], "
+        "['./plugins/docs-extra.js', {path: './extra'}]]}"
+    )
+    assert blog_dirs(wrapper, "site/") == ["site/posts/"]
     # without any Docusaurus config a blog/ folder is the blog
     assert load_page_kinds(["blog/a.md"], {}).of("blog/a.md", "markdown").kind == "blog"
     # a docs route segment can name a guide even where the folder does not
