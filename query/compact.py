@@ -17,7 +17,7 @@ from trustindex.query.render import answer_line, sources_text
 from trustindex.schemas.answer_signals import LOW_CONFIDENCE
 from trustindex.schemas.content_risk import WARNINGS
 from trustindex.schemas.embedding_model import TOKENIZER_FILE, model_path
-from trustindex.schemas.page_kinds import REFERENCE, UNKNOWN
+from trustindex.schemas.page_kinds import AI_WRITTEN, REFERENCE, UNKNOWN
 from trustindex.schemas.snapshot import ENCODER_DIR
 
 DEFAULT_MAX_TOKENS = 3000
@@ -75,7 +75,8 @@ def trust_line(h: dict) -> str:
     else:
         deprecated = "legacy docs version" + (" (targeted)" if dp["status"].endswith("targeted") else "")
     kind = f.get("page_kind", {}).get("status", UNKNOWN)
-    page = "" if kind in (REFERENCE, UNKNOWN) else f" · {kind.replace('_', ' ')}"  # e.g. "· agent instructions"
+    label = "AI-written" if kind == AI_WRITTEN else kind.replace("_", " ")  # e.g. "agent instructions"
+    page = "" if kind in (REFERENCE, UNKNOWN) else f" · {label}"
     return f"{tier}{page} · {verified} · updated {updated} · {deprecated} · confidence {h['display_confidence']:.0%}"
 
 

@@ -328,6 +328,8 @@ def test_explain_inspect_and_the_compact_text_show_the_kind(site, capsys):
     assert " · agent instructions · " in trust_line(skill)
     ref = next(h for h in r["hits"] if h["provenance"]["path"] == "docs/reference/ledger-adt.md")
     assert "reference" not in trust_line(ref)  # the common case says nothing
+    ai = next(h for h in r["hits"] if h["provenance"]["path"] == "notes/ledger-guide.md")
+    assert " · AI-written · " in trust_line(ai)
     assert main(["query", QUERY, "--data", str(site), "--explain"]) == 0
     out = capsys.readouterr().out
     assert "page kind ×0.50 [agent_instructions]: a file agents read: SKILL.md" in out

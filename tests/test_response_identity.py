@@ -21,13 +21,15 @@ from pathlib import Path
 import pytest
 from realdata import REAL_DOCS, ROOT, needs_real_docs
 
-# The last commit that intentionally changed responses: the merge of encoder recipe 5 (issue 30 item 1: static int8
-# activation scales, so a snapshot built by this tree carries other vectors, and BASE must embed queries the same
-# way).  Before it: 3175725, the merge of main into page_kind (issue 29 item 4: every hit's factors gain page_kind);
-# before that 3a384d7, the merge of issue 27 (a response's "signed") onto issue 26's ranking.
+# The last commit that intentionally changed responses: the page kind ai_written (issue 29: the policy gains a
+# [page_kind] ai_written weight, so every response's policy_id changes; nothing else in the real docs' responses
+# did, no page of that corpus saying a model wrote it).  Before it: c3077a7, the merge of encoder recipe 5 (issue 30
+# item 1: static int8 activation scales, so a snapshot built by this tree carries other vectors, and BASE must embed
+# queries the same way); 3175725, the merge of main into page_kind (issue 29 item 4: every hit's factors gain
+# page_kind); before that 3a384d7, the merge of issue 27 (a response's "signed") onto issue 26's ranking.
 # A deliberate ranking (or response) change moves BASE to its own commit in that commit, saying
 # why; a refactor never moves it.
-BASE = "c3077a736e353e2c0eff345b54eb8ef7002c061b"
+BASE = "de4a3f071b87b372eb290fa5fe402eabc7b1ce09"
 STAGES = ("schemas", "crawl", "extractors", "ingest", "warehouse", "flows", "query", "serve", "cli")
 DUMP = Path(__file__).with_name("response_dump.py")
 SHOWN_DIFFERENCES = 3
