@@ -119,6 +119,8 @@ class SnapshotSwapper:
         set once every worker serves the first snapshot again.  Each wait is bounded by ``settle_s``."""
         from trustindex.warehouse.snapshots import rollback
 
+        self.finished.clear()  # one swapper serves several levels (a level per worker count in bench_serve)
+
         def served(snapshot_id: str, not_before: float) -> None:
             moved = time.monotonic()
             while time.monotonic() - moved < self.settle_s and (

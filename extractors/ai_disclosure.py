@@ -55,7 +55,6 @@ _BADGE = re.compile(r"[\[(]\s*(?:AI|LLM)[- ](?:generated|written|authored)\b[^\]
 _HEADING = re.compile(r"(?m)^ {0,3}#{1,6}\s+(.*)$")
 _CLAUDE_CODE_SIGNATURE = re.compile(r"Generated with \[?Claude Code\b")
 _TASK_ITEM = re.compile(r"(?m)^\s*(?:[-*+]|\d+[.)])\s+\[[ xX]\].*$")
-_NOT_A_WRITER = re.compile(r"^(?:true|false|yes|no|none|null)$", re.IGNORECASE)
 
 
 def ai_disclosure(text: str, front_matter: Mapping | None = None) -> str | None:
@@ -68,7 +67,7 @@ def ai_disclosure(text: str, front_matter: Mapping | None = None) -> str | None:
     for key in FRONT_MATTER_BY:
         value = fm.get(key)
         for item in value if isinstance(value, list) else [value]:
-            if isinstance(item, str) and not _NOT_A_WRITER.match(item) and _MODEL_NAME.fullmatch(item.strip()):
+            if isinstance(item, str) and _MODEL_NAME.fullmatch(item.strip()):
                 return f"front matter {key}: {item.strip()}"
     start = body_offset(text)
     opening = _TASK_ITEM.sub("", text[start : start + OPENING_CHARS])
