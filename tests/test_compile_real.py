@@ -94,12 +94,18 @@ def _tree(root: Path) -> set[str]:
     return {p.relative_to(root).as_posix() for p in root.rglob("*")}
 
 
-def test_hostile_inputs_stop_at_their_limit_and_write_nothing_outside(compactc, tmp_path):
+def test_hostile_inputs_stop_at_their_limit_and_write_nothing_outside(compactc, tmp_path, monkeypatch):
     _data, program = compactc
     watched = tmp_path / "watched"
     watched.mkdir()
     scratch = watched / "scratch"
-    before_cwd = _tree(Path.cwd()) if Path.cwd() != Path("/") else set()
+    # a working directory of its own: the repository root is shared with the other test workers, which write
+    # there meanwhile (hypothesis's database), so watching it would see their files
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    (cwd / "kept.txt").write_text("present before\n")
+    monkeypatch.chdir(cwd)
+    before_cwd = _tree(Path.cwd())
     long = compile_text([str(program)], {"c.compact": LOOP.encode()}, "c.compact", Limits(seconds=3), scratch)
     assert long.outcome == TIMEOUT and "wall-clock limit (3 s)" in long.reason and long.seconds < 10
     # an error message of ~400 kB (it quotes the unbound name) against a 64 kB file-size limit
@@ -107,7 +113,7 @@ def test_hostile_inputs_stop_at_their_limit_and_write_nothing_outside(compactc, 
     big = compile_text([str(program)], {"c.compact": loud}, "c.compact", Limits(file_bytes=64 << 10), scratch)
     assert big.outcome == LIMIT and "file size limit" in big.reason
     assert _tree(watched) == {"scratch"} and not any(scratch.iterdir())  # every scratch dir removed
-    assert (_tree(Path.cwd()) if before_cwd else set()) == before_cwd
+    assert _tree(Path.cwd()) == before_cwd == {"kept.txt"}
 
 
 @pytest.fixture(scope="module")
