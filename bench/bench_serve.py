@@ -78,8 +78,9 @@ SWAP_POLL_S = 0.5  # how often the server looks at CURRENT when a level swaps sn
 SWAP_METHOD = (
     "the httpx clients' top level of the repeated set runs three times as long, while CURRENT moves to a twin "
     "snapshot (the same passages, chunks.parquet rewritten with gzip: another id) at a quarter of it and back once "
-    f"every worker serves the twin (its /metrics) or at three quarters (the server polls every {SWAP_POLL_S} s), "
-    "and the snapshot ids of the answers are counted"
+    "every worker serves the twin (its /metrics) and half the level has passed, each wait bounded at "
+    f"{SnapshotSwapper.settle_s:.0f} s (the server polls every {SWAP_POLL_S} s); the level lasts until every worker "
+    "serves the first snapshot again, and the snapshot ids of the answers are counted"
 )
 
 
