@@ -25,7 +25,7 @@ reading it from the page's own text keeps untrusted input unable to promote itse
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from trustindex.extractors.frontmatter import body_offset
 
@@ -52,7 +52,8 @@ _STATEMENT = re.compile(
 )
 # "*[AI-generated]*", "[AI-generated, verified]", "[LLM-written]", "(AI-generated)" as a badge
 _BADGE = re.compile(r"[\[(]\s*(?:AI|LLM)[- ](?:generated|written|authored)\b[^\])\n]{0,40}[\])]", re.IGNORECASE)
-_HEADING = re.compile(r"(?m)^ {0,3}#{1,6}\s+(.*)$")
+_HEADING = re.compile(r"^ {0,3}#{1,6}\s+(.*)$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _CLAUDE_CODE_SIGNATURE = re.compile(r"Generated with \[?Claude Code\b")
 _TASK_ITEM = re.compile(r"(?m)^\s*(?:[-*+]|\d+[.)])\s+\[[ xX]\].*$")
 
@@ -81,13 +82,31 @@ def ai_disclosure(text: str, front_matter: Mapping | None = None) -> str | None:
     badge = _BADGE.search(opening)
     if badge:
         return f"the page's opening shows the badge {_squash(badge.group(0))!r}"
-    for heading in _HEADING.finditer(text):
-        badge = _BADGE.search(heading.group(1))
+    for heading in _headings(text):
+        badge = _BADGE.search(heading)
         if badge:
             return f"a heading's badge: {_squash(badge.group(0))!r}"
     if _CLAUDE_CODE_SIGNATURE.search(text):
         return "Claude Code's signature: 'Generated with Claude Code'"
     return None
+
+
+def _headings(text: str) -> Iterator[str]:
+    """The text of each ATX heading outside fenced code (a ``# [AI-generated] ...`` shell comment is not one)."""
+    fence = None
+    for line in text.splitlines():
+        opener = _FENCE.match(line)
+        if opener:
+            mark = opener.group(1)
+            if fence is None:
+                fence = mark
+            elif mark[0] == fence[0] and len(mark) >= len(fence) and not line.strip()[len(mark) :].strip():
+                fence = None
+            continue
+        if fence is None:
+            heading = _HEADING.match(line)
+            if heading:
+                yield heading.group(1)
 
 
 def _squash(s: str) -> str:
