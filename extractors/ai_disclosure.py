@@ -25,9 +25,10 @@ reading it from the page's own text keeps untrusted input unable to promote itse
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 
 from trustindex.extractors.frontmatter import body_offset
+from trustindex.extractors.markdown_lines import atx_heading, outside_fences
 
 OPENING_CHARS = 2000  # a page's preamble: its title, a generated-by comment, a legend or a disclaimer paragraph
 CLOSING_CHARS = 600  # a footer: "This post was drafted with ChatGPT and edited by ..."
@@ -52,8 +53,6 @@ _STATEMENT = re.compile(
 )
 # "*[AI-generated]*", "[AI-generated, verified]", "[LLM-written]", "(AI-generated)" as a badge
 _BADGE = re.compile(r"[\[(]\s*(?:AI|LLM)[- ](?:generated|written|authored)\b[^\])\n]{0,40}[\])]", re.IGNORECASE)
-_HEADING = re.compile(r"^ {0,3}#{1,6}\s+(.*)$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _CLAUDE_CODE_SIGNATURE = re.compile(r"Generated with \[?Claude Code\b")
 _TASK_ITEM = re.compile(r"(?m)^\s*(?:[-*+]|\d+[.)])\s+\[[ xX]\].*$")
 
@@ -82,31 +81,14 @@ def ai_disclosure(text: str, front_matter: Mapping | None = None) -> str | None:
     badge = _BADGE.search(opening)
     if badge:
         return f"the page's opening shows the badge {_squash(badge.group(0))!r}"
-    for heading in _headings(text):
-        badge = _BADGE.search(heading)
+    for _row, line in outside_fences(text.split("\n")):
+        heading = atx_heading(line)
+        badge = _BADGE.search(heading[1]) if heading else None
         if badge:
             return f"a heading's badge: {_squash(badge.group(0))!r}"
     if _CLAUDE_CODE_SIGNATURE.search(text):
         return "Claude Code's signature: 'Generated with Claude Code'"
     return None
-
-
-def _headings(text: str) -> Iterator[str]:
-    """The text of each ATX heading outside fenced code (a ``# [AI-generated] ...`` shell comment is not one)."""
-    fence = None
-    for line in text.splitlines():
-        opener = _FENCE.match(line)
-        if opener:
-            mark = opener.group(1)
-            if fence is None:
-                fence = mark
-            elif mark[0] == fence[0] and len(mark) >= len(fence) and not line.strip()[len(mark) :].strip():
-                fence = None
-            continue
-        if fence is None:
-            heading = _HEADING.match(line)
-            if heading:
-                yield heading.group(1)
 
 
 def _squash(s: str) -> str:

@@ -30,7 +30,7 @@ from collections.abc import Iterable
 
 from trustindex.extractors.base import Chunk, Deprecation
 from trustindex.extractors.globs import first_match
-from trustindex.extractors.markdown_lines import atx_heading, fence_line
+from trustindex.extractors.markdown_lines import atx_heading, outside_fences
 
 MAX_REASON = 200
 _REASON_ROWS = 20  # a reason is read from the first lines of its marker only
@@ -131,18 +131,8 @@ def _scan(lines: list[str]) -> list[tuple]:
     found: list[tuple] = []
     headings: list[tuple[int, int, str]] = []  # (row, level, text)
     admonitions: list[tuple[int, str]] = []  # open (row, reason or "" when not a marker)
-    fence: str | None = None
     n = len(lines)
-    for r in range(n):
-        ln = lines[r].rstrip("\r")
-        m = fence_line(ln)
-        if fence is not None:
-            if m and m["mark"][0] == fence[0] and len(m["mark"]) >= len(fence) and not ln.strip().strip(fence[0]):
-                fence = None
-            continue
-        if m:
-            fence = m["mark"]
-            continue
+    for r, ln in outside_fences(lines):
         h = atx_heading(ln)
         if h:
             headings.append((r, *h))

@@ -1,7 +1,8 @@
 """The Markdown line patterns the extractors share, each defined once (issue 25 item 5): a code fence's line and an
 ATX heading's opening and closing sequences.
 
-Readers that walk a page line by line (deprecation markers, version stamps, fenced code, release notes) use these;
+Readers that walk a page line by line (deprecation markers, version stamps, fenced code, release notes, AI-writing
+badges) use these;
 the chunker reads the structure with tree-sitter-markdown and uses the heading patterns only to take a heading's
 text out of its line.
 """
@@ -9,6 +10,7 @@ text out of its line.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Sequence
 
 # A fence's opening or closing line (CommonMark 4.5): three or more backticks or tildes after ``indent``, then the
 # info string.  How much indentation a reader accepts is its own rule (fence_line).
@@ -30,6 +32,23 @@ def fence_line(line: str, max_indent: int | None = 3, spaces_only: bool = False)
     if m is None or (max_indent is not None and len(m["indent"]) > max_indent):
         return None
     return None if spaces_only and m["indent"].strip(" ") else m
+
+
+def outside_fences(lines: Sequence[str]) -> Iterator[tuple[int, str]]:
+    """Each line outside fenced code, as (row, the line without its ``\r``).  A fence closes on a line of its own
+    mark character, at least as long, with nothing else on it (CommonMark 4.5); an unclosed one runs to the end."""
+    fence: str | None = None
+    for r, raw in enumerate(lines):
+        ln = raw.rstrip("\r")
+        m = fence_line(ln)
+        if fence is not None:
+            if m and m["mark"][0] == fence[0] and len(m["mark"]) >= len(fence) and not ln.strip().strip(fence[0]):
+                fence = None
+            continue
+        if m:
+            fence = m["mark"]
+            continue
+        yield r, ln
 
 
 def atx_heading(line: str) -> tuple[int, str] | None:

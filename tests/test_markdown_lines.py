@@ -3,7 +3,14 @@ before the patterns were shared (issue 25 item 5)."""
 
 from __future__ import annotations
 
-from trustindex.extractors.markdown_lines import ATX_CLOSING, ATX_OPENING, LOOSE_ATX_HEADING, atx_heading, fence_line
+from trustindex.extractors.markdown_lines import (
+    ATX_CLOSING,
+    ATX_OPENING,
+    LOOSE_ATX_HEADING,
+    atx_heading,
+    fence_line,
+    outside_fences,
+)
 
 
 def _mark(m) -> str | None:
@@ -36,6 +43,22 @@ def test_an_atx_heading_gives_its_level_and_text():
     # the chunker takes the text out of a heading line it was told is one, and leaves any other line whole
     assert ATX_CLOSING.sub("", ATX_OPENING.sub("", "#  Title {#id} #", count=1)) == "Title {#id}"
     assert ATX_CLOSING.sub("", ATX_OPENING.sub("", "> # Quoted", count=1)) == "> # Quoted"
+
+
+def test_outside_fences_skips_fenced_code_to_its_closing_line():
+    page = [
+        "# Title\r",
+        "````md",
+        "```",  # shorter than the opener: still inside
+        "# not a heading",
+        "~~~~",  # another mark character: still inside
+        "```` trailing",  # text after the mark: not a closer
+        "````",
+        "after",
+        "~~~",
+        "never closed",
+    ]
+    assert list(outside_fences(page)) == [(0, "# Title"), (7, "after")]
 
 
 def test_release_notes_read_headings_loosely():
