@@ -54,39 +54,38 @@ def split_front_matter(text: str) -> tuple[dict, int, list[str]]:
     """
     if text.startswith("\ufeff"):
         text = text[1:]
-    first, pos = _first_line_and_rest(text)
-    if first.rstrip("\r \t") != _OPEN:
-        return {}, 1, []
-    # Find the closing delimiter by scanning lines; linear in the file size.
-    line_no = 1
-    yaml_start = pos
-    while pos < len(text):
-        nl = text.find("\n", pos)
-        end = len(text) if nl < 0 else nl
-        line_no += 1
-        if text[pos:end].rstrip("\r \t") in _CLOSE:
-            block = text[yaml_start:pos]
-            fm, warnings = _parse_block(block)
-            return fm, line_no + 1, warnings
-        pos = end + 1
-    return {}, 1, ["front matter opened at line 1 is never closed; read as body text"]
+    opened, block = _block(text)
+    if block is None:
+        return {}, 1, ["front matter opened at line 1 is never closed; read as body text"] if opened else []
+    yaml_start, yaml_end, _body, body_line = block
+    fm, warnings = _parse_block(text[yaml_start:yaml_end])
+    return fm, body_line, warnings
 
 
 def body_offset(text: str) -> int:
     """The character offset where the body starts: just past a closed front matter block, else 0 (the same block
     split_front_matter reads; a BOM before it counts as part of the block)."""
     start = 1 if text.startswith("\ufeff") else 0
-    first, pos = _first_line_and_rest(text[start:])
+    _opened, block = _block(text[start:])
+    return start + block[2] if block else 0
+
+
+def _block(text: str) -> tuple[bool, tuple[int, int, int, int] | None]:
+    """Whether ``text`` opens a front matter block, and where the closed block lies: (YAML start, YAML end, body
+    offset, 1-based body line), or None when it is not opened or never closed.  Linear in the file size."""
+    first, pos = _first_line_and_rest(text)
     if first.rstrip("\r \t") != _OPEN:
-        return 0
-    pos += start
-    while pos < len(text):
+        return False, None
+    line_no = 1
+    yaml_start = pos
+    while pos < len(text):  # the closing delimiter, line by line
         nl = text.find("\n", pos)
         end = len(text) if nl < 0 else nl
+        line_no += 1
         if text[pos:end].rstrip("\r \t") in _CLOSE:
-            return min(end + 1, len(text))
+            return True, (yaml_start, pos, min(end + 1, len(text)), line_no + 1)
         pos = end + 1
-    return 0
+    return True, None
 
 
 def _parse_block(block: str) -> tuple[dict, list[str]]:
