@@ -277,20 +277,29 @@ def _paths(r: dict) -> list[str]:
     return [h["provenance"]["path"] for h in r["hits"]]
 
 
-def test_the_reference_outranks_the_skill_unless_the_operator_says_so(site, tmp_path):
+REF = "docs/reference/ledger-adt.md"
+
+
+def _yields_to_the_reference(site: Path, tmp_path: Path, kind: str, page: str):
+    """``page`` (of ``kind``) ranks above the reference with ``kind`` weighted 1.0 and below it under the default
+    policy, whose order the factors shown explain; the default index and its response."""
     from trustindex.query.index import Index
 
     lifted = tmp_path / "policy.toml"
-    lifted.write_text("[page_kind]\nagent_instructions = 1.0\n")
-    even = Index.open(data_dir=site, policy=str(lifted)).search(QUERY, k=10)
-    paths = _paths(even)
-    skill, ref = ".claude/skills/compact-ledger/SKILL.md", "docs/reference/ledger-adt.md"
-    assert paths.index(skill) < paths.index(ref), "the fixture must have the skill first when weighted evenly"
+    lifted.write_text(f"[page_kind]\n{kind} = 1.0\n")
+    paths = _paths(Index.open(data_dir=site, policy=str(lifted)).search(QUERY, k=10))
+    assert paths.index(page) < paths.index(REF), f"the fixture must have {page} first when weighted evenly"
     index = Index.open(data_dir=site)
     r = index.search(QUERY, k=10)
     paths = _paths(r)
-    assert paths.index(ref) < paths.index(skill)
+    assert paths.index(REF) < paths.index(page)
     assert check(r, index.policy) == []  # the order follows from the factors shown
+    return index, r
+
+
+def test_the_reference_outranks_the_skill_unless_the_operator_says_so(site, tmp_path):
+    skill = ".claude/skills/compact-ledger/SKILL.md"
+    index, r = _yields_to_the_reference(site, tmp_path, AGENT_INSTRUCTIONS, skill)
     schema = json.loads((Path(__file__).parents[1] / "schemas" / "response.schema.json").read_text())
     jsonschema.validate(r, schema)
     hit = next(h for h in r["hits"] if h["provenance"]["path"] == skill)
@@ -301,18 +310,8 @@ def test_the_reference_outranks_the_skill_unless_the_operator_says_so(site, tmp_
 
 
 def test_a_page_that_says_a_model_wrote_it_yields_to_the_reference_unless_the_operator_says_so(site, tmp_path):
-    from trustindex.query.index import Index
-
-    lifted = tmp_path / "policy.toml"
-    lifted.write_text("[page_kind]\nai_written = 1.0\n")
-    ai, ref = "notes/ledger-guide.md", "docs/reference/ledger-adt.md"
-    paths = _paths(Index.open(data_dir=site, policy=str(lifted)).search(QUERY, k=10))
-    assert paths.index(ai) < paths.index(ref), "the fixture must have the AI-written guide first when weighted evenly"
-    index = Index.open(data_dir=site)
-    r = index.search(QUERY, k=10)
-    paths = _paths(r)
-    assert paths.index(ref) < paths.index(ai)
-    assert check(r, index.policy) == []  # the order follows from the factors shown
+    ai = "notes/ledger-guide.md"
+    index, r = _yields_to_the_reference(site, tmp_path, AI_WRITTEN, ai)
     f = next(h for h in r["hits"] if h["provenance"]["path"] == ai)["factors"]["page_kind"]
     assert f["status"] == AI_WRITTEN and f["multiplier"] == index.policy.page_kind.of(AI_WRITTEN) < 1.0
     assert f["evidence"]["reason"] == "written by an AI model: the page's opening says: 'written by AI'"
@@ -326,7 +325,7 @@ def test_explain_inspect_and_the_compact_text_show_the_kind(site, capsys):
     r = Index.open(data_dir=site).search(QUERY, k=10)
     skill = next(h for h in r["hits"] if h["provenance"]["path"].endswith("SKILL.md"))
     assert " · agent instructions · " in trust_line(skill)
-    ref = next(h for h in r["hits"] if h["provenance"]["path"] == "docs/reference/ledger-adt.md")
+    ref = next(h for h in r["hits"] if h["provenance"]["path"] == REF)
     assert "reference" not in trust_line(ref)  # the common case says nothing
     ai = next(h for h in r["hits"] if h["provenance"]["path"] == "notes/ledger-guide.md")
     assert " · AI-written · " in trust_line(ai)
