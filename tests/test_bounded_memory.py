@@ -8,6 +8,7 @@ the behaviour the savings rest on.
 
 from __future__ import annotations
 
+import os
 import shutil
 
 import numpy as np
@@ -108,27 +109,27 @@ def test_the_build_matrix_is_made_float16_row_by_row_with_the_stacked_matrix_rou
     assert full.dtype == np.float32 and np.array_equal(full, stacked) and encoder.calls == 1
 
 
+def _rss() -> int:
+    """This process's resident size now (bytes), from /proc; the tests that read it skip where there is none."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
 def test_memory_freed_by_a_stage_goes_back_to_the_system():
     """malloc_trim hands back what glibc kept after a stage freed it (the org refresh's build started ~0.8 GB above
     what it held live).  Measured on this process: a heap of many mid-sized strings, freed, then trimmed."""
-    import os
-
     from trustindex.warehouse.memory import _libc, return_freed_memory
 
     if _libc() is None or not os.path.exists("/proc/self/statm"):
         pytest.skip("no glibc malloc_trim or /proc here: nothing to hand back")
 
-    def rss() -> int:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
     # one survivor every 64 strings pins the arena's top, so freeing the rest does not shrink the heap by itself
     heap = [("x" * 1500) + str(i) for i in range(200_000)]
     keep = heap[::64]
     del heap
-    before = rss()
+    before = _rss()
     return_freed_memory()
-    after = rss()
+    after = _rss()
     assert keep and before - after > 100 * 2**20, (before, after)
 
 
@@ -136,8 +137,6 @@ def test_the_encoder_gives_back_its_arenas_and_embeds_the_same_bits_after(tmp_pa
     """Issue 29: onnxruntime keeps each session's arena at its largest batch's size; a refresh's build carried
     ~0.6 GB of them after the sources had embedded everything.  Released, the memory goes back to the system; the
     next encode opens the sessions again and gives the same bits."""
-    import os
-
     from trustindex.schemas.embedding_model import Backend, encoder_cache_dir
     from trustindex.warehouse.embedder_factory import make_embedder, release_loaded_models
     from trustindex.warehouse.memory import return_freed_memory
@@ -145,19 +144,15 @@ def test_the_encoder_gives_back_its_arenas_and_embeds_the_same_bits_after(tmp_pa
     if not os.path.exists("/proc/self/statm"):
         pytest.skip("no /proc here to read the resident size")
 
-    def rss() -> int:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
     words = "ledger circuit compact proof wallet disclose witness contract token shielded".split()
     texts = [" ".join(words[(i + j) % len(words)] for j in range(230)) + f" passage {i}" for i in range(48)]
     embedder = make_embedder(Backend.ONNX_INT8, cache_dir=encoder_cache_dir(tmp_path))
     first = embedder.encode(texts)
     return_freed_memory()
-    held = rss()
+    held = _rss()
     release_loaded_models()
     return_freed_memory()
-    assert held - rss() > 32 * 2**20, (held, rss())
+    assert held - _rss() > 32 * 2**20, (held, _rss())
     assert embedder.encoder._session is None and embedder.encoder._pool_session is None
     assert embedder.encode(texts).tobytes() == first.tobytes()
     assert embedder.encode(texts[:1]).tobytes() == first[:1].tobytes()  # the intra-op session, opened again
