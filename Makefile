@@ -10,7 +10,7 @@ export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
 export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 
-.PHONY: install demo test lint typecheck bench clean
+.PHONY: install demo test test-fast lint typecheck bench clean
 
 $(BIN)/.installed: requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -38,18 +38,24 @@ TEST_WORKERS ?= 2
 test: install lint typecheck
 	PREFECT_HOME=$$(mktemp -d) $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
+# The fast tier: every test of no slow kind (the markers in pyproject.toml: the real corpus, a browser, a Dask
+# cluster, the real compiler, serving load, a real Prefect server or a fresh venv). One room: add ROOM=query (any
+# folder of tests/), e.g. `make test-fast ROOM=serve`; `make test` always runs everything.
+FAST := not (real_corpus or browser or cluster or compiler or serving_load or slow)
+test-fast: install
+	PREFECT_HOME=$$(mktemp -d) $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "$(FAST)" tests/$(ROOM)
+
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
 # mypy cannot follow the editable install's import hook, so it checks a tree of links that lays the repository's
-# folders out as the installed package is (trustindex/<stage> -> <stage>/).
+# folders out as the installed package is (trustindex/<room> -> <folder>/, from pyproject.toml's package-dir:
+# trustindex/layout.py).
 TYPECHECK := build/typecheck
-STAGES := schemas crawl extractors ingest warehouse flows query serve cli
 typecheck: install
-	rm -rf $(TYPECHECK) && mkdir -p $(TYPECHECK)/trustindex
-	ln -s $(abspath trustindex)/__init__.py $(abspath trustindex)/py.typed $(TYPECHECK)/trustindex/
-	for s in $(STAGES); do ln -s $(abspath $$s) $(TYPECHECK)/trustindex/$$s; done
+	rm -rf $(TYPECHECK)
+	$(BIN)/python trustindex/layout.py link-tree $(TYPECHECK)
 	cd $(TYPECHECK) && $(abspath $(BIN))/mypy --config-file $(abspath pyproject.toml) -p trustindex.schemas -p trustindex.query -p trustindex.serve
 
 bench: install

@@ -53,8 +53,8 @@ def open_index(data: str | None):
 def evaluate_shipped(index, split: str = "test") -> dict:
     """The built-in calibration's held-out figures on one split of the judged set."""
     from bench.eval_set import load
+    from trustindex.calibration.fit import evaluate, observe
     from trustindex.query.answer_confidence import probability
-    from trustindex.warehouse.calibrate import evaluate, observe
 
     obs = observe(index, load(split=split))
     p = np.array([probability(index.policy, o.signals) for o in obs], dtype=np.float64)

@@ -36,8 +36,8 @@ STAGE = "embed-cluster"  # flows.embed_cluster.CLUSTER_EMBED_STAGE (not imported
 
 def _warm(backend: str) -> int:
     """On a worker: the encoder loaded as a shard task loads it (the worker's one thread)."""
-    from trustindex.warehouse.embed_shards import worker_encoder_dir
-    from trustindex.warehouse.embedder_factory import make_embedder
+    from trustindex.encoder.factory import make_embedder
+    from trustindex.encoder.shards import worker_encoder_dir
 
     return make_embedder(backend, cache_dir=worker_encoder_dir(), threads=1).dimensions
 

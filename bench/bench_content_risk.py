@@ -18,11 +18,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-
-from hostile_content import HOSTILE  # noqa: E402
 
 from bench.common import CORPUS, figure, print_figures, save  # noqa: E402
+from tests.kits.hostile_content import HOSTILE  # noqa: E402
 from trustindex.extractors.base import FileContext  # noqa: E402
 from trustindex.extractors.content_risk import passage_risks, scan_text  # noqa: E402
 from trustindex.ingest.dispatch import extractor_for, kind_of  # noqa: E402
@@ -86,7 +84,7 @@ def main() -> int:
     a = ap.parse_args()
     t0 = time.perf_counter()
     h = hostile()
-    print("hostile corpus (tests/hostile_content.py):")
+    print("hostile corpus (tests/kits/hostile_content.py):")
     for k in (*KINDS, "look-alike"):
         n = h["cases"].get(k, 0)
         if k == "look-alike":

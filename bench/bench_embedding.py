@@ -31,9 +31,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from trustindex.query.encoder import OnnxEncoder, available_cores  # noqa: E402
+from trustindex.encoder.onnx_export import ensure_encoder  # noqa: E402
+from trustindex.query.onnx_encoder import OnnxEncoder, available_cores  # noqa: E402
 from trustindex.schemas.embedding_model import Backend, model_path  # noqa: E402
-from trustindex.warehouse.encoder_export import ensure_encoder  # noqa: E402
 
 CORPUS = Path(os.environ.get("TRUSTINDEX_BENCH_CORPUS", ROOT.parent / "shared" / "corpus" / "midnight-docs"))
 _FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.S)

@@ -3,7 +3,7 @@
     PYTHONPATH=. .venv/bin/python bench/bench_extract.py [--files N]
 
 Ours: every file through ``ingest.dispatch.extractor_for(kind_of(path))`` with the real
-token counter (``warehouse.tokens.token_counter()``, the model's WordPiece tokenizer) and
+token counter (``encoder.tokens.token_counter()``, the model's WordPiece tokenizer) and
 the default policy's chunk sizes, as a refresh runs it.  Reference: reading the same
 files and decoding them as UTF-8, the floor any extractor pays.  Both passes run on a
 warm page cache (one untimed read first), interleaved round by round; the reported
@@ -33,10 +33,10 @@ def corpus_files(root: Path = CORPUS, limit: int | None = None) -> list[tuple[st
 
 def extract_all(files: list[tuple[str, Path]], count_tokens=None, keep_chunks: bool = False):
     """Run the real extractors over ``files``; returns (bytes, files, chunks, failures, chunk rows)."""
+    from trustindex.encoder.tokens import token_counter
     from trustindex.extractors.base import ExtractionError, FileContext
     from trustindex.ingest.dispatch import extractor_for, kind_of
     from trustindex.schemas.policy import Policy
-    from trustindex.warehouse.tokens import token_counter
 
     count_tokens = count_tokens or token_counter()
     ing = Policy.default().ingest
@@ -76,7 +76,7 @@ def read_decode(files: list[tuple[str, Path]]) -> int:
 
 
 def run(limit: int | None = None, rounds: int = 2) -> dict:
-    from trustindex.warehouse.tokens import token_counter
+    from trustindex.encoder.tokens import token_counter
 
     files = corpus_files(limit=limit)
     if not files:

@@ -4,7 +4,7 @@
 
 Chunks: real passages from the first ``--files`` files of the Midnight docs, through the
 real extractors, indexed as a refresh indexes them (``warehouse.bm25.build_bm25`` over
-``ingest.rows.embed_text``).  Queries: section headings sampled from the same docs
+``schemas.embedded_text.embed_text``).  Queries: section headings sampled from the same docs
 (short, natural, in-domain).  Ours: ``query.lexical.LexicalIndex.scores`` (tokenize,
 accumulate the saved BM25 columns) + the top 10.  Reference: bm25s loaded from the same
 saved index, the query tokenized by the same tokenizer, ``BM25.get_scores`` +
@@ -32,7 +32,7 @@ GOAL = 1.2
 def real_chunks(files: int) -> tuple[list[str], list[str]]:
     """Texts as build_bm25 sees them, and headings to use as queries."""
     from bench.bench_extract import corpus_files, extract_all
-    from trustindex.ingest.rows import embed_text
+    from trustindex.schemas.embedded_text import embed_text
 
     _, _, _, _, rows = extract_all(corpus_files(limit=files), keep_chunks=True)
     texts = [embed_text(c.heading_path, c.symbol_path, rel, c.text) for rel, c in rows]

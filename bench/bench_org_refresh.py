@@ -164,7 +164,7 @@ def same_snapshot(modes: dict) -> bool:
 
 def warm_encoder() -> None:
     """The int8 export made before either mode is timed (the first to need it would pay for it)."""
-    code = "from trustindex.warehouse.onnx_embedder import OnnxEmbedder as E; import os; E(os.environ[sys.argv[1]])"
+    code = "from trustindex.encoder.onnx_embedder import OnnxEmbedder as E; import os; E(os.environ[sys.argv[1]])"
     from trustindex.schemas.embedding_model import ENCODER_CACHE_ENV
 
     subprocess.run([sys.executable, "-c", "import sys;" + code, ENCODER_CACHE_ENV], env=bench_env(), check=True)

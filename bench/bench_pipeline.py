@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import WORK, bench_env, machine, save  # noqa: E402
-from trustindex.warehouse.embed_pipeline import OVERLAP_ENV  # noqa: E402
+from trustindex.encoder.pipeline import OVERLAP_ENV  # noqa: E402
 
 
 def run_variant(name: str, spec: str, a) -> Path:

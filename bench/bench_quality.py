@@ -8,15 +8,15 @@ Queries and judgments: ``bench/eval/midnight_docs_queries.jsonl`` (how they were
 Corpus: every judged file plus a deterministic sample of the other files of the Midnight
 docs (shuffled with a fixed seed, taken whole until ``--chunks`` chunks are reached),
 chunked by the real extractors with the default policy's sizes, each chunk embedded as a
-refresh embeds it (``ingest.rows.embed_text``: heading path + text).  Identical texts
+refresh embeds it (``schemas.embedded_text.embed_text``: heading path + text).  Identical texts
 (the corpus holds identical copies of some pages) are embedded once, as the refresh's
 content-hash cache does.  Runtime: the torch reference dominates; on 2 cores it embeds
 ~20-30 of these chunks/s, so the default 3,500 chunks take ~2.5 min quiet, more under load.
 
 Both sides embed the same chunk texts: the reference is plain
 ``SentenceTransformer(model_path, device="cpu").encode`` (torch fp32), the fast path is
-``query.encoder.OnnxEncoder.encode`` (int8 ONNX, its default batch size) over the export
-``warehouse.encoder_export.ensure_encoder`` makes.  Each side embeds the queries with its
+``query.onnx_encoder.OnnxEncoder.encode`` (int8 ONNX, its default batch size) over the export
+``encoder.onnx_export.ensure_encoder`` makes.  Each side embeds the queries with its
 own model; the fast path embeds every query alone (``enc.encode([q])``), as serving does.
 
 Ranking: files by their best chunk's cosine, the top 10 distinct files.  nDCG@10 with
@@ -120,8 +120,8 @@ def corpus_chunks(queries: list[dict], total_chunks: int, root: Path = CORPUS, s
     is reached; judged files are always all included.  ``chunk_file[i]`` indexes ``paths``.
     """
     from bench.bench_extract import corpus_files, extract_all
-    from trustindex.ingest.rows import embed_text
-    from trustindex.warehouse.tokens import token_counter
+    from trustindex.encoder.tokens import token_counter
+    from trustindex.schemas.embedded_text import embed_text
 
     judged = sorted({p for q in queries for p in q["relevant"]})
     files = dict(corpus_files(root))
@@ -168,11 +168,11 @@ def _evaluate(queries, rankings: list[list[str]]) -> dict:
 def run(total_chunks: int = DEFAULT_CHUNKS, n_queries: int | None = None, hybrid: bool = True) -> dict:
     from sentence_transformers import SentenceTransformer
 
-    from trustindex.query.encoder import OnnxEncoder
+    from trustindex.encoder.onnx_export import ensure_encoder
     from trustindex.query.fusion import rrf, top_ranking
+    from trustindex.query.onnx_encoder import OnnxEncoder
     from trustindex.schemas.embedding_model import model_path
     from trustindex.schemas.policy import Policy
-    from trustindex.warehouse.encoder_export import ensure_encoder
 
     t_all = time.perf_counter()
     queries = load_queries()[:n_queries] if n_queries else load_queries()

@@ -107,7 +107,7 @@ def commit(repo, paths: list[str], message: str) -> None:
 
 def pick_backend() -> Backend:
     """onnx-int8 when it loads here, else sentence-transformers; the model stays loaded for the flows."""
-    from trustindex.warehouse.embedder_factory import make_embedder
+    from trustindex.encoder.factory import make_embedder
 
     try:
         make_embedder(Backend.ONNX_INT8, cache_dir=ENCODER_CACHE)
@@ -167,7 +167,7 @@ def run_truncated(files: int = 2000, body_chars: int = 250, repeats: int = REPEA
     from prefect import flow
 
     from trustindex.cli.build import load_build_config, run_refresh
-    from trustindex.warehouse.embedder_factory import make_embedder
+    from trustindex.encoder.factory import make_embedder
 
     root = WORK / "refresh"
     shutil.rmtree(root, ignore_errors=True)

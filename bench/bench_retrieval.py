@@ -17,7 +17,7 @@ recall@10 of the grade-2 files.  Systems, all over the same snapshot in the same
   (``also_in``, which every rendering shows under the hit; the baselines list such copies as results of their own);
   ``trustindex_hits`` reads the same response as hit files only;
 - ``bm25s``: the bm25s library with its own tokenizer (English stopwords, Snowball stemmer) over the texts the
-  snapshot indexes (heading path + passage, ``warehouse.build.embedding_input``); files by best passage;
+  snapshot indexes (heading path + passage, ``schemas.embedded_text.embedding_input``); files by best passage;
 - ``dense``: exact cosine between the query (the snapshot's own query encoder, one query at a time) and every
   stored passage vector; files by best passage;
 - ``rrf``: the bm25s and dense top-100 passages fused by reciprocal rank fusion (k = 60); files by best passage.
@@ -272,8 +272,9 @@ def changes_table() -> list[str]:
 def build_data(work: Path, corpus: Path = CORPUS) -> Path:
     """The corpus as one git commit under ``work/repo``, indexed by a real ``trustindex refresh`` into ``work/data``.
 
-    Two test workers may ask at once (tests/test_score_explained.py, tests/test_response_identity.py): a file lock
-    lets one build while the other waits, then reuses the snapshot instead of rewriting the repository under it."""
+    Two test workers may ask at once (tests/query/test_score_explained.py, tests/query/test_response_identity.py): a
+    file lock lets one build while the other waits, then reuses the snapshot instead of rewriting the repository
+    under it."""
     import fcntl
 
     work.mkdir(parents=True, exist_ok=True)
@@ -321,7 +322,7 @@ class Baselines:
         import pyarrow.parquet as pq
         import Stemmer
 
-        from trustindex.warehouse.build import embedding_input
+        from trustindex.schemas.embedded_text import embedding_input
 
         d = index.data
         chunks = pq.ParquetFile(d.dir / "chunks.parquet").read()

@@ -47,7 +47,7 @@ print(json.dumps({"server_import": i, "server_boot": b}))
 import json, sys, time
 from pathlib import Path
 from trustindex.schemas.embedding_model import encoder_cache_dir
-from trustindex.warehouse.embedder_factory import embedder_identity, make_embedder
+from trustindex.encoder.factory import embedder_identity, make_embedder
 t = time.perf_counter(); embedder_identity("onnx-int8"); ident = time.perf_counter() - t
 cache = encoder_cache_dir(Path(sys.argv[1]))
 t = time.perf_counter(); make_embedder("onnx-int8", cache_dir=cache); m = time.perf_counter() - t
@@ -63,7 +63,7 @@ from trustindex.warehouse.snapshots import current_id
 data = Path(sys.argv[1]); snap = data / "snapshots" / current_id(data)
 try:  # after the trims, a build takes the encoder files' sha256 from the verified export (not timed: done at load)
     from trustindex.warehouse.build import linked_sha256
-    from trustindex.warehouse.embedder_factory import make_embedder
+    from trustindex.encoder.factory import make_embedder
     known = linked_sha256(snap, make_embedder("onnx-int8", cache_dir=encoder_cache_dir(data)))
 except ImportError:
     known = None

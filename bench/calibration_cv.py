@@ -1,6 +1,6 @@
 """Which answer signals the shipped calibration should fit on, chosen on the DEV half alone.
 
-Repeated stratified 5-fold cross-validation over the dev split's observations (warehouse/calibrate.py ``observe``):
+Repeated stratified 5-fold cross-validation over the dev split's observations (calibration/fit.py ``observe``):
 each fold's model is fitted by ``calibrate.fit`` on the other folds, its tier thresholds chosen there by
 ``calibrate.choose_tiers``, and its held-out queries scored: ECE (10 bins), Brier score and AUROC of each
 repeat's out-of-fold probabilities (mean over repeats), and the issue's tier shares pooled over every held-out
@@ -22,9 +22,9 @@ def cross_validate(obs: list, features: tuple[str, ...], base, repeats: int = RE
     """The figures above for one feature set; ``base``: the policy whose other [match] settings the folds keep."""
     from sklearn.model_selection import RepeatedStratifiedKFold
 
+    from trustindex.calibration.fit import FOLDS, SEED, brier, choose_tiers, ece, fit, matrix, tier_shares
+    from trustindex.calibration.fit import auroc as auroc_of
     from trustindex.schemas.policy import CALIBRATION_KEYS, Policy
-    from trustindex.warehouse.calibrate import FOLDS, SEED, brier, choose_tiers, ece, fit, matrix, tier_shares
-    from trustindex.warehouse.calibrate import auroc as auroc_of
 
     X, y = matrix(obs, features)
     p = np.zeros((repeats, len(y)))

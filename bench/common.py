@@ -229,7 +229,7 @@ def content_risk_section(r: dict | None) -> list[str]:
     lines = [
         "## Content risk",
         "",
-        "`bench/bench_content_risk.py`. Hostile corpus (tests/hostile_content.py): "
+        "`bench/bench_content_risk.py`. Hostile corpus (tests/kits/hostile_content.py): "
         + ", ".join(
             f"{k} {h['caught'].get(k, 0)}/{n} caught" for k, n in sorted(h["cases"].items()) if k != "look-alike"
         )

@@ -40,11 +40,11 @@ def main() -> None:
     import duckdb
 
     from trustindex.cli.inspect_cmd import stats_from
+    from trustindex.encoder.tokens import token_counter
     from trustindex.ingest.source import ingest_source
     from trustindex.schemas.config import Identities, Publisher, Source
     from trustindex.schemas.policy import Policy
     from trustindex.schemas.tables import table_from_rows
-    from trustindex.warehouse.tokens import token_counter
 
     with tempfile.TemporaryDirectory() as tmp:
         repo = corpus_repo(Path(tmp) / "midnight-docs")

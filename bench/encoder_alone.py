@@ -45,7 +45,7 @@ def real_mix(data: Path, n: int) -> list[str]:
     """``n`` distinct model inputs of ``data``'s live snapshot, evenly over their content hashes."""
     import pyarrow.parquet as pq
 
-    from trustindex.ingest.rows import embed_text
+    from trustindex.schemas.embedded_text import embed_text
     from trustindex.schemas.snapshot import resolve_current
 
     t = pq.read_table(resolve_current(data) / "chunks.parquet", columns=["heading_path", "symbol_path", "path", "text"])
@@ -59,8 +59,8 @@ def real_mix(data: Path, n: int) -> list[str]:
 def sides() -> dict[str, Callable[[list[str]], object]]:
     from sentence_transformers import SentenceTransformer
 
+    from trustindex.encoder.onnx_embedder import OnnxEmbedder
     from trustindex.schemas.embedding_model import model_path
-    from trustindex.warehouse.onnx_embedder import OnnxEmbedder
 
     r4 = OnnxEmbedder(ENCODER_CACHE, recipe=4).encoder
     r5 = OnnxEmbedder(ENCODER_CACHE, recipe=5).encoder

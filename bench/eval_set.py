@@ -9,7 +9,7 @@ Files (``bench/eval/``, how they were judged: ``bench/eval/README.md``):
 
 The split is fixed once, by the query id alone (never by its text, its judgments or any system's result): a
 query is ``dev`` when the first byte of sha256("trustindex-eval:" + id) is even, else ``test``.  Tune on dev,
-report test.  The file format and the split rule live in the package (query/judged.py), so that
+report test.  The file format and the split rule live in the package (calibration/judged.py), so that
 ``trustindex calibrate --split`` splits exactly as the benches do.
 """
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from trustindex.query.judged import OFF_TOPIC_KINDS, SPLITS, JudgedQuery, read_jsonl, split_of
+from trustindex.calibration.judged import OFF_TOPIC_KINDS, SPLITS, JudgedQuery, read_jsonl, split_of
 
 EVAL_DIR = Path(__file__).resolve().parent / "eval"
 IN_DOMAIN_FILES = ("midnight_docs_queries.jsonl", "judged_*.jsonl")

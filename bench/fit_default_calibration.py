@@ -6,7 +6,7 @@
 
 One command, a minute or two: every judged query of bench/eval (in-domain, off-topic, near-domain) is searched
 once on the snapshot of ``--data`` (or ``$TRUSTINDEX_REALDOCS_DATA``) under the built-in policy without any
-calibration (so the fit never depends on the previous one); warehouse/calibrate.py fits the logistic regression
+calibration (so the fit never depends on the previous one); calibration/fit.py fits the logistic regression
 (scikit-learn) on the dev split's signals and labels, picks the tier thresholds on dev, and scores the test
 split.  The result is written to schemas/default_calibration.toml (the built-in policy's calibration, with
 ``calibration_id`` = default:<model id>@<hash of the model, the fit's queries and labels, the tier thresholds>)
@@ -46,10 +46,10 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     setup_env()
     from bench.eval_set import load
+    from trustindex.calibration.fit import calibrate
+    from trustindex.calibration.text import calibration_lines
     from trustindex.schemas.answer_signals import DEFAULT_FEATURES, SIGNALS
     from trustindex.schemas.policy import DEFAULT_CALIBRATION, Policy
-    from trustindex.warehouse.calibrate import calibrate
-    from trustindex.warehouse.calibration_text import calibration_lines
 
     features = tuple(f.strip() for f in a.features.split(",") if f.strip()) if a.features else DEFAULT_FEATURES
     unknown = [f for f in features if f not in SIGNALS]
@@ -82,9 +82,9 @@ def dev_cv(index, base, features: tuple[str, ...] | None, top: int, t0: float) -
     """Rank feature sets on the dev half (every subset of the signals, or ``features`` alone); print, write nothing."""
     from bench.calibration_cv import REPEATS, every_subset, lines, select
     from bench.eval_set import load
+    from trustindex.calibration.fit import FOLDS, observe
     from trustindex.schemas.answer_signals import DEFAULT_FEATURES, SIGNALS
     from trustindex.schemas.policy import Policy
-    from trustindex.warehouse.calibrate import FOLDS, observe
 
     obs = observe(index, load(split="dev"))
     candidates = [features] if features else every_subset(SIGNALS)

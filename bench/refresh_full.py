@@ -11,7 +11,7 @@ what follows the flow (summary, server shut-down, exit) is reported as well.
 Reference: ``SentenceTransformer(path, device="cpu").encode(texts, batch_size=32)`` in a
 fresh process (parts of 512 length-sorted texts, so a time budget can stop it) on the distinct texts the
 build embedded (the snapshot's chunks as
-``warehouse.build.embedding_input`` rebuilds them, first text of each content hash, sorted
+``schemas.embedded_text.embedding_input`` rebuilds them, first text of each content hash, sorted
 by length), model load excluded.
 """
 
@@ -62,11 +62,11 @@ def cli_refresh(sources: Path, data: Path, timeout: float = 3600) -> dict:
 
 
 def distinct_embedded_texts(data: Path) -> list[str]:
-    """The texts the build embedded: one per content hash, in chunk order (as warehouse.embeddings does)."""
+    """The texts the build embedded: one per content hash, in chunk order (as encoder.embedding_cache does)."""
     import pyarrow.parquet as pq
 
+    from trustindex.schemas.embedded_text import embedding_input
     from trustindex.schemas.snapshot import TABLE_FILES, resolve_current
-    from trustindex.warehouse.build import embedding_input
 
     chunks = pq.read_table(resolve_current(data) / TABLE_FILES["chunks"])
     first: dict[str, str] = {}

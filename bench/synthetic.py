@@ -54,7 +54,7 @@ def token_stream(max_words: int = 300_000, root: Path = CORPUS, work: Path = WOR
 
 
 def encoder_dir() -> Path:
-    from trustindex.warehouse.encoder_export import ensure_encoder
+    from trustindex.encoder.onnx_export import ensure_encoder
 
     return ensure_encoder(ENCODER_CACHE).directory
 
@@ -66,7 +66,7 @@ def real_spectrum(n: int = 512, work: Path = WORK) -> tuple[np.ndarray, np.ndarr
         z = np.load(cache)
         return z["mean"], z["cov"]
     from bench.bench_embedding import corpus_passages
-    from trustindex.query.encoder import OnnxEncoder
+    from trustindex.query.onnx_encoder import OnnxEncoder
 
     emb = OnnxEncoder(encoder_dir()).encode(corpus_passages(n=n)).astype(np.float64)
     mean, cov = emb.mean(0), np.cov(emb.T)
@@ -253,7 +253,7 @@ def build(
 
 
 def _build_exact(data: Path, n: int, seed: int, work: Path, backend: str, spectrum, max_words: int):
-    from trustindex.query.encoder import MODEL_FILE, OnnxEncoder
+    from trustindex.query.onnx_encoder import MODEL_FILE, OnnxEncoder
     from trustindex.schemas.policy import Policy
     from trustindex.schemas.snapshot import BM25_DIR, EMBEDDINGS, ENCODER_DIR, TABLE_FILES
     from trustindex.warehouse.bm25 import build_bm25_from_tokens

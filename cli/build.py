@@ -204,7 +204,7 @@ def describe_refresh(result: dict) -> str:
     for g in result.get("forced_past_gate") or []:
         lines.append(f"  published despite the safety gate (--force): {g}")
     if result.get("stages"):
-        from trustindex.ingest.progress import timing_lines
+        from trustindex.runtime.progress import timing_lines
 
         whole = f"{result['command_seconds']:.2f} s in the command, " if "command_seconds" in result else ""
         lines.append(f"  time: {whole}{result['seconds']:.2f} s in the flow")

@@ -40,7 +40,7 @@ def _dask_address(a) -> str | None:
 def _show_progress(a) -> str | None:
     """Progress bars for a person at a terminal, plain lines at a bounded rate in a log (cron, CI), none with
     --quiet; --json keeps bars off (lines on standard error leave the JSON on standard output intact)."""
-    from trustindex.ingest.progress import BARS, LINES
+    from trustindex.runtime.progress import BARS, LINES
 
     if getattr(a, "quiet", False):
         return None
@@ -62,7 +62,7 @@ def cmd_refresh(a) -> int:
     cfg = load_build_config(a.sources, a.identities, a.policy, a.ledger, compilers=getattr(a, "compilers", None))
     data.mkdir(parents=True, exist_ok=True)
     prefect_env(data / ".prefect")
-    from trustindex.ingest import progress
+    from trustindex.runtime import progress
     from trustindex.warehouse.lock import data_dir_lock
 
     with data_dir_lock(data, wait_seconds=a.wait, what="refresh"), progress.enabled(_show_progress(a)):
@@ -104,7 +104,7 @@ def cmd_backfill(a) -> int:
     prefect_env(data / ".prefect")
     from trustindex.cli.build import in_process_settings
     from trustindex.flows.backfill import backfill_flow
-    from trustindex.ingest import progress
+    from trustindex.runtime import progress
     from trustindex.warehouse.lock import data_dir_lock
 
     with (
@@ -188,8 +188,8 @@ def cmd_snapshots(a) -> int:
 def cmd_report(a) -> int:
     require("build")
     if a.html:
+        from trustindex.report.html import render_report
         from trustindex.schemas.policy import Policy
-        from trustindex.warehouse.report_html import render_report
 
         out = render_report(Path(a.data), Path(a.html), Policy.load(a.policy))
         print(f"wrote {out}")
@@ -222,12 +222,12 @@ def cmd_compilers(a) -> int:
 
 def cmd_calibrate(a) -> int:
     require("build")
+    from trustindex.calibration.fit import calibrate
+    from trustindex.calibration.judged import read_jsonl
+    from trustindex.calibration.text import calibration_lines
     from trustindex.query.index import Index
-    from trustindex.query.judged import read_jsonl
     from trustindex.schemas.answer_signals import DEFAULT_FEATURES, SIGNALS
     from trustindex.schemas.policy import Policy
-    from trustindex.warehouse.calibrate import calibrate
-    from trustindex.warehouse.calibration_text import calibration_lines
 
     base = Policy.load(a.policy)
     queries = [q for f in a.judged for q in read_jsonl(Path(f))]
@@ -254,7 +254,7 @@ def cmd_calibrate(a) -> int:
     os.replace(tmp, out)
     result.update(policy_file=str(out), policy_id=policy.policy_id)
     if a.html:
-        from trustindex.warehouse.report_calibration import render_calibration_report
+        from trustindex.report.calibration import render_calibration_report
 
         result["html"] = str(render_calibration_report(result, Path(a.html)))
     if a.json:

@@ -2,7 +2,7 @@
 
 The refresh flow calls ``embed_on_cluster`` after its sources are extracted and before the build, when the run
 names a Dask scheduler (``RefreshRequest.dask_address``) and no snapshot already holds its inputs.  The texts the
-embedding cache lacks are split into shards by hash (warehouse/embed_shards.py), each shard runs as one task on the
+embedding cache lacks are split into shards by hash (encoder/shards.py), each shard runs as one task on the
 cluster (through prefect-dask's client, for this stage only: the source tasks stay on the flow's own task
 runner) and returns its vectors, and the vectors are merged into this data directory's cache.  The build then
 finds every text in the cache and embeds nothing.
@@ -25,10 +25,9 @@ import pyarrow as pa
 from prefect import get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
-from trustindex.ingest import progress
-from trustindex.schemas.embedding_model import encoder_cache_dir
-from trustindex.schemas.errors import TrustIndexError
-from trustindex.warehouse.embed_shards import (
+from trustindex.encoder.embedding_cache import EmbeddingCache
+from trustindex.encoder.factory import make_embedder
+from trustindex.encoder.shards import (
     ShardVectors,
     TextShard,
     embed_shard,
@@ -37,8 +36,9 @@ from trustindex.warehouse.embed_shards import (
     split,
     texts_to_embed,
 )
-from trustindex.warehouse.embedder_factory import make_embedder
-from trustindex.warehouse.embeddings import EmbeddingCache
+from trustindex.runtime import progress
+from trustindex.schemas.embedding_model import encoder_cache_dir
+from trustindex.schemas.errors import TrustIndexError
 
 CLUSTER_EMBED_STAGE = "embed-cluster"  # the stage's record: texts embedded on the cluster, shards, workers
 

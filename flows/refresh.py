@@ -19,11 +19,16 @@ from prefect.cache_policies import NO_CACHE
 from prefect.runtime import flow_run
 
 from trustindex.crawl.git import SourceError
+from trustindex.encoder.embedding_cache import EmbeddingCache
+from trustindex.encoder.factory import make_embedder, model_loads, release_loaded_models
+from trustindex.encoder.pipeline import overlap_enabled, worker_mode
+from trustindex.encoder.worker import SharedEmbedWorker, release, shared_worker
 from trustindex.flows.embed_cluster import embed_on_cluster
 from trustindex.flows.source_task import SourceOutcome, SourceRun, ingest_source_task
 from trustindex.flows.sources_run import run_sources, sources_at_once
-from trustindex.ingest import progress
 from trustindex.ingest.keys import context_key
+from trustindex.runtime import progress
+from trustindex.runtime.memory import return_freed_memory
 from trustindex.schemas.config import BuildConfig, Source
 from trustindex.schemas.embedding_model import DEFAULT_BACKEND, encoder_cache_dir
 from trustindex.schemas.refresh_run import (
@@ -36,11 +41,6 @@ from trustindex.schemas.refresh_run import (
     SourceRow,
 )
 from trustindex.warehouse.build import build_inputs_key, linked_sha256, write_snapshot_files
-from trustindex.warehouse.embed_pipeline import overlap_enabled, worker_mode
-from trustindex.warehouse.embed_worker import SharedEmbedWorker, release, shared_worker
-from trustindex.warehouse.embedder_factory import make_embedder, model_loads, release_loaded_models
-from trustindex.warehouse.embeddings import EmbeddingCache
-from trustindex.warehouse.memory import return_freed_memory
 from trustindex.warehouse.publish_gate import publish_snapshot
 from trustindex.warehouse.runs import write_run_record
 from trustindex.warehouse.snapshots import finish_snapshot, list_snapshots, new_build_dir
@@ -267,7 +267,7 @@ def publish_run_artifact(data_dir: Path, result: RefreshResult) -> None:
             f"| {r['stage']} | {r['source'] or ''} | {r['seconds']:.2f} | {count} | {', '.join(progress.rates(r))} |"
         )
     try:
-        from trustindex.warehouse.report_html import report_markdown
+        from trustindex.report.html import report_markdown
 
         body = report_markdown(data_dir) if result.published else ""
     except Exception as e:  # the report is a courtesy; the run's result stands without it

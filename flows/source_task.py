@@ -13,15 +13,15 @@ from prefect import get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
 from trustindex.crawl.git import SourceError, commit_date_iso, ensure_mirror, mirror_path, open_mirror, resolve_ref
-from trustindex.ingest import progress
+from trustindex.encoder.pipeline import EmbedPipeline
+from trustindex.encoder.tokens import token_counter
 from trustindex.ingest.incremental import Previous
 from trustindex.ingest.keys import context_key, source_key
 from trustindex.ingest.source import ingest_source
+from trustindex.runtime import progress
 from trustindex.schemas.config import BuildConfig, Source
 from trustindex.schemas.refresh_run import RefreshRequest
-from trustindex.warehouse.embed_pipeline import EmbedPipeline
 from trustindex.warehouse.tables import last_source_meta, load_source_tables, save_source_tables
-from trustindex.warehouse.tokens import token_counter
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class SourceRun:
     """What every source task of one run shares: the configuration, the request, and the run's embedding switches
     (read once per run by the flow).
 
-    ``embed_backend``: embed chunk texts with this backend while extracting (warehouse.embed_pipeline), on the
+    ``embed_backend``: embed chunk texts with this backend while extracting (encoder.pipeline), on the
     process's one worker or (``embed_mode`` per-source) a worker of the task's own; None leaves all embedding to
     the build task."""
 

@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 
 from prefect.futures import PrefectFuture
 
-from trustindex.ingest import progress
-from trustindex.query.encoder import available_cores
+from trustindex.query.onnx_encoder import available_cores
+from trustindex.runtime import progress
 from trustindex.schemas.config import Source
 
 SOURCES_ENV = "TRUSTINDEX_SOURCES_AT_ONCE"

@@ -5,7 +5,7 @@ beside it into the scratch tree; each ``compact`` fence of a Markdown page that 
 one file, and a wrappable fragment inside the wrapping (extractors.compact_program).  A check's key is the hash of
 what the compiler sees (file names and bytes), so a text is compiled once per compiler however many passages
 show it.  :func:`version_rows` turns a check's result into ``version_targets`` rows of origin ``compiled`` or
-``compile_rejected`` (query.versionmatch ranks them above declarations).
+``compile_rejected`` (query.target_match ranks them above declarations).
 """
 
 from __future__ import annotations

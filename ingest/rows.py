@@ -14,19 +14,11 @@ from trustindex.extractors.base import Chunk, Deprecation, Extraction, VersionTa
 from trustindex.extractors.content_risk import ContentRisk, neutralise, passage_risks
 from trustindex.extractors.verification import Link, chain_for_file
 from trustindex.ingest.context import SourceContext
+from trustindex.schemas.embedded_text import embed_text
 from trustindex.schemas.tables import DOCUMENT_TABLES, chunk_id_of, doc_id_of, sha256_text
 from trustindex.schemas.web_url import file_url
 
 Row = dict[str, Any]
-
-
-def embed_text(heading_path: list[str], symbol_path: str | None, path: str, text: str) -> str:
-    """What the model sees: the passage with its place in the document."""
-    if symbol_path:
-        return f"{path} :: {symbol_path}\n{text}"
-    if heading_path:
-        return " > ".join(heading_path) + "\n" + text
-    return text
 
 
 def empty_rows() -> dict[str, list[Row]]:

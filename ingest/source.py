@@ -32,7 +32,6 @@ from trustindex.crawl.signature_cache import CheckCount, cache_file
 from trustindex.extractors.base import ExtractionError
 from trustindex.extractors.freshness import bulk_limit
 from trustindex.extractors.verification import merge_owners
-from trustindex.ingest import progress
 from trustindex.ingest.context import SourceContext
 from trustindex.ingest.dispatch import extractor_for, kind_of
 from trustindex.ingest.evidence import SourceEvidence, docs_config_evidence
@@ -40,6 +39,7 @@ from trustindex.ingest.files import skip_rule_for_bytes, skip_rule_for_entry
 from trustindex.ingest.incremental import Previous, carried_rows, plan
 from trustindex.ingest.rows import Row, document_rows, empty_rows
 from trustindex.ingest.vouches import ledger_links, signature_evidence
+from trustindex.runtime import progress
 from trustindex.schemas.config import Identities, LedgerEntry, Source
 from trustindex.schemas.policy import Policy
 from trustindex.schemas.tables import table_from_rows
@@ -72,7 +72,7 @@ def ingest_source(
     """``repo``: the source's mirror when this run has fetched it already; fetched here when None.
 
     ``on_chunks``: called with each extracted document's chunk rows as soon as they exist (the build's
-    embedding pipeline, warehouse.embed_pipeline); the tables are the same with or without it."""
+    embedding pipeline, encoder.pipeline); the tables are the same with or without it."""
     repo = (
         repo
         if repo is not None

@@ -5,7 +5,7 @@ dense ranking (best cosine; its margin over the next distinct page), the lexical
 whether they put the same page first), the top hits' text (how much of the query's IDF-weighted terms they
 contain) and the snapshot's vocabulary (how much of the query's IDF weight no passage uses).  The probability is
 a logistic regression over them with the policy's coefficients, then the policy's isotonic map when it has one
-(both fitted by ``trustindex calibrate``, warehouse/calibrate.py); the match tier follows the probability.  A policy
+(both fitted by ``trustindex calibrate``, calibration/fit.py); the match tier follows the probability.  A policy
 with no model keeps the cosine tiers and reports no probability.
 
 Pure numpy on purpose: this runs on every query of the base install (no scikit-learn there).
@@ -45,7 +45,7 @@ class ChannelOutcome:
     lexical_rows: np.ndarray | None  # the lexical channel's candidates, best first (None: no known query term)
     lexical_scores: np.ndarray  # BM25 of every passage
     top_rows: list[int]  # the final ranking's first hits
-    tokens: list[str]  # the query's lexical terms (query/request.py)
+    tokens: list[str]  # the query's lexical terms (query/search_query.py)
 
 
 def measure(data, policy: Policy, out: ChannelOutcome) -> dict[str, float]:

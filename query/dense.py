@@ -75,7 +75,7 @@ _PARALLEL_FROM = 16_384  # rows from which a brute-force scan uses every core (b
 PREAD_MAX_ROWS = 8192
 # The int8 prefilter's threads.  Its matrix is streamed from memory once a search (384 MB at 1M passages): two
 # threads took a 1M-row pass from ~40 to ~27 ms here.  One was the default while onnxruntime's idle threads spun
-# (two spinning pools on 2 cores doubled both runs); query/encoder.py session_options turns spinning off.
+# (two spinning pools on 2 cores doubled both runs); query/onnx_encoder.py session_options turns spinning off.
 PREFILTER_THREADS = min(2, os.cpu_count() or 1)
 
 
@@ -94,7 +94,7 @@ def _usearch():
     onnxruntime must be loaded first when it is installed: usearch 2.26's extension carries a
     static libstdc++ whose process-wide (STB_GNU_UNIQUE) locale symbols make a later
     ``import onnxruntime`` crash with SIGSEGV in ``std::codecvt``; the other order is safe
-    (checked by tests/test_dense.py in a fresh process).
+    (checked by tests/query/test_dense.py in a fresh process).
     """
     import importlib.util
 

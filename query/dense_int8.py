@@ -15,7 +15,7 @@ of at most the last fetched bound plus the float32 rounding of ``query.dense.cos
 so when that is below the depth-th re-scored cosine the fetched rows hold the exact top
 ``depth``; otherwise the caller fetches more (at worst every row).  Ties and order are
 decided by the float32 re-scoring, never by the estimate, so results are identical to a
-float32 scan with or without the prefilter (tests/test_dense_int8.py).
+float32 scan with or without the prefilter (tests/query/test_dense_int8.py).
 
 Building it costs ~1 s and ~2 bytes a value at 100k rows, so it is made on request
 (``Index.warm()``: the MCP server, ``--batch``, the benchmarks' warm runs), never by a
@@ -63,7 +63,7 @@ class Int8Prefilter:
         import onnxruntime as ort
         from onnx import TensorProto, helper, numpy_helper
 
-        from trustindex.query.encoder import session_options
+        from trustindex.query.onnx_encoder import session_options
 
         n, d = emb.shape
         # The matrix MatMulInteger multiplies by ([dims, n]), written block by block: no second transposed copy.

@@ -2,7 +2,7 @@
 content-risk findings (small tables: rows per document, not per passage), read once when the snapshot opens.
 
 Version constraints are handed out typed (``VersionRow``, the version_targets table's columns): the version match
-(query/versionmatch.py), the docs version names and the listing read their fields by name, checked by mypy.
+(query/target_match.py), the docs version names and the listing read their fields by name, checked by mypy.
 """
 
 from __future__ import annotations

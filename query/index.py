@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from trustindex.query.reader import SnapshotData
-from trustindex.query.request import MAX_QUERY_CHARS, Query, clean_query
 from trustindex.query.response import SearchResponse
 from trustindex.query.search import factors, search
+from trustindex.query.search_query import MAX_QUERY_CHARS, Query, clean_query
 from trustindex.query.state import SearchState
 from trustindex.query.trust import reference_day
 from trustindex.schemas.policy import Policy

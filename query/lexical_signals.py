@@ -20,7 +20,7 @@ import numpy as np
 from trustindex.schemas.policy import Policy
 
 if TYPE_CHECKING:
-    from trustindex.query.request import Words
+    from trustindex.query.search_query import Words
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ class LexicalSignals:
 
 
 def lexical_signals(data, words: Words, policy: Policy) -> LexicalSignals:
-    """The lexical channel of one wording (query/request.py ``Words``: its tokens and identifiers, read once)."""
+    """The lexical channel of one wording (query/search_query.py ``Words``: its tokens and identifiers, read once)."""
     r = policy.relevance
     tokens = words.tokens
     scores, nterms = data.lexical.token_scores(tokens)

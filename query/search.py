@@ -1,4 +1,4 @@
-"""One search as four named stages over one state (query/state.py) and one ``Query`` (query/request.py):
+"""One search as four named stages over one state (query/state.py) and one ``Query`` (query/search_query.py):
 
     gather  the channels' candidates (dense, lexical, each extra phrasing's, identifiers) fused into a pool (RRF)
     score   each candidate's relevance, trust (the prior × its version match) and ordering score
@@ -26,13 +26,13 @@ from trustindex.query.candidates import Pool, collapse
 from trustindex.query.fusion import CAP_REACH, per_page_capped, rrf_pool, top_ranking
 from trustindex.query.lexical_signals import LexicalSignals, lexical_signals
 from trustindex.query.relevance import relevance as relevance_of
-from trustindex.query.request import Query
+from trustindex.query.search_query import Query
 from trustindex.query.state import SearchState
+from trustindex.query.target_match import version_factor
 from trustindex.query.trust import reference_day
 from trustindex.query.trust_factors import HitContext
 from trustindex.query.trust_factors import explain as explain_factors
 from trustindex.query.trust_prior import TrustPrior
-from trustindex.query.versionmatch import version_factor
 from trustindex.schemas.answer_signals import LOW_CONFIDENCE
 
 

@@ -24,10 +24,10 @@ from typing import Any, Protocol
 import numpy as np
 
 from trustindex.query.dense import DenseIndex
-from trustindex.query.encoders import open_encoder
+from trustindex.query.query_encoder import open_encoder
 from trustindex.query.reader import SnapshotData
+from trustindex.query.target_match import docs_names
 from trustindex.query.trust_prior import TrustPrior
-from trustindex.query.versionmatch import docs_names
 from trustindex.schemas.docs_versions import COMPONENT as DOCS_COMPONENT
 from trustindex.schemas.policy import Policy
 

@@ -4,7 +4,7 @@ Every factor of schemas/trust_factors.py that does not depend on the query gives
 at once (its ``prior`` in query/trust_factors/), so they are multiplied once per (policy, day) and a search only
 looks up its candidates' rows; version_match depends on the query's targets and stays per candidate
 (``query.index``).  The explanations (each factor's ``explain``) are built for the returned hits only; each
-factor's two halves sit side by side in one module, and tests/test_trust_prior.py checks that every passage's
+factor's two halves sit side by side in one module, and tests/query/test_trust_prior.py checks that every passage's
 prior equals the product of its explained multipliers.
 
 At 100k passages this takes the per-candidate Python work of a search from ~10 ms to ~0.1 ms (docs/benchmarks.md).

@@ -32,7 +32,7 @@ FILE_NAME = "compilers.toml"
 PASSED, REJECTED, TIMEOUT, LIMIT, CRASHED = "passed", "rejected", "timeout", "limit", "crashed"
 OUTCOMES = (PASSED, REJECTED, TIMEOUT, LIMIT, CRASHED)
 
-# The version_targets origins compile evidence is stored under (query.versionmatch ranks them above declarations).
+# The version_targets origins compile evidence is stored under (query.target_match ranks them above declarations).
 ORIGIN_COMPILED, ORIGIN_REJECTED = "compiled", "compile_rejected"
 COMPILE_ORIGINS = (ORIGIN_COMPILED, ORIGIN_REJECTED)
 LANGUAGE_COMPONENT, COMPILER_COMPONENT = "compact-language", "compact-compiler"

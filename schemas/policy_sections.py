@@ -257,7 +257,7 @@ class Fusion:
 class Match:
     # Calibrated (the policy has a model): the tier follows answer_confidence, high from high_probability, mid
     # from mid_probability, else low; below min_answer_confidence the response abstains (low_confidence).
-    # high: the top hit answers at least 4 times in 5 (warehouse/calibrate.py HIGH_TIER_FLOOR)
+    # high: the top hit answers at least 4 times in 5 (calibration/fit.py HIGH_TIER_FLOOR)
     high_probability: float = number(0.8, 0.0, 1.0)
     mid_probability: float = number(0.25, 0.0, 1.0)
     min_answer_confidence: float = number(0.1, 0.0, 1.0)

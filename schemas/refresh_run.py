@@ -3,7 +3,7 @@
 
 The results are typed and frozen; their ``to_json()`` is the contract the rest reads: the command line's
 ``--json`` and summary, ``data/last_run.json`` (warehouse/runs.py) and the flow run's markdown artifact.  Key
-order and values are those of the dicts the flows returned before they were typed (tests/test_refresh_result.py).
+order and values are those of the dicts the flows returned before they were typed (tests/flows/test_refresh_result.py).
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ class BuildResult:
     row_counts: Mapping[str, int]
     embeddings: EmbeddingCounts
     forced_past_gate: tuple[str, ...]  # the safety gate's findings published past with --force
-    stages: tuple[dict, ...]  # progress records (ingest/progress.py): stage, source, seconds, count, unit, rate
+    stages: tuple[dict, ...]  # progress records (runtime/progress.py): stage, source, seconds, count, unit, rate
 
     def to_json(self) -> dict:
         return {

@@ -33,9 +33,9 @@ from starlette.responses import JSONResponse as StarletteJSON
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-from trustindex.query.batch import BatchDefaults, RequestLimits, answer_one
-from trustindex.query.compact import DEFAULT_MAX_TOKENS, render_compact, token_counter
+from trustindex.query.batch import BatchDefaults, answer_one
 from trustindex.schemas.errors import SnapshotError, TrustIndexError, one_line
+from trustindex.serve.assistant_text import DEFAULT_MAX_TOKENS, render_compact, token_counter
 from trustindex.serve.guards import (
     LOOPBACK_NAMES,
     BoundedBody,
@@ -51,6 +51,7 @@ from trustindex.serve.live import SnapshotHolder
 from trustindex.serve.mcp_server import build_server
 from trustindex.serve.metrics import CONTENT_TYPE, ServeMetrics
 from trustindex.serve.page import PAGE_PATHS, page_routes
+from trustindex.serve.request_limits import RequestLimits
 
 log = logging.getLogger("trustindex.serve")
 WORKER_HEADER = "x-trustindex-worker"  # the answering process's id: ``serve --workers N`` runs N of them

@@ -30,12 +30,13 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, ContentBlock, TextContent, ToolAnnotations
 
-from trustindex.query.batch import BatchDefaults, RequestLimits
+from trustindex.query.batch import BatchDefaults
 from trustindex.query.batch import search_batch as search_batch_requests
-from trustindex.query.compact import DEFAULT_MAX_TOKENS, DETAILS, render_compact, token_counter
 from trustindex.schemas.errors import SnapshotError, TrustIndexError, one_line
+from trustindex.serve.assistant_text import DEFAULT_MAX_TOKENS, DETAILS, render_compact, token_counter
 from trustindex.serve.listing import MAX_NEIGHBOURS, list_sources, list_versions
 from trustindex.serve.live import DataDirSource, SnapshotHolder
+from trustindex.serve.request_limits import RequestLimits
 
 log = logging.getLogger("trustindex.mcp")
 

@@ -15,8 +15,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "examples"))
 
-from compilerkit import compactc  # noqa: E402, F401  (the session's built compiler, a fixture)
-
+from tests.kits.compilerkit import compactc, why_not  # noqa: E402, F401  (compactc: the session's built compiler)
+from tests.kits.realdata import WHY_NO_REAL_DOCS  # noqa: E402
 from trustindex.cli.main import prefect_env  # noqa: E402  (after the path set-up above)
 
 # pytest-xdist (make test runs two workers): each worker is its own process with its own Prefect state, and the
@@ -32,6 +32,19 @@ prefect_env(Path(os.environ.get("PREFECT_HOME") or tempfile.mkdtemp(prefix="pref
 if _RUN:
     os.environ.setdefault(ENCODER_CACHE_ENV, str(Path(tempfile.gettempdir()) / f"trustindex-encoders-{_RUN}"))
 os.environ.setdefault(ENCODER_CACHE_ENV, tempfile.mkdtemp(prefix="trustindex-encoders-"))
+
+
+# The slow kinds (registered in pyproject.toml; `make test-fast` runs everything else). A test of a kind whose
+# resource this machine lacks is skipped here with the reason, so a marker is all a test needs to say.
+SLOW_KINDS = ("real_corpus", "browser", "cluster", "compiler", "serving_load", "slow")
+_MISSING = {"real_corpus": WHY_NO_REAL_DOCS, "compiler": why_not()}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        for kind, why in _MISSING.items():
+            if why and item.get_closest_marker(kind):
+                item.add_marker(pytest.mark.skip(reason=why))
 
 
 @pytest.fixture(scope="session")

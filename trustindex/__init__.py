@@ -16,9 +16,12 @@ from pathlib import Path
 __version__ = "0.1.0"
 
 # Run from a source checkout (its root on sys.path, as pytest and `python -m` from the root do), this folder
-# shadows the installed package; resolve the subpackages in that checkout's top-level folders too, so the code
-# that runs is the checkout's own (never another checkout's editable install). An installed wheel has no
-# pyproject.toml beside its package, so nothing changes there.
+# shadows the installed package; its rooms are then found in this checkout's folders, as pyproject.toml's
+# package-dir maps them (read by trustindex/layout.py, the one place that knows the layout), so the code that runs
+# is the checkout's own (never another checkout's editable install). An installed wheel has no pyproject.toml
+# beside its package, so nothing changes there.
 _CHECKOUT = Path(__file__).resolve().parent.parent
-if (_CHECKOUT / "pyproject.toml").is_file() and (_CHECKOUT / "query" / "__init__.py").is_file():
-    __path__.append(str(_CHECKOUT))
+if (_CHECKOUT / "pyproject.toml").is_file():
+    from trustindex.layout import install_checkout_finder
+
+    install_checkout_finder(_CHECKOUT)

@@ -104,7 +104,7 @@ def _vectorised_bm25():
     """bm25s.BM25 whose index is built with whole-corpus numpy operations instead of a Python loop per passage.
 
     ``build_index_from_ids`` is the override point bm25s documents for this.  The scores are bm25s's own, bit for
-    bit (tests/test_bm25_build.py compares the saved files): the same idf function on the same document
+    bit (tests/warehouse/test_bm25_build.py compares the saved files): the same idf function on the same document
     frequencies, and the same float64 arithmetic per (passage, term) pair, cast to float32 once as bm25s stores
     them.  Only the loop moved: a refresh rebuilds the whole corpus's BM25 twice (body and fields), and on a
     ~3,600-passage corpus bm25s's per-passage Counter and arrays took half of that."""

@@ -15,9 +15,13 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from trustindex.ingest import progress
+from trustindex.encoder.embedding_cache import Embedder, EmbeddingCache, EmbedStats, embed_texts
+from trustindex.encoder.factory import embedder_identity
 from trustindex.query.dense import STORAGE_DTYPE, build_ann_index
+from trustindex.runtime import progress
+from trustindex.runtime.memory import return_freed_memory
 from trustindex.schemas.components import ComponentRegistry
+from trustindex.schemas.embedded_text import embedding_input
 from trustindex.schemas.policy import Policy
 from trustindex.schemas.snapshot import (
     BM25_DIR,
@@ -30,9 +34,6 @@ from trustindex.schemas.snapshot import (
 )
 from trustindex.schemas.tables import SCHEMA_VERSION, SOURCE_TABLES, table_from_rows
 from trustindex.warehouse.bm25 import build_bm25
-from trustindex.warehouse.embedder_factory import embedder_identity
-from trustindex.warehouse.embeddings import Embedder, EmbeddingCache, EmbedStats, embed_texts
-from trustindex.warehouse.memory import return_freed_memory
 from trustindex.warehouse.tables import concat, write_table
 
 SORT_KEYS = {
@@ -68,22 +69,6 @@ SORT_KEYS = {
         ("text_sha256", "ascending"),
     ],
 }
-
-
-def embedding_input(chunks: pa.Table) -> list[str]:
-    """Rebuild the text the model sees (see ingest.rows.embed_text) from chunk columns."""
-    from trustindex.ingest.rows import embed_text
-
-    out = []
-    for hp, sp, path, text in zip(
-        chunks.column("heading_path").to_pylist(),
-        chunks.column("symbol_path").to_pylist(),
-        chunks.column("path").to_pylist(),
-        chunks.column("text").to_pylist(),
-        strict=True,
-    ):
-        out.append(embed_text(hp or [], sp, path, text))
-    return out
 
 
 def field_input(chunks: pa.Table) -> list[str]:

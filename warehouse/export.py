@@ -35,6 +35,7 @@ from urllib.parse import urlparse
 import pyarrow as pa
 import pyarrow.fs as pafs
 
+from trustindex.runtime.durable import fsync_path, replace_durably
 from trustindex.schemas.errors import SnapshotError, TrustIndexError, one_line
 from trustindex.schemas.signing import sign_manifest
 from trustindex.schemas.signing import signature_key_id as key_id_of
@@ -47,7 +48,6 @@ from trustindex.schemas.snapshot import (
     read_current,
     verify_snapshot,
 )
-from trustindex.warehouse.durable import fsync_path, replace_durably
 
 _BLOCK = 1 << 20
 

@@ -30,7 +30,7 @@ def write_run_record(data_dir: Path, result: dict) -> None:
                 "sources",
                 "forced_past_gate",
                 "seconds",  # the flow's wall time
-                "stages",  # each stage's seconds, count, unit and rate (ingest/progress.py)
+                "stages",  # each stage's seconds, count, unit and rate (runtime/progress.py)
                 "resources",  # sources at once, the embedding worker, models loaded (flows/sources_run.py)
                 "flow_run_id",  # the Prefect flow run, whose markdown artifact tells the same story
                 "compile",  # compile checks: compiled now, from the cache, outcomes per source and compiler

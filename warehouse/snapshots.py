@@ -16,6 +16,7 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
+from trustindex.runtime.durable import fsync_path, replace_durably
 from trustindex.schemas.errors import SnapshotError
 from trustindex.schemas.snapshot import (
     CURRENT,
@@ -28,7 +29,6 @@ from trustindex.schemas.snapshot import (
     snapshot_id_from_files,
     verify_snapshot,
 )
-from trustindex.warehouse.durable import fsync_path, replace_durably
 
 
 def new_build_dir(data_dir: Path) -> Path:

@@ -2,7 +2,7 @@
 
 A factor module (one per row of schemas/trust_factors.py) defines ``explain(hit) -> dict`` (multiplier, status,
 evidence: what the hit shows) and ``prior(passages) -> Prior | None`` (the same multipliers for every passage,
-vectorised; None for a factor that depends on the query).  tests/test_trust_prior.py checks that the two agree
+vectorised; None for a factor that depends on the query).  tests/query/test_trust_prior.py checks that the two agree
 bit for bit on every passage of the demo corpus.
 """
 

@@ -1,4 +1,4 @@
-"""Version match: how a passage's versions meet the query's targets (query/versionmatch.py works it out).
+"""Version match: how a passage's versions meet the query's targets (query/target_match.py works it out).
 
 It depends on the query, so it has no prior: the search works it out per candidate when the query has targets
 (query/index.py), and a hit without targets shows the passage's own constraints.
@@ -6,8 +6,8 @@ It depends on the query, so it has no prior: the search works it out per candida
 
 from __future__ import annotations
 
+from trustindex.query.target_match import version_factor
 from trustindex.query.trust_factors.base import HitContext, PassagesContext
-from trustindex.query.versionmatch import version_factor
 
 
 def explain(hit: HitContext) -> dict:

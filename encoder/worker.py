@@ -1,0 +1,228 @@
+"""One embedding worker per process, fed by every source task (issue 29 item 1).
+
+Before, each source task ran its own worker thread (encoder/pipeline.py): with 50 sources at once that
+was 50 threads calling one encoder side by side, 50 copies of the embedding cache in memory (each worker loaded
+every shard) and 50 "model" stages that were mostly time spent waiting for the one load.  Here one thread takes
+the chunk texts of all sources from one bounded queue, embeds what has queued up (texts of several sources in one
+encoder call, each text once even when two sources share it) and fills one cache.
+
+Output does not depend on scheduling, as before: a text's vector is a function of the text alone, the worker only
+fills the content-hash cache, and the build embeds in its stable order whatever the cache lacks.  A source's
+``finish`` returns once everything it submitted is in the cache on disk.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from trustindex.encoder.embedding_cache import Embedder, EmbeddingCache
+from trustindex.encoder.factory import make_embedder
+from trustindex.schemas.embedding_model import encoder_cache_dir
+
+log = logging.getLogger(__name__)
+
+# Documents waiting between all the extracting sources and the worker (each a list of its chunks' texts).
+QUEUE_DOCUMENTS = 256
+# Texts handed to the encoder at once at most (what has queued up meanwhile, not a fixed batch).
+MAX_TEXTS_PER_CALL = 512
+
+
+@dataclass
+class Feed:
+    """One source's side of the worker: what it submitted and what became of it."""
+
+    source: str
+    texts: int = 0  # chunk texts submitted
+    cache_hits: int = 0  # distinct texts the cache (or another source's texts this run) held already
+    encoded: int = 0  # distinct texts embedded for this source
+    failed: str | None = None  # the worker's error: the build embeds what it left
+    seen: set[str] = field(default_factory=set, repr=False)
+    on_encoded: object = None  # a progress stage's ``advance`` (called from the worker's thread)
+    _flushed: threading.Event = field(default_factory=threading.Event, repr=False)
+    # monotonic clock: when the source handed over its last texts, and when the last of them was in the cache
+    handed_over: float | None = None
+    flushed_at: float | None = None
+
+
+_FINISH = "finish"
+_STOP = object()
+
+
+class SharedEmbedWorker:
+    """The worker thread, its encoder and its cache; started on the first submit and then kept for the process."""
+
+    def __init__(self, backend: str, data_dir: Path):
+        self.backend, self.data_dir = backend, Path(data_dir)
+        self._queue: queue.Queue = queue.Queue(maxsize=QUEUE_DOCUMENTS)
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._embedder: Embedder | None = None
+        self._cache: EmbeddingCache | None = None
+        self._load_error: str | None = None
+        self.model_seconds = 0.0
+        self.pending_texts = 0  # submitted and not yet taken by the worker (progress: "texts left")
+        self.encode_seconds = 0.0
+        self.encoded = 0
+        # True when the flow that made this worker stops it before its build (flows/refresh.py): then a source
+        # hands over its last texts and ends without waiting for them, and the next source extracts meanwhile.
+        # A worker in another process (a source task placed on a Dask worker) has no such owner: its sources wait.
+        self.drained_by_flow = False
+        self.feeds: dict[str, Feed] = {}  # every source's feed, by name: its final counts once the worker is stopped
+
+    def embedder(self) -> Embedder | None:
+        """The worker's encoder, loaded once; None (with the reason logged) when it cannot be loaded."""
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="embed-shared", daemon=True)
+                self._thread.start()
+        self._ready.wait()
+        return self._embedder
+
+    def submit(self, feed: Feed, pairs: list[tuple[str, str]]) -> None:
+        self.embedder()
+        with self._lock:
+            self.pending_texts += len(pairs)
+            self.feeds[feed.source] = feed
+        feed.texts += len(pairs)
+        self._queue.put((feed, pairs))  # blocks while the queue is full: extraction waits for embedding
+
+    def finish(self, feed: Feed, wait: bool = True) -> Feed:
+        """The end of ``feed``'s texts; ``wait``: until every one is in the cache (or the worker has said why not),
+        else only queued behind them (``stop`` drains the queue)."""
+        if feed.texts:
+            feed.handed_over = time.monotonic()
+            self._queue.put((feed, _FINISH))
+            if wait:
+                feed._flushed.wait()
+        return feed
+
+    def _run(self) -> None:
+        started = time.monotonic()
+        try:
+            self._embedder = make_embedder(self.backend, cache_dir=encoder_cache_dir(self.data_dir))
+            e = self._embedder
+            self._cache = EmbeddingCache(self.data_dir / "cache" / "embeddings", e.cache_key, e.dimensions)
+        except Exception as exc:  # every source's texts are left to the build's own pass
+            self._load_error = f"{type(exc).__name__}: {exc}"
+            log.warning("the shared embedding worker cannot load its model (%s); the build embeds", exc)
+        finally:
+            self.model_seconds = time.monotonic() - started
+            self._ready.set()
+        new: dict[str, np.ndarray] = {}
+        while True:
+            batch, finished = self._take()
+            if batch is None:  # stopped
+                return
+            self._embed(batch, new)
+            if finished:
+                if self._cache is not None and new:
+                    self._cache.put(new)  # one shard for everything embedded since the last source finished
+                new = {}
+                for feed in finished:
+                    feed.flushed_at = time.monotonic()
+                    feed._flushed.set()
+
+    def stop(self) -> None:
+        """End the thread once the queue is drained (every source has finished by then)."""
+        with self._lock:
+            started, self._thread = self._thread, None
+        if started is not None:
+            self._queue.put(_STOP)
+            started.join()
+        # The cache's vectors in memory (every text the run embedded or found: ~165 MiB at 92k chunks) are not
+        # needed once the sources have ended: the build reads the cache from disk.  The flow still holds this
+        # object (for the progress line), so without this they stayed alive through the whole build.
+        self._cache = None
+
+    def _take(self) -> tuple[list[tuple[Feed, list[tuple[str, str]]]] | None, list[Feed]]:
+        """What has queued up (at least one item), up to MAX_TEXTS_PER_CALL texts, and the sources that ended."""
+        first = self._queue.get()
+        if first is _STOP:
+            return None, []
+        items = [first]
+        while sum(len(p) for f, p in items if p is not _FINISH) < MAX_TEXTS_PER_CALL:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if item is _STOP:  # put back: the items before it are handled first
+                self._queue.put(item)
+                break
+            items.append(item)
+        batch = [(f, p) for f, p in items if p is not _FINISH]
+        with self._lock:
+            self.pending_texts -= sum(len(p) for _, p in batch)
+        return batch, [f for f, p in items if p is _FINISH]
+
+    def _embed(self, batch: list[tuple[Feed, list[tuple[str, str]]]], new: dict[str, np.ndarray]) -> None:
+        todo: dict[str, str] = {}
+        owner: dict[str, Feed] = {}
+        for feed, pairs in batch:
+            if self._load_error:
+                feed.failed = self._load_error
+                continue
+            fresh = {}
+            for sha, text in pairs:
+                if sha not in feed.seen:
+                    feed.seen.add(sha)
+                    fresh[sha] = text
+            assert self._cache is not None
+            hits = self._cache.known(list(fresh)) | {s for s in fresh if s in new or s in todo}
+            feed.cache_hits += len(hits)
+            for sha, text in fresh.items():
+                if sha not in hits:
+                    todo[sha], owner[sha] = text, feed
+        if not todo:
+            return
+        shas = list(todo)
+        started = time.monotonic()
+        assert self._embedder is not None  # set whenever there was no load error
+        try:
+            vectors = self._embedder.encode([todo[s] for s in shas])
+        except Exception as exc:  # these texts are left to the build; the next batch is tried again
+            for feed in {id(f): f for f in owner.values()}.values():
+                feed.failed = f"{type(exc).__name__}: {exc}"
+            log.warning("embedding during extraction failed for %d texts (%s); the build embeds them", len(shas), exc)
+            return
+        self.encode_seconds += time.monotonic() - started
+        self.encoded += len(shas)
+        new.update(zip(shas, vectors, strict=True))
+        counts: dict[int, tuple[Feed, int]] = {}
+        for sha in shas:
+            f = owner[sha]
+            counts[id(f)] = (f, counts.get(id(f), (f, 0))[1] + 1)
+        for f, n in counts.values():
+            f.encoded += n
+            if callable(f.on_encoded):
+                f.on_encoded(n)
+
+
+_WORKERS: dict[tuple[str, str], SharedEmbedWorker] = {}
+_WORKERS_LOCK = threading.Lock()
+
+
+def shared_worker(backend: str, data_dir: Path) -> SharedEmbedWorker:
+    """The process's worker for this backend and data directory (its embedding cache)."""
+    key = (backend, str(Path(data_dir).resolve()))
+    with _WORKERS_LOCK:
+        if key not in _WORKERS:
+            _WORKERS[key] = SharedEmbedWorker(backend, Path(data_dir))
+        return _WORKERS[key]
+
+
+def release(backend: str, data_dir: Path) -> SharedEmbedWorker | None:
+    """Stop and forget the worker at the end of a run (the model stays loaded: embedder_factory keeps it), so that
+    the next run starts from the cache on disk, not from what this one held in memory."""
+    with _WORKERS_LOCK:
+        worker = _WORKERS.pop((backend, str(Path(data_dir).resolve())), None)
+    if worker is not None:
+        worker.stop()
+    return worker

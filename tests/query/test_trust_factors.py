@@ -1,0 +1,80 @@
+"""The factor registry (schemas/trust_factors.py) is the one list of trust factors: the modules, the response
+contract, the policy and the text table follow it."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+from trustindex.query import trust_factors
+from trustindex.query.render import render_table
+from trustindex.schemas.policy_sections import Sections
+from trustindex.schemas.trust_factors import FACTOR_NAMES, FACTORS, QUERY
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_every_factor_has_one_module_a_policy_section_and_a_place_in_the_contract():
+    assert len(FACTOR_NAMES) == len(set(FACTOR_NAMES)) == 7
+    assert [m.__name__.rsplit(".", 1)[1] for m in trust_factors.MODULES] == list(FACTOR_NAMES)
+    for m in trust_factors.MODULES:
+        assert callable(m.explain) and callable(m.prior), m.__name__
+    sections = {f.name for f in dataclasses.fields(Sections)}
+    assert all(f.section in sections for f in FACTORS)
+    schema = json.loads((ROOT / "schemas" / "response.schema.json").read_text())
+    found = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            if "factors" in node.get("properties", {}):
+                found.append(node["properties"]["factors"]["required"])
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(schema)
+    assert found and all(r == list(FACTOR_NAMES) for r in found)
+
+
+def test_only_a_query_factor_has_no_prior():
+    # a query factor is worked out per candidate; every other factor is priced once per (policy, day)
+    assert [f.name for f in FACTORS if f.depends_on == QUERY] == ["version_match"]
+    assert trust_factors.version_match.prior(None) is None
+
+
+def test_the_text_table_has_a_column_per_factor_in_registry_order():
+    hit = {
+        "rank_position": 1,
+        "display_confidence": 0.5,
+        "ranking_score": 0.4,
+        "trust_score": 0.8,
+        "factors": {f.name: {"multiplier": 0.5 + i / 100} for i, f in enumerate(FACTORS)},
+        "provenance": {"heading_path": ["T"], "symbol_path": None, "source": "s", "path": "p", "start_line": 1},
+    }
+    r = {
+        "query": "q",
+        "hits": [hit],
+        "snapshot_id": "s1",
+        "policy_id": "sha256:" + "0" * 64,
+        "match_tier": "low",
+        "best_cosine": 0.3,
+        "targets": [],
+        "strict": False,
+        "abstained": False,
+    }
+    header, row = render_table(r).splitlines()[-2:]
+    n = len(FACTORS)
+    assert header.split()[4 : 4 + n] == [f.column for f in FACTORS]
+    assert row.split()[4 : 4 + n] == [f"{0.5 + i / 100:.2f}" for i in range(n)]
+
+
+def test_the_search_page_lists_the_factors_in_registry_order():
+    import re
+
+    js = (ROOT / "serve" / "static" / "render.js").read_text()
+    listed = re.search(r"const FACTORS = \[([^\]]*)\]", js)
+    assert listed, "serve/static/render.js has no FACTORS list"
+    assert re.findall(r'"(\w+)"', listed.group(1)) == list(FACTOR_NAMES)
