@@ -9,6 +9,7 @@ figures into ``bench/results.json`` under its own key and re-renders the table i
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
@@ -26,7 +27,14 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results.json"
 DOCS = ROOT / "docs" / "benchmarks.md"
 CORPUS = Path(os.environ.get("TRUSTINDEX_BENCH_CORPUS", ROOT.parent / "shared" / "corpus" / "midnight-docs"))
-WORK = Path(os.environ.get("TRUSTINDEX_BENCH_WORK", "/tmp/trustindex-bench"))
+# Per checkout: two checkouts (worktrees) on one machine build with their own code, so each has its own work folder
+# (the real-docs snapshot under it is reused as long as it exists, whichever code built it).
+WORK = Path(
+    os.environ.get(
+        "TRUSTINDEX_BENCH_WORK",
+        f"/tmp/trustindex-bench/{ROOT.name}-{hashlib.sha256(str(ROOT).encode()).hexdigest()[:8]}",
+    )
+)
 # One encoder export shared by every bench script (and bench_embedding.py's default cache).
 ENCODER_CACHE = encoder_cache_dir(WORK)
 # How the figures name the two embedding paths.
