@@ -293,3 +293,15 @@ def test_the_workers_get_the_same_access_and_audit_setup():
     )
     setup = ServeSetup(config=config)
     assert ServeSetup.from_json(setup.to_json()) == setup
+
+
+def test_the_serve_command_checks_the_access_options_first(tmp_path, capsys):
+    from trustindex.cli.main import main
+
+    bad = tmp_path / "tokens.toml"
+    bad.write_text('[[token]]\nname = "a"\nsha256 = "not-a-digest"\nsources = ["*"]\n', encoding="utf-8")
+    assert main(["serve", "--data", str(tmp_path), "--host", "0.0.0.0", "--tokens", str(bad)]) == 1
+    assert f"{bad}: token[a].sha256: expected the secret's sha256" in capsys.readouterr().err
+    assert main(["serve", "--data", str(tmp_path), "--oidc-issuer", "http://sso.example", "--oidc-audience", "a"]) == 1
+    assert "must be https://" in capsys.readouterr().err
+    assert AuditSpec(path=str(tmp_path / "audit.jsonl")).for_worker(1) == tmp_path / "audit.1.jsonl"
