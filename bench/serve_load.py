@@ -232,7 +232,15 @@ class ServerProcess:
     """``trustindex serve --workers N`` on a free loopback port, ready once /readyz answers 200 and /metrics shows
     every worker serving the snapshot."""
 
-    def __init__(self, data: Path, log: Path, workers: int = 1, ready_timeout_s: float = 600, poll_s: float = 3600):
+    def __init__(
+        self,
+        data: Path,
+        log: Path,
+        workers: int = 1,
+        ready_timeout_s: float = 600,
+        poll_s: float = 3600,
+        extra: tuple[str, ...] = (),
+    ):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = log
@@ -251,6 +259,7 @@ class ServerProcess:
             str(poll_s),  # 3600 by default: the snapshot does not change during the run
             "--workers",
             str(workers),
+            *extra,  # more serve options (bench/bench_audit.py: --audit-log)
         ]
 
     def __enter__(self) -> ServerProcess:

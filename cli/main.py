@@ -275,6 +275,7 @@ def cmd_mcp(a) -> int:
 
 def cmd_serve(a) -> int:
     require("serve")
+    from trustindex.cli.serve_options import access_options
     from trustindex.serve.http_app import ServeConfig, ServeLimits, load_tokens
     from trustindex.serve.live import SourceSpec
     from trustindex.serve.workers import ServeSetup, serve
@@ -293,6 +294,7 @@ def cmd_serve(a) -> int:
         poll_seconds=a.poll,
         allowed_hosts=tuple(a.allow_host),
         body_timeout=a.body_timeout,
+        **access_options(a),
     )
     config.check()
     cache = {} if a.query_cache is None else {"query_cache": a.query_cache}  # default: serving.QUERY_CACHE

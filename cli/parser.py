@@ -322,6 +322,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--body-timeout", type=float, default=10.0, metavar="SECONDS", help="time a client has to send its body"
     )
+    _access_options(s)
 
     e = command(
         "export",
@@ -351,3 +352,32 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("action", choices=["generate"], help="what to do")
     k.add_argument("--out", required=True, metavar="DIR", help="writes DIR/signing.key (mode 0600) and signing.pub")
     return p
+
+
+def _access_options(s) -> None:
+    """``serve``'s access options: scoped tokens, identity from SSO, the audit log (docs/serving.md, Access)."""
+    g = s.add_argument_group("access: scoped tokens, SSO and the audit log (docs/serving.md)")
+    g.add_argument(
+        "--tokens", dest="tokens_file", metavar="FILE", help="[[token]] and [[group]] tables: sources per token"
+    )
+    g.add_argument("--oidc-issuer", metavar="URL", help="accept JWTs from this OpenID Connect issuer")
+    g.add_argument("--oidc-audience", metavar="AUD", help="the audience (aud) the issuer's tokens must name")
+    g.add_argument("--oidc-jwks", metavar="FILE", help="the issuer's keys from a JWKS file (air-gapped sites)")
+    g.add_argument("--oidc-scope-claim", metavar="CLAIM", help="claim whose values name [[group]] tables (e.g. groups)")
+    g.add_argument("--oidc-subject-claim", default="sub", metavar="CLAIM", help="claim naming the caller (default sub)")
+    g.add_argument(
+        "--oidc-algorithm",
+        action="append",
+        dest="oidc_algorithms",
+        metavar="ALG",
+        help="accepted JWT algorithm (repeatable; default RS256, ES256, EdDSA)",
+    )
+    g.add_argument("--audit-log", metavar="FILE", help="one JSON line per request: who, what, which passages")
+    g.add_argument("--audit-hash-queries", action="store_true", help="write each query's sha256 instead of its text")
+    g.add_argument(
+        "--audit-max-bytes", type=int, default=64 << 20, metavar="BYTES", help="rotate the audit log at this size"
+    )
+    g.add_argument("--audit-backups", type=int, default=5, metavar="N", help="rotated audit logs kept")
+    g.add_argument(
+        "--audit-queue", type=int, default=10_000, metavar="N", help="audit lines waiting to be written at most"
+    )

@@ -98,7 +98,7 @@ def term_weights(lexical, tokens: list[str]) -> list[TermWeight]:
     out = []
     for t in dict.fromkeys(tokens):
         col = lexical.vocab.get(t)
-        df = lexical.indptr[col + 1] - lexical.indptr[col] if col is not None else 0
+        df = lexical.df(col) if col is not None else 0
         out.append(TermWeight(t, math.log(1.0 + (n - df + 0.5) / (df + 0.5)), df > 0))
     return out
 

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
+from trustindex.schemas.access import SourceScope
 from trustindex.schemas.errors import QueryError, TrustIndexError
 
 REQUEST_KEYS = frozenset({"query", "k", "targets", "strict", "also"})
@@ -80,10 +81,16 @@ def _short(value: object) -> str:
 
 
 def answer_one(
-    index, raw, line: int, defaults: BatchDefaults = BatchDefaults(), limits: RequestCheck | None = None
+    index,
+    raw,
+    line: int,
+    defaults: BatchDefaults = BatchDefaults(),
+    limits: RequestCheck | None = None,
+    scope: SourceScope | None = None,
 ) -> tuple[dict, bool]:
     """The response to one request (a JSON line or a dict), or its error object; and whether it failed.
-    ``limits``: a server's (none for the command line and the Python API, which only ``Index.search`` bounds)."""
+    ``limits``: a server's (none for the command line and the Python API, which only ``Index.search`` bounds);
+    ``scope``: the sources the caller may read (query/scope.py; None: all)."""
     try:
         req = _request(raw)
         k = req.get("k", defaults.k)
@@ -98,6 +105,7 @@ def answer_one(
             targets=req.get("targets") or defaults.targets,
             strict=req.get("strict", defaults.strict),
             also=req.get("also"),
+            scope=scope,
         )
         return r, False
     except Exception as e:  # every failure of one request is that request's answer; the batch goes on
@@ -105,11 +113,15 @@ def answer_one(
 
 
 def search_batch(
-    index, requests: Iterable, defaults: BatchDefaults = BatchDefaults(), limits: RequestCheck | None = None
+    index,
+    requests: Iterable,
+    defaults: BatchDefaults = BatchDefaults(),
+    limits: RequestCheck | None = None,
+    scope: SourceScope | None = None,
 ) -> Iterator[dict]:
     """Answer each request in order (dicts or JSON strings; ``line`` counts from 1)."""
     for n, raw in enumerate(requests, 1):
-        yield answer_one(index, raw, n, defaults, limits)[0]
+        yield answer_one(index, raw, n, defaults, limits, scope)[0]
 
 
 def batch_lines(index, text: str, defaults: BatchDefaults = BatchDefaults()) -> Iterator[tuple[dict, bool]]:

@@ -266,6 +266,24 @@ class DenseIndex:
             return _order(rows, self.cosines(q, rows), depth)
         return self._exact_top(q, depth, fetch)
 
+    def top_within(
+        self, q: np.ndarray, depth: int, allowed: np.ndarray, rows: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``top`` among the rows ``allowed`` (a bool per row; ``rows``: its true rows, ascending) alone: a scoped
+        search's dense channel (query/scope.py).  Rows outside are never candidates, so the best cosine, the ranks
+        and the match tier are those of the allowed rows.  Exact in every mode: the int8 bounds of the rows outside
+        are set below any cosine, else the allowed rows are scanned (ANN mode too: the graph cannot skip rows)."""
+        q = self._query(q)
+        depth = min(int(depth), int(rows.size))
+        if depth <= 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        fetch = min(self.n, 2 * depth)
+        prefilter = self._prefilter
+        # the prefilter fetches twice ``fetch`` rows by their bounds: all of them allowed only when that many are
+        if prefilter is not None and 2 * fetch < rows.size:
+            return self._prefiltered_top(prefilter, q, float(np.linalg.norm(q)), depth, fetch, allowed)
+        return _order(rows, self.cosines(q, rows), depth)
+
     def warm(self, threads: int | None = None, min_rows: int | None = None) -> bool:
         """For a long-lived process: build the int8 prefilter (query/dense_int8.py) and keep the rows as float32
         (up to FLOAT32_COPY_MAX_BYTES); True if a prefilter is in use."""
@@ -316,10 +334,13 @@ class DenseIndex:
         return self._scan(q, depth)
 
     def _prefiltered_top(
-        self, prefilter: Int8Prefilter, q: np.ndarray, qn: float, depth: int, fetch: int
+        self, prefilter: Int8Prefilter, q: np.ndarray, qn: float, depth: int, fetch: int, allowed=None
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Candidates by the int8 upper bound; proven exact as in ``_exact_top`` (see query/dense_int8.py)."""
+        """Candidates by the int8 upper bound; proven exact as in ``_exact_top`` (see query/dense_int8.py).
+        ``allowed``: the rows that may be candidates (``top_within``); the others' bounds go below every cosine."""
         ub = prefilter.upper_bounds(q)
+        if allowed is not None:
+            ub = np.where(allowed, ub, np.float32(-np.inf))
         eps = self.dims * 2.0**-24 * qn * 1.002 + 1e-7  # float32 rounding of ``cosines`` (row norms ≤ 1 + 2⁻¹¹)
         # Twice usearch's first fetch: at 100k rows ~150-220 bounds reach past the exact top 100.
         fetch = min(self.n, 2 * fetch)

@@ -17,10 +17,12 @@ from pathlib import Path
 
 from trustindex.query.reader import SnapshotData
 from trustindex.query.response import SearchResponse
+from trustindex.query.scope import view as scoped_view
 from trustindex.query.search import factors, search
 from trustindex.query.search_query import MAX_QUERY_CHARS, Query, clean_query
 from trustindex.query.state import SearchState
 from trustindex.query.trust import reference_day
+from trustindex.schemas.access import SourceScope
 from trustindex.schemas.policy import Policy
 from trustindex.schemas.signing import TrustedKey, signed_by_trusted
 from trustindex.schemas.snapshot import CURRENT, MANIFEST, resolve_current
@@ -99,19 +101,28 @@ class Index:
         state.data.release_embeddings()  # both warm-ups above have read every row
         return self
 
+    def view(self, scope: SourceScope | None) -> SearchState:
+        """The current state as ``scope`` sees it (query/scope.py): itself when the scope allows every source."""
+        return scoped_view(self.state, scope)
+
     # -- search -------------------------------------------------------------------------------
-    def search(
-        self, query: str, k: int = 10, targets=None, strict: bool = False, also: list[str] | None = None
-    ) -> dict:
-        """The response JSON (schemas/response.schema.json): ``respond(...).to_json()``."""
-        return self.respond(query, k, targets, strict, also).to_json()
+    def search(self, query: str, *args, **options) -> dict:
+        """The response JSON (schemas/response.schema.json): ``respond(query, ...).to_json()``, the same arguments."""
+        return self.respond(query, *args, **options).to_json()
 
     def respond(
-        self, query: str, k: int = 10, targets=None, strict: bool = False, also: list[str] | None = None
+        self,
+        query: str,
+        k: int = 10,
+        targets=None,
+        strict: bool = False,
+        also: list[str] | None = None,
+        scope: SourceScope | None = None,
     ) -> SearchResponse:
         """One search (query/search.py: gather, score, order, judge) as the typed response.  ``targets``:
-        ``COMPONENT=VERSION`` strings or a ``{component: version}`` dict; ``also``: extra phrasings of the query."""
-        st = self.state  # the only read of the state: every stage reads this one
+        ``COMPONENT=VERSION`` strings or a ``{component: version}`` dict; ``also``: extra phrasings of the query;
+        ``scope``: only these sources are searched, counted and listed (query/scope.py)."""
+        st = scoped_view(self.state, scope)  # the only read of the state: every stage reads this one
         return search(st, Query.make(st, query, k, targets, strict, also))
 
     def _factors(self, i: int, today, vf: dict | None, targets, strict: bool, docs_targeted=False) -> dict:

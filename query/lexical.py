@@ -11,6 +11,7 @@ test checks the scores equal bm25s's own.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +34,16 @@ class LexicalIndex:
         self.data = np.asarray(np.load(directory / "data.csc.index.npy", mmap_mode="r"))
         self.indices = np.asarray(np.load(directory / "indices.csc.index.npy", mmap_mode="r"))
         self.indptr = np.load(directory / "indptr.csc.index.npy").tolist()
-        self.vocab: dict[str, int] = json.loads((directory / "vocab.index.json").read_text())
+        self.vocab: Mapping[str, int] = json.loads((directory / "vocab.index.json").read_text())
+
+    def df(self, col: int) -> int:
+        """How many passages hold the term of column ``col`` (its document frequency)."""
+        return self.indptr[col + 1] - self.indptr[col]
+
+    def postings(self, col: int) -> tuple[np.ndarray, np.ndarray]:
+        """The term's passages (ascending) and its BM25 contribution to each."""
+        lo, hi = self.indptr[col], self.indptr[col + 1]
+        return self.indices[lo:hi], self.data[lo:hi]
 
     def query_ids(self, text: str) -> list[int]:
         return [self.vocab[t] for t in tokenize(text) if t in self.vocab]

@@ -31,9 +31,8 @@ def page_term_coverage(
 def term_postings(lexical, col: int) -> tuple[float, np.ndarray]:
     """A lexical term's (column of the BM25 index) idf, as the index's BM25 computes it
     (ln(1 + (N - df + 0.5) / (df + 0.5))), and its passages."""
-    lo, hi = lexical.indptr[col], lexical.indptr[col + 1]
-    df = hi - lo
-    return float(np.log(1.0 + (lexical.n_docs - df + 0.5) / (df + 0.5))), lexical.indices[lo:hi]
+    df = lexical.df(col)
+    return float(np.log(1.0 + (lexical.n_docs - df + 0.5) / (df + 0.5))), lexical.postings(col)[0]
 
 
 def pool_term_coverage(lexical, tokens: list[str], passage_page: np.ndarray, pages: np.ndarray) -> np.ndarray:

@@ -50,24 +50,26 @@ class QueryVectors:
     def __init__(self, encoder: Any, size: int = 0):
         self.encoder, self.size = encoder, size
         self.hits = self.misses = 0
-        self._kept: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._kept: OrderedDict[Hashable, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
-    def encode(self, text: str) -> np.ndarray:
-        """The (1, dimensions) vector of ``text``; read-only when it is kept."""
+    def encode(self, text: str, scope: str = "") -> np.ndarray:
+        """The (1, dimensions) vector of ``text``; read-only when it is kept.  ``scope``: the sources a scoped search
+        may read (query/scope.py), so a kept vector (and how soon it answers) is shared only within one scope."""
         if self.size <= 0:
             return self.encoder.encode([text])
+        key: Hashable = (scope, text) if scope else text
         with self._lock:
-            vec = self._kept.get(text)
+            vec = self._kept.get(key)
             if vec is not None:
-                self._kept.move_to_end(text)
+                self._kept.move_to_end(key)
                 self.hits += 1
                 return vec
             self.misses += 1
         vec = np.asarray(self.encoder.encode([text]), dtype=np.float32)
         vec.flags.writeable = False
         with self._lock:
-            self._kept[text] = vec
+            self._kept[key] = vec
             while len(self._kept) > self.size:
                 self._kept.popitem(last=False)
         return vec
@@ -87,6 +89,7 @@ class SearchState:
         "_reranker",
         "_docs_names",
         "_shown",
+        "scoped_views",
     )
 
     def __init__(
@@ -107,6 +110,7 @@ class SearchState:
         self._reranker: Reranker | None = None
         self._docs_names: dict[str, str] | None = None
         self._shown: dict[Hashable, bytes] = {}
+        self.scoped_views: dict[frozenset[str], SearchState] = {}  # query/scope.py: this state over some sources
 
     @classmethod
     def open(cls, data: SnapshotData, policy: Policy, query_cache: int = 0) -> SearchState:

@@ -15,7 +15,6 @@ address.
 from __future__ import annotations
 
 import contextlib
-import hmac
 import json
 import logging
 import os
@@ -35,7 +34,18 @@ from starlette.routing import Route
 
 from trustindex.query.batch import BatchDefaults, answer_one
 from trustindex.schemas.errors import SnapshotError, TrustIndexError, one_line
+from trustindex.serve.access import AccessSpec, Authenticator, access_guard, identity_of
 from trustindex.serve.assistant_text import DEFAULT_MAX_TOKENS, render_compact, token_counter
+from trustindex.serve.audit import (
+    AccessEvents,
+    AuditLog,
+    AuditSpec,
+    batch_fields,
+    closing,
+    passage_fields,
+    search_fields,
+    worker_number,
+)
 from trustindex.serve.guards import (
     LOOPBACK_NAMES,
     BoundedBody,
@@ -46,9 +56,9 @@ from trustindex.serve.guards import (
     read_body,
 )
 from trustindex.serve.guards import error_response as _error
-from trustindex.serve.listing import MAX_NEIGHBOURS, list_sources, list_versions
+from trustindex.serve.listing import MAX_NEIGHBOURS, OutOfScope, list_sources, list_versions
 from trustindex.serve.live import SnapshotHolder
-from trustindex.serve.mcp_server import build_server
+from trustindex.serve.mcp_server import ToolAccess, build_server
 from trustindex.serve.metrics import CONTENT_TYPE, ServeMetrics
 from trustindex.serve.page import PAGE_PATHS, page_routes
 from trustindex.serve.request_limits import RequestLimits
@@ -57,6 +67,7 @@ log = logging.getLogger("trustindex.serve")
 WORKER_HEADER = "x-trustindex-worker"  # the answering process's id: ``serve --workers N`` runs N of them
 # the search page's static files hold no index data; its script sends the token on each /v1 call (serve/page.py)
 OPEN_ROUTES = ("/healthz", "/readyz", *PAGE_PATHS)
+AUDITED_PREFIX = "/v1/"  # the API's routes: one audit line per request (the MCP tools write their own)
 
 
 @dataclass(frozen=True)
@@ -76,12 +87,16 @@ class ServeConfig:
     poll_seconds: float = 5.0
     allowed_hosts: tuple[str, ...] = ()  # Host/Origin names besides the loopback ones ("*": any; serve/guards.py)
     body_timeout: float = 10.0  # seconds a client has to send its whole body, before it takes a slot
+    access: AccessSpec = field(default_factory=AccessSpec)  # scoped tokens and SSO (serve/access.py)
+    audit: AuditSpec = field(default_factory=AuditSpec)  # the audit log (serve/audit.py)
 
     def check(self) -> None:
-        if self.host not in LOOPBACK_NAMES and not self.tokens:
+        if self.host not in LOOPBACK_NAMES and not (self.tokens or self.access.tokens_file or self.access.oidc.issuer):
             raise TrustIndexError(
                 f"binding to {self.host} needs a bearer token: give --token-file FILE or set TRUSTINDEX_TOKENS"
+                " (or --tokens FILE, or --oidc-issuer)"
             )
+        self.access.check()
 
 
 def load_tokens(token_file: str | None, env_value: str | None) -> frozenset[str]:
@@ -138,19 +153,25 @@ def build_app(
     metrics.watch_query_vectors(lambda: (lambda served: served.index.state if served else None)(holder.served))
     limits = config.limits
     slots = Slots(limits.max_concurrency)  # /v1/search, /v1/search:batch and /mcp count against the same limit
+    auth = Authenticator(config.tokens, config.access)
+    audit = AuditLog(config.audit, worker_number(), metrics.audited) if config.audit.path else None
+    events = AccessEvents(metrics, audit)
+    hashed = config.audit.hash_queries
 
-    route = _router(holder, config, metrics, slots)
+    route = _router(holder, config, metrics, slots, events)
 
     def served():
         index, passages, _warning = holder.get()
         return index, passages
 
-    def one_search(index, req) -> Response:
+    def one_search(index, req, request: Request) -> Response:
         if not isinstance(req, dict):
             raise HttpError(400, 'expected an object with "query"')
         req = dict(req)
         rendering, max_tokens = _rendering(req.pop("format", "json"), req.pop("max_tokens", None))
-        result, failed = answer_one(index, req, 1, BatchDefaults(), limits)
+        scope = identity_of(request.scope).scope
+        result, failed = answer_one(index, req, 1, BatchDefaults(), limits, scope)
+        request.state.audit = search_fields(req, result, hashed)
         if failed:
             status = 500 if result["error"].startswith("internal error") else 400
             return _error(status, result["error"])
@@ -162,7 +183,7 @@ def build_app(
     async def search(request: Request) -> Response:
         req = _json(request.state.body)
         index, _ = served()
-        return await run_in_threadpool(one_search, index, req)
+        return await run_in_threadpool(one_search, index, req, request)
 
     async def search_batch(request: Request) -> Response:
         body = _json(request.state.body)
@@ -171,14 +192,16 @@ def build_app(
             raise HttpError(400, 'expected {"requests": [...]} or a list of requests')
         limits.check_batch(len(reqs))
         index, _ = served()
+        scope = identity_of(request.scope).scope
 
         def run() -> list[dict]:
             out = []
             for n, req in enumerate(reqs, 1):
-                result, failed = answer_one(index, req, n, BatchDefaults(), limits)
+                result, failed = answer_one(index, req, n, BatchDefaults(), limits, scope)
                 if not failed:
                     metrics.searched(result)
                 out.append(result)
+            request.state.audit = batch_fields(reqs, out, hashed)
             return out
 
         return JSONResponse({"responses": await run_in_threadpool(run)})
@@ -186,18 +209,19 @@ def build_app(
     routes = [
         route("/v1/search", ["POST"], search=True)(search),
         route("/v1/search:batch", ["POST"], search=True)(search_batch),
-        *(route(path, ["GET"])(fn) for path, fn in _reading_endpoints(holder, metrics, limits).items()),
+        *(route(path, ["GET"])(fn) for path, fn in _reading_endpoints(holder, metrics, limits, events).items()),
         *page_routes(),
     ]
-    mcp_routes, lifespan = _mcp_mount(holder, config, slots, background)
+    mcp_routes, lifespan = _mcp_mount(holder, config, slots, closing(background, audit), events)
     app = Starlette(routes=[*routes, *mcp_routes], lifespan=lifespan)
     app.state.metrics = metrics
     app.state.slots = slots
-    authed = _with_auth(app, config.tokens) if config.tokens else app
+    app.state.audit = audit
+    authed = access_guard(app, auth, OPEN_ROUTES, events)
     return origin_guard(authed, allowed_hosts(config.host, config.allowed_hosts))
 
 
-def _router(holder: SnapshotHolder, config: ServeConfig, metrics: ServeMetrics, slots: Slots):
+def _router(holder: SnapshotHolder, config: ServeConfig, metrics: ServeMetrics, slots: Slots, events: AccessEvents):
     """``route(path, methods, search)``: wraps an endpoint with the body read under a deadline, a search slot
     (search routes only), the error mapping (one line to the client), the worker header and the metrics."""
     limits = config.limits
@@ -232,8 +256,12 @@ def _router(holder: SnapshotHolder, config: ServeConfig, metrics: ServeMetrics, 
                     log.exception("%s failed", path)
                     response = _error(500, one_line(e, "internal error: "))
                 response.headers[WORKER_HEADER] = worker
+                took = time.perf_counter() - start
                 metrics.requests.labels(route=path, status=str(response.status_code)).inc()
-                metrics.latency.labels(route=path).observe(time.perf_counter() - start)
+                metrics.latency.labels(route=path).observe(took)
+                if path.startswith(AUDITED_PREFIX):
+                    fields = getattr(request.state, "audit", None) or {}
+                    events.answered(identity_of(request.scope), path, response.status_code, took, fields)
                 return response
 
             return Route(path, endpoint, methods=methods)
@@ -243,9 +271,11 @@ def _router(holder: SnapshotHolder, config: ServeConfig, metrics: ServeMetrics, 
     return route
 
 
-def _reading_endpoints(holder: SnapshotHolder, metrics: ServeMetrics, limits) -> dict[str, Callable]:
+def _reading_endpoints(
+    holder: SnapshotHolder, metrics: ServeMetrics, limits, events: AccessEvents
+) -> dict[str, Callable]:
     """The GET routes by path: what a client reads besides search (passages, listings, snapshot, health, metrics,
-    the OpenAPI document); none takes a search slot."""
+    the OpenAPI document); none takes a search slot.  Each reads the snapshot as the caller's scope sees it."""
 
     def served():
         index, passages, _warning = holder.get()
@@ -255,21 +285,24 @@ def _reading_endpoints(holder: SnapshotHolder, metrics: ServeMetrics, limits) ->
         raw = request.query_params.get("neighbours", "1")
         if not (raw.isascii() and raw.isdigit() and len(raw) <= 4) or int(raw) > MAX_NEIGHBOURS:
             raise HttpError(400, f"neighbours must be an integer from 0 to {MAX_NEIGHBOURS}, got {raw!r}")
-        _, passages = served()
-        return JSONResponse(passages.passage(request.path_params["chunk_id"], int(raw)))
+        index, passages = served()
+        return JSONResponse(_scoped_passage(request, index, passages, int(raw), events))
 
-    async def sources(_request: Request) -> Response:
+    def seen(request: Request):
+        """The served index and the snapshot's data as the caller's scope sees it."""
         index, _ = served()
-        return JSONResponse(list_sources(index.data))
+        return index, index.view(identity_of(request.scope).scope).data
 
-    async def versions(_request: Request) -> Response:
-        index, _ = served()
-        return JSONResponse(list_versions(index.data))
+    async def sources(request: Request) -> Response:
+        return JSONResponse(list_sources(seen(request)[1]))
 
-    async def snapshot(_request: Request) -> Response:
-        index, _ = served()
-        m = index.data.manifest
-        info = list_sources(index.data)
+    async def versions(request: Request) -> Response:
+        return JSONResponse(list_versions(seen(request)[1]))
+
+    async def snapshot(request: Request) -> Response:
+        index, data = seen(request)
+        m = data.manifest
+        info = list_sources(data)
         return JSONResponse(
             {
                 "snapshot_id": m.snapshot_id,
@@ -314,12 +347,28 @@ def _reading_endpoints(holder: SnapshotHolder, metrics: ServeMetrics, limits) ->
     }
 
 
-def _mcp_mount(holder: SnapshotHolder, config: ServeConfig, slots: Slots, background):
+def _scoped_passage(request: Request, index, passages, neighbours: int, events: AccessEvents) -> dict:
+    """The passage as the caller's scope sees it: one of another source is a 404 like a missing one (counted as a
+    scope denial), and the request's audit line names what was asked and returned."""
+    who, chunk_id = identity_of(request.scope), request.path_params["chunk_id"]
+    request.state.audit = passage_fields(chunk_id, None)
+    try:
+        found = passages.passage(chunk_id, neighbours, getattr(index.view(who.scope), "allowed", None))
+    except OutOfScope:
+        events.scope_denied("passage_out_of_scope", request.url.path, who, line=False)
+        request.state.audit["refused"] = "out_of_scope"
+        raise
+    request.state.audit = passage_fields(chunk_id, found)
+    return found
+
+
+def _mcp_mount(holder: SnapshotHolder, config: ServeConfig, slots: Slots, background, events: AccessEvents):
     """The MCP server's routes under /mcp (bounded bodies, the search slots shared) and the app's lifespan (the
     snapshot poll and the MCP session manager)."""
     limits = config.limits
-    # SnapshotHolder.get has LiveIndex's shape; the tools check k and batch length against the same limits
-    mcp = build_server(live=holder, limits=limits)
+    # SnapshotHolder.get has LiveIndex's shape; the tools check k and batch length against the same limits, and
+    # search, list and fetch as the request's identity (access_guard) may, each call in the audit log
+    mcp = build_server(live=holder, limits=limits, access=ToolAccess(events, config.audit.hash_queries))
     # Host and Origin are checked for every route, /mcp included, by origin_guard (with --allow-host); the SDK's own
     # check (loopback names only, ports as patterns) would refuse the names an operator allows
     mcp_app = mcp.streamable_http_app(
@@ -342,22 +391,3 @@ def _mcp_mount(holder: SnapshotHolder, config: ServeConfig, slots: Slots, backgr
         for r in mcp_app.routes
     ]
     return mcp_routes, lifespan
-
-
-def _with_auth(app, tokens: frozenset[str]):
-    """A pure ASGI wrapper: every HTTP request but the health checks carries ``Authorization: Bearer <token>``."""
-    encoded = [t.encode() for t in tokens]
-
-    async def guarded(scope, receive, send):
-        if scope["type"] == "http" and scope["path"] not in OPEN_ROUTES:
-            header = dict(scope.get("headers") or []).get(b"authorization", b"")
-            scheme, _, given = header.partition(b" ")
-            if scheme.lower() != b"bearer" or not any(hmac.compare_digest(given.strip(), t) for t in encoded):
-                response = _error(401, "missing or wrong bearer token (Authorization: Bearer TOKEN)")
-                response.headers["WWW-Authenticate"] = "Bearer"
-                await response(scope, receive, send)
-                return
-        await app(scope, receive, send)
-
-    guarded.state = app.state  # type: ignore[attr-defined]
-    return guarded

@@ -14,6 +14,10 @@ from trustindex.schemas.web_url import document_url
 MAX_NEIGHBOURS = 20  # get_passage's bound on neighbours each side, over HTTP and MCP
 
 
+class OutOfScope(SnapshotError):
+    """A passage that exists, of a source the caller may not read: answered exactly as a missing one."""
+
+
 class PassageMap:
     """chunk_id → row, and each document's rows in ordinal order (for neighbours)."""
 
@@ -25,12 +29,17 @@ class PassageMap:
             by_doc[doc].append((ordinal, i))
         self.by_doc = {d: sorted(rows) for d, rows in by_doc.items()}
 
-    def passage(self, chunk_id: str, neighbours: int) -> dict:
+    def passage(self, chunk_id: str, neighbours: int, sources: frozenset[str] | None = None) -> dict:
+        """``sources``: the caller's (query/scope.py); a passage of another source is answered as one that does not
+        exist (``OutOfScope``, the same message), so a scoped caller cannot tell the two apart."""
         from trustindex.query.response import provenance
 
         d = self.data
-        if chunk_id not in self.row:
-            raise SnapshotError(
+        hidden = (
+            sources is not None and chunk_id in self.row and d.chunks.value("source", self.row[chunk_id]) not in sources
+        )
+        if chunk_id not in self.row or hidden:
+            raise (OutOfScope if hidden else SnapshotError)(
                 f"chunk {chunk_id!r} is not in snapshot {d.manifest.snapshot_id} (chunk ids "
                 f"change with content; search again)"
             )

@@ -58,6 +58,14 @@ class ServeMetrics:
             ["snapshot_id", "result"],
             registry=r,
         )
+
+        # the access layer (serve/access.py, serve/audit.py): refusals by reason, and the audit log's lines
+        def by(name: str, what: str, label: str) -> Counter:
+            return Counter(f"trustindex_{name}", what, [label], registry=r)
+
+        self.auth_failures = by("auth_failures", "requests refused for their credentials, by reason", "reason")
+        self.scope_denials = by("scope_denials", "requests refused by the caller's source scope, by reason", "reason")
+        self.audit_lines = by("audit_lines", "audit log lines written, or dropped on a full queue", "result")
         self._served_state: Callable[[], Any] = lambda: None
         self._counted: tuple[Any, int, int] | None = None  # (QueryVectors, hits, misses) already counted
         self._lock = threading.Lock()
@@ -94,6 +102,9 @@ class ServeMetrics:
         self.snapshot.labels(snapshot_id=snapshot_id).set(1)
         self._snapshot_id = snapshot_id
         self.swaps.inc()
+
+    def audited(self, result: str, n: int = 1) -> None:
+        self.audit_lines.labels(result=result).inc(n)
 
     def failed(self, stage: str) -> None:
         self.failures.labels(stage=stage).inc()

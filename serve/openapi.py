@@ -41,7 +41,14 @@ def openapi_document(limits: Any) -> dict:
                     "properties": {"line": {"type": "integer"}, "error": {"type": "string"}},
                 },
             },
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "securitySchemes": {
+                "bearer": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "a token of --token-file or --tokens, or a JWT of --oidc-issuer; every answer "
+                    "holds only the sources the token may read (docs/serving.md, Access)",
+                }
+            },
         },
     }
 

@@ -30,6 +30,8 @@ import time
 from dataclasses import dataclass, field
 
 from trustindex.schemas.errors import TrustIndexError
+from trustindex.serve.access import AccessSpec
+from trustindex.serve.audit import WORKER_NUMBER_ENV, AuditSpec
 from trustindex.serve.http_app import ServeConfig, ServeLimits, build_app
 from trustindex.serve.live import SourceSpec
 from trustindex.serve.metrics import MULTIPROCESS_ENV, ServeMetrics, multiprocess
@@ -67,6 +69,8 @@ class ServeSetup:
                 "limits": ServeLimits(**c["limits"]),
                 "tokens": frozenset(c["tokens"]),
                 "allowed_hosts": tuple(c.get("allowed_hosts", ())),
+                "access": AccessSpec.from_dict(c.get("access")),
+                "audit": AuditSpec(**(c.get("audit") or {})),
             }
         )
         source = SourceSpec(**{**d["source"], "trusted_keys": tuple(d["source"].get("trusted_keys", ()))})
@@ -154,12 +158,13 @@ def reuseport_socket(host: str, port: int, listen: bool = True) -> socket.socket
     return sock
 
 
-def _worker_main() -> None:
+def _worker_main(number: int = 0) -> None:
     """One worker process: its own listening socket on the shared port, then uvicorn until SIGTERM or SIGINT.  The
     setup comes as the app factory reads it, from ``SETUP_ENV`` (a spawned process inherits the parent's
-    environment)."""
+    environment); ``number``: its place among the workers (its audit log file, serve/audit.py)."""
     import uvicorn
 
+    os.environ[WORKER_NUMBER_ENV] = str(number)
     c = ServeSetup.from_json(os.environ[SETUP_ENV]).config
     sock = reuseport_socket(c.host, c.port)
     server = uvicorn.Server(uvicorn.Config(APP_FACTORY, factory=True, log_level="warning", timeout_graceful_shutdown=5))
@@ -177,8 +182,8 @@ class Supervisor:
         self.stop = threading.Event()
         self.log = logging.getLogger("trustindex.serve")
 
-    def _start(self):
-        p = self.ctx.Process(target=_worker_main, name="trustindex-serve-worker")
+    def _start(self, number: int):
+        p = self.ctx.Process(target=_worker_main, args=(number,), name="trustindex-serve-worker")
         p.start()
         return p, time.monotonic()
 
@@ -189,7 +194,7 @@ class Supervisor:
         reuseport_socket(self.setup.config.host, self.setup.config.port, listen=False).close()
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda *_: self.stop.set())
-        workers = [self._start() for _ in range(self.setup.workers)]
+        workers = [self._start(n) for n in range(self.setup.workers)]
         early = 0
         try:
             while not self.stop.wait(0.5):
@@ -200,7 +205,7 @@ class Supervisor:
                     if early >= EARLY_DEATHS:
                         raise TrustIndexError(f"serve: workers keep dying at start-up (last exit code {p.exitcode})")
                     self.log.warning("worker %s exited with code %s; starting another", p.pid, p.exitcode)
-                    workers[n] = self._start()
+                    workers[n] = self._start(n)
         finally:
             for p, _ in workers:
                 if p.is_alive():
