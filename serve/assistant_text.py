@@ -184,3 +184,17 @@ def _trim_note(left_out: int, total: int, max_tokens: int) -> str:
         f"[trimmed: {left_out} of {total} hits left out to stay within max_tokens={max_tokens}; ask with a larger "
         f"max_tokens, a smaller k, or detail='full']"
     )
+
+
+def render_batch(responses: list[dict], max_tokens: int | None, count: Callable[[str], int] | None = None) -> str:
+    """A batch's answers as compact text: each under a ``[request N of M]`` line (its query, one line), an error in
+    its place; ``max_tokens`` is the whole text's, shared equally by the answers."""
+    share = max(1, max_tokens // max(1, len(responses))) if max_tokens is not None else None
+    blocks = []
+    for n, r in enumerate(responses, 1):
+        head = f"[request {n} of {len(responses)}]"
+        if "error" in r:
+            blocks.append(server_line(f"{head} error: {r['error']}"))
+        else:
+            blocks.append(server_line(f"{head} {r['query'][:200]}") + "\n" + render_compact(r, share, count))
+    return "\n\n".join(blocks) or "(no requests)"

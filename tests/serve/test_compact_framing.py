@@ -15,7 +15,7 @@ import pytest
 from tests.kits.servekit import Running, demo_with_page
 from trustindex.extractors.content_risk import scan_text
 from trustindex.schemas.content_risk import WARNINGS
-from trustindex.serve.assistant_text import QUOTE, render_compact
+from trustindex.serve.assistant_text import QUOTE, render_batch, render_compact
 from trustindex.serve.http_app import ServeConfig
 from trustindex.serve.live import DataDirSource, SnapshotHolder
 from trustindex.serve.mcp_server import build_server
@@ -111,11 +111,14 @@ def test_every_kind_of_line_the_server_writes_is_what_the_rule_recognises(index)
     """The rule's shapes (schemas/content_risk_rules.toml, imitates_result_header) follow the renderer's."""
     r = index.search("How do I claim the community airdrop?", k=10)  # the demo's phishing page: a warning line
     lines = server_lines(render_compact(r, max_tokens=None)) + server_lines(render_compact(r, max_tokens=300))
+    lines += server_lines(render_batch([r, {"line": 2, "error": "query is empty"}], max_tokens=300))
     shaped = [
         line
         for line in lines
-        if HIT_HEADER.match(line) or line.startswith(("trust: ", "match tier: ", "snapshot ", "[trimmed:", "warning:"))
+        if HIT_HEADER.match(line)
+        or line.startswith(("trust: ", "match tier: ", "snapshot ", "[trimmed:", "warning:", "[request "))
     ]
     assert any(line.startswith("warning:") for line in shaped) and any(line.startswith("[trimmed:") for line in lines)
+    assert sum(line.startswith("[request ") for line in shaped) == 2
     for line in [*shaped, *WARNINGS.values()]:
         assert "imitates_result_header" in {f.rule for f in scan_text(line)}, line
