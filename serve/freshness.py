@@ -5,9 +5,10 @@ if it were current.
   persisted in the replica's cache directory (``freshness.json``, one entry per target), so a restart keeps it.  A
   snapshot whose signature is older is refused (``RollbackError``); workers sharing the cache share the mark (a
   file lock around each read-modify-write, the larger sequence wins).
+- ``check_unexpired``: a snapshot whose signature has already expired is never swapped in (``ExpiredError``).
 - ``staleness``: past a signed ``expires_at`` (``export --valid-for``), or older than ``--max-snapshot-age`` (from
-  the signature's ``signed_at``, or the manifest's ``created_at`` for an unsigned snapshot), the snapshot is still
-  served but the replica is not ready (``/readyz`` 503) and every response carries the warning.
+  the signature's ``signed_at``, or the manifest's ``created_at`` for an unsigned snapshot), the snapshot being
+  served is still served but the replica is not ready (``/readyz`` 503) and every response carries the warning.
 """
 
 from __future__ import annotations
@@ -38,6 +39,20 @@ class FreshnessRules:
 
 class RollbackError(SignatureError):
     """A signed snapshot older than the newest this replica has verified from the same target."""
+
+
+class ExpiredError(SignatureError):
+    """A signed snapshot whose signature had expired before this replica would swap it in."""
+
+
+def check_unexpired(snapshot_id: str, signed: SignedManifest | None) -> None:
+    """ExpiredError when ``signed`` is past its expiry: a replica never swaps in an expired export (the one it
+    serves may expire while served: then it answers with a warning and is not ready)."""
+    fresh = signed.freshness if signed is not None else None
+    if fresh is not None and fresh.expired():
+        raise ExpiredError(
+            f"snapshot {snapshot_id}'s signature expired at {fresh.expires_at}: refused (export it again to renew)"
+        )
 
 
 @dataclass(frozen=True)

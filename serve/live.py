@@ -12,8 +12,9 @@ removed after a grace period, or sooner beyond the cache's caps (serve/pull.py).
 With pinned keys a snapshot must also be fresh (serve/freshness.py): one whose signature is older than the newest
 this replica has verified from the source is refused (stage ``rollback``) and the newer one keeps answering, even
 after a restart (the mark is in the cache directory, and the snapshot it names is served from the cache when the
-source names an older one).  A newer signature of the served snapshot (a re-export that renews its expiry) is taken
-without a reload.  Past a signed expiry or ``max_snapshot_age``, the snapshot is still served with a warning on
+source names an older one).  A snapshot whose signature has already expired is never swapped in (stage
+``expired``).  A newer signature of the served snapshot (a re-export that renews its expiry) is taken without a
+reload.  Past a signed expiry or ``max_snapshot_age``, the snapshot being served is still served with a warning on
 every answer, and ``ready()`` is False.
 """
 
@@ -36,7 +37,14 @@ from trustindex.schemas.signing import (
     verify_snapshot_signature,
 )
 from trustindex.schemas.snapshot import CURRENT, SIGNATURE, SNAPSHOTS_DIR, read_current, snapshot_dir
-from trustindex.serve.freshness import FreshnessRules, HighWater, RollbackError, staleness
+from trustindex.serve.freshness import (
+    ExpiredError,
+    FreshnessRules,
+    HighWater,
+    RollbackError,
+    check_unexpired,
+    staleness,
+)
 from trustindex.serve.listing import PassageMap
 from trustindex.serve.policy_file import PolicyFile
 from trustindex.serve.pull import ExportSource
@@ -141,7 +149,7 @@ class SourceSpec:
             freshness=rules,
         )
         if isinstance(source, ExportSource):  # an older export is refused from its manifest, before any download
-            source.admit = holder.high_water.check
+            source.admit = holder.admit
         return holder
 
 
@@ -267,12 +275,22 @@ class SnapshotHolder:
             self.events.loaded(served.index.snapshot_id)
         self._cleanup()
 
-    def _signed(self, path: Path, snapshot_id: str) -> SignedManifest | None:
-        """The snapshot's verified signature, checked against the freshness mark (None without pinned keys)."""
+    def admit(self, snapshot_id: str, signed: SignedManifest) -> None:
+        """A new snapshot's signature may be swapped in: not older than the mark, not expired (ExportSource runs it
+        on the target's manifest, before any download)."""
+        self.high_water.check(snapshot_id, signed)
+        check_unexpired(snapshot_id, signed)
+
+    def _signed(self, path: Path, snapshot_id: str, new: bool = True) -> SignedManifest | None:
+        """The snapshot's verified signature, admitted (only checked against the mark when it is not ``new``: the
+        marked snapshot, served again from the cache, may have expired since); None without pinned keys."""
         if not self.trusted_keys:
             return None
         signed = verify_snapshot_signature(path, self.trusted_keys)
-        self.high_water.check(snapshot_id, signed)
+        if new:
+            self.admit(snapshot_id, signed)
+        else:
+            self.high_water.check(snapshot_id, signed)
         return signed
 
     def _renew_signature(self, cur: str) -> None:
@@ -309,7 +327,7 @@ class SnapshotHolder:
         if mark is None or path is None:
             return
         try:
-            signed = self._signed(path, mark.snapshot_id)
+            signed = self._signed(path, mark.snapshot_id, new=False)
             index = self._open(path, self._policy())
         except Exception as e:
             log.warning("the newest verified snapshot %s cannot be served from the cache (%s)", mark.snapshot_id, e)
@@ -323,14 +341,14 @@ class SnapshotHolder:
             log.warning("cache cleanup failed: %s", e)
 
     def _fail(self, cur: str | None, stage: str, e: BaseException) -> bool:
-        if stage == "rollback" and self.served is None:
+        if stage in ("rollback", "expired") and self.served is None:  # a restart: what was served before, if cached
             self._serve_mark()
         self._failed = (cur, time.monotonic())
         msg = one_line(e)
         if self.served is None:  # nothing served yet: the reason alone
             self.warning = msg
         else:
-            what = "was refused" if stage == "rollback" else f"failed to {stage}"
+            what = "was refused" if stage in ("rollback", "expired") else f"failed to {stage}"
             self.warning = f"{CURRENT} names {cur!r}, which {what} ({msg}); still serving snapshot {self.current}"
         log.warning("%s", self.warning)
         if self.events:
@@ -351,6 +369,8 @@ class SnapshotHolder:
 def _stage(e: BaseException, otherwise: str) -> str:
     if isinstance(e, RollbackError):
         return "rollback"
+    if isinstance(e, ExpiredError):
+        return "expired"
     return "signature" if isinstance(e, SignatureError) else otherwise
 
 

@@ -237,8 +237,8 @@ def _freshness(target: Target, sign_key: str | Path, valid_for: float | None) ->
     ``valid_for`` seconds, when replicas stop calling it current."""
     now = datetime.now(UTC)
     sequence = max(int(now.timestamp() * 1000), _live_sequence(target, sign_key) + 1)
-    expires = (now + timedelta(seconds=valid_for)).isoformat(timespec="seconds") if valid_for else None
-    return Freshness(sequence, now.isoformat(timespec="seconds"), expires)
+    expires = (now + timedelta(seconds=valid_for)).isoformat(timespec="milliseconds") if valid_for else None
+    return Freshness(sequence, now.isoformat(timespec="milliseconds"), expires)
 
 
 def _live_sequence(target: Target, sign_key: str | Path) -> int:

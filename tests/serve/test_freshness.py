@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from datetime import datetime
 from pathlib import Path
 
 import httpx
@@ -128,12 +129,15 @@ def test_the_serve_command_keeps_refusing_after_a_restart(two, key, tmp_path):
 
 
 def test_an_expired_export_answers_with_a_warning_and_is_not_ready_until_it_is_re_signed(two, key, tmp_path):
-    data, a, _ = two
+    """The served snapshot expires: still answering, with the warning, not ready.  A new export that arrives
+    expired is refused outright."""
+    data, a, b = two
     target = tmp_path / "export"
-    export_snapshot(data, a, str(target), sign_key=key[0], valid_for=1.0)
+    expires = export_snapshot(data, a, str(target), sign_key=key[0], valid_for=5.0)["expires_at"]
     holder = spec(target, tmp_path / "cache", key[1]).holder()
     with Running(holder, ServeConfig()) as server:
-        time.sleep(1.2)  # past the signed expiry
+        assert holder.served is not None, "loaded after the expiry: raise valid_for"
+        time.sleep(max(0.0, datetime.fromisoformat(expires).timestamp() - time.time() + 0.2))  # past the expiry
         with httpx.Client(base_url=server.url, timeout=60) as c:
             assert c.get("/readyz").status_code == 503 and "stale" in c.get("/readyz").json()["error"]
             r = c.post("/v1/search", json={"query": "counter", "k": 2})
@@ -149,6 +153,12 @@ def test_an_expired_export_answers_with_a_warning_and_is_not_ready_until_it_is_r
             assert not holder.poll()  # the same snapshot: no reload, a newer signature taken
             assert holder.served.index is index and c.get("/readyz").status_code == 200
             assert "warning" not in c.post("/v1/search", json={"query": "counter", "k": 2}).json()
+            export_snapshot(data, b, str(target), sign_key=key[0], valid_for=0.5)
+            time.sleep(0.7)  # B's signature expires before the replica looks
+            assert not holder.poll() and holder.served.index.snapshot_id == a
+            assert "was refused" in holder.warning and "expired" in holder.warning
+            assert 'trustindex_snapshot_load_failures_total{stage="expired"} 1.0' in c.get("/metrics").text
+            assert not (tmp_path / "cache" / SNAPSHOTS_DIR / b).exists()  # refused from its manifest: not downloaded
 
 
 def test_max_snapshot_age_holds_for_an_unsigned_data_directory(refreshed):

@@ -9,6 +9,7 @@ import os
 import shutil
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 
 import anyio
@@ -84,14 +85,19 @@ def test_mcp_from_refuses_a_rollback_and_still_does_after_a_restart(signed):
     export_snapshot(s["data"], s["b"], str(s["target"]), sign_key=s["key"])  # put right for the next tests
 
 
-def test_mcp_from_answers_an_expired_export_with_a_warning(signed, tmp_path):
+def test_mcp_from_warns_once_its_snapshot_expires_and_refuses_one_that_arrives_expired(signed, tmp_path):
     target = tmp_path / "export"
-    export_snapshot(signed["data"], signed["a"], str(target), sign_key=signed["key"], valid_for=1.0)
-    time.sleep(1.2)
+    valid = 45.0  # long enough for a server to start on a loaded machine, short enough to wait for
+    result = export_snapshot(signed["data"], signed["a"], str(target), sign_key=signed["key"], valid_for=valid)
+    until = datetime.fromisoformat(result["expires_at"]).timestamp()
     args = ["--from", str(target), "--trusted-key", str(signed["pub"]), "--cache", str(tmp_path / "cache")]
-    (r,) = anyio.run(_ask, args)
-    assert not r["error"] and r["data"]["snapshot_id"] == signed["a"]
-    assert "expired" in r["text"][1] and "has not been re-signed" in r["text"][1]
+    before, after = anyio.run(_ask, args, lambda: time.sleep(max(0.0, until - time.time() + 0.5)))
+    assert not before["error"] and len(before["text"]) == 1, "started after the expiry: raise valid"
+    assert not after["error"] and after["data"]["snapshot_id"] == signed["a"]
+    assert "expired" in after["text"][1] and "has not been re-signed" in after["text"][1]
+    args = ["--from", str(target), "--trusted-key", str(signed["pub"]), "--cache", str(tmp_path / "fresh-cache")]
+    (r,) = anyio.run(_ask, args)  # a new replica: an expired export is never swapped in
+    assert r["error"] and "signature expired at" in r["text"][0] and "refused" in r["text"][0]
 
 
 def test_mcp_data_with_a_trusted_key_refuses_a_forgery_and_a_rollback(signed, tmp_path):
