@@ -22,9 +22,9 @@ sys.path.insert(0, str(ROOT))
 from bench.common import CORPUS, figure, print_figures, save  # noqa: E402
 from tests.kits.hostile_content import HOSTILE  # noqa: E402
 from trustindex.extractors.base import FileContext  # noqa: E402
-from trustindex.extractors.content_risk import passage_risks, scan_text  # noqa: E402
+from trustindex.extractors.content_risk import neutralise, passage_risks, scan_text  # noqa: E402
 from trustindex.ingest.dispatch import extractor_for, kind_of  # noqa: E402
-from trustindex.schemas.content_risk import KINDS  # noqa: E402
+from trustindex.schemas.content_risk import KINDS, default_rules  # noqa: E402
 
 MAX_SHARE = 0.005
 
@@ -46,8 +46,9 @@ def hostile() -> dict:
 
 
 def real_docs(docs: Path) -> dict:
-    passages, failed = 0, 0
+    passages, failed, trimmed = 0, 0, 0
     by_kind: collections.Counter[str] = collections.Counter()
+    by_rule: collections.Counter[str] = collections.Counter()
     flagged_passages: set[tuple[str, int]] = set()
     listed: list[dict] = []
     for p in sorted(docs.rglob("*")):
@@ -61,18 +62,24 @@ def real_docs(docs: Path) -> dict:
             failed += 1
             continue
         passages += len(ex.chunks)
+        trimmed += sum(neutralise(ch.text) != ch.text for ch in ex.chunks)
         seen_kinds: dict[int, set[str]] = collections.defaultdict(set)
+        seen_rules: set[tuple[int, str]] = set()
         for r in passage_risks(ex.chunks):
             flagged_passages.add((rel, r.chunk_ordinal))
             seen_kinds[r.chunk_ordinal].add(r.kind)
+            seen_rules.add((r.chunk_ordinal, r.rule))
             listed.append({"path": rel, "line": r.start_line, "kind": r.kind, "rule": r.rule, "reason": r.reason})
         for kinds in seen_kinds.values():
             by_kind.update(kinds)
+        by_rule.update(rule for _, rule in seen_rules)
     return {
         "passages": passages,
         "files_failed": failed,
         "flagged": len(flagged_passages),
+        "served_text_trimmed": trimmed,  # passages whose served text lost a comment or invisible characters
         "by_kind": {k: by_kind.get(k, 0) for k in KINDS},
+        "by_rule": {r.id: by_rule.get(r.id, 0) for r in default_rules()},  # passages each rule flags
         "findings": listed,
     }
 
@@ -100,8 +107,12 @@ def main() -> int:
     r = real_docs(docs)
     share = r["flagged"] / max(1, r["passages"])
     print(f"real docs ({docs.name}): {r['flagged']} of {r['passages']} passages flagged ({share:.3%})")
+    print(f"  served text trimmed (HTML comments outside code, invisible characters): {r['served_text_trimmed']}")
     for k, n in r["by_kind"].items():
         print(f"  {k}: {n} passages")
+    print("  by rule (passages flagged, share of all passages):")
+    for rule, n in r["by_rule"].items():
+        print(f"    {rule}: {n} ({n / max(1, r['passages']):.3%})")
     for f in r["findings"]:
         print(f"  {f['path']}:{f['line']} [{f['kind']}/{f['rule']}] {f['reason']}")
     hostile_total = sum(v for k, v in h["cases"].items() if k != "look-alike")

@@ -262,6 +262,21 @@ def content_risk_section(r: dict | None) -> list[str]:
         "|---|---|---|---|---|",
     ]
     lines += [f"| {f['path']} | {f['line']} | {f['kind']} | {f['rule']} | {f['reason']} |" for f in d["findings"]]
+    if "by_rule" in d:  # each rule's false-positive rate on the real docs (none of their passages is hostile)
+        lines += [
+            "",
+            "Passages of the real docs each rule flags (every one a false positive or a real finding to judge above):",
+            "",
+            "| rule | passages | share |",
+            "|---|---|---|",
+        ]
+        lines += [f"| {rule} | {n} | {n / max(1, d['passages']):.3%} |" for rule, n in d["by_rule"].items()]
+    if "served_text_trimmed" in d:
+        lines += [
+            "",
+            f"Served text trimmed (HTML comments outside code and invisible characters left out of what is served "
+            f"and embedded): {d['served_text_trimmed']} passages.",
+        ]
     return [*lines, ""]
 
 

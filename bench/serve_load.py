@@ -240,7 +240,11 @@ class ServerProcess:
         ready_timeout_s: float = 600,
         poll_s: float = 3600,
         extra: tuple[str, ...] = (),
+        pythonpath: Path | None = None,
     ):
+        """``extra``: more serve options; ``pythonpath``: run another tree's package (a base commit's, laid out as
+        installed), from a folder that holds no other ``trustindex``."""
+        self.pythonpath = pythonpath
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = log
@@ -267,7 +271,10 @@ class ServerProcess:
 
         self.log = self.log_path.open("w")
         t0 = time.perf_counter()
-        self.proc = subprocess.Popen(self.cmd, stdout=self.log, stderr=subprocess.STDOUT, env=bench_env())
+        env, cwd = bench_env(), None
+        if self.pythonpath is not None:
+            env["PYTHONPATH"], cwd = str(self.pythonpath), str(self.pythonpath)
+        self.proc = subprocess.Popen(self.cmd, stdout=self.log, stderr=subprocess.STDOUT, env=env, cwd=cwd)
         while True:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"server exited ({self.proc.returncode}):\n{self.log_path.read_text()[-3000:]}")

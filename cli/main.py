@@ -265,11 +265,35 @@ def cmd_calibrate(a) -> int:
     return 0
 
 
+def _source_spec(a, cache: str):
+    """``serve``'s and ``mcp``'s snapshot source: a data directory or an export target, and how it is trusted."""
+    from trustindex.schemas.signing import parse_duration
+    from trustindex.serve.live import SourceSpec
+
+    max_age = parse_duration(a.max_snapshot_age, "--max-snapshot-age") if a.max_snapshot_age else 0.0
+    extra = {} if getattr(a, "query_cache", None) is None else {"query_cache": a.query_cache}  # default: QUERY_CACHE
+    spec = SourceSpec(
+        data=None if a.source else str(a.data),
+        uri=a.source,
+        cache=str(Path(cache).expanduser().resolve()),
+        endpoint=a.endpoint,
+        grace_seconds=getattr(a, "grace", 600.0),
+        policy=a.policy,
+        trusted_keys=tuple(str(Path(k).resolve()) for k in a.trusted_key),
+        keep_retired=getattr(a, "keep_retired", 2),
+        cache_max_bytes=getattr(a, "cache_max_bytes", 0),
+        max_snapshot_age=max_age,
+        **extra,
+    )
+    spec.check()
+    return spec
+
+
 def cmd_mcp(a) -> int:
     require("serve")
     from trustindex.serve.mcp_server import serve
 
-    serve(Path(a.data), policy=a.policy)
+    serve(_source_spec(a, a.cache), poll_seconds=a.poll)
     return 0
 
 
@@ -277,13 +301,16 @@ def cmd_serve(a) -> int:
     require("serve")
     from trustindex.cli.serve_options import access_options
     from trustindex.serve.http_app import ServeConfig, ServeLimits, load_tokens
-    from trustindex.serve.live import SourceSpec
     from trustindex.serve.workers import ServeSetup, serve
 
     if a.workers < 1:
         raise TrustIndexError(f"--workers must be at least 1, got {a.workers}")
     limits = ServeLimits(
-        max_body_bytes=a.max_body, max_k=a.max_k, max_batch=a.max_batch, max_concurrency=a.max_concurrency
+        max_body_bytes=a.max_body,
+        max_k=a.max_k,
+        max_batch=a.max_batch,
+        max_batch_hits=a.max_batch_hits,
+        max_concurrency=a.max_concurrency,
     )
     tokens = load_tokens(a.token_file, os.environ.get("TRUSTINDEX_TOKENS"))
     config = ServeConfig(
@@ -297,32 +324,24 @@ def cmd_serve(a) -> int:
         **access_options(a),
     )
     config.check()
-    cache = {} if a.query_cache is None else {"query_cache": a.query_cache}  # default: serving.QUERY_CACHE
-    source = SourceSpec(
-        data=None if a.source else str(a.data),
-        uri=a.source,
-        cache=str(Path(a.cache).resolve()),
-        endpoint=a.endpoint,
-        grace_seconds=a.grace,
-        policy=a.policy,
-        trusted_keys=tuple(str(Path(k).resolve()) for k in a.trusted_key),
-        keep_retired=a.keep_retired,
-        cache_max_bytes=a.cache_max_bytes,
-        **cache,
-    )
-    source.check()
-    serve(ServeSetup(config=config, source=source, workers=a.workers))
+    serve(ServeSetup(config=config, source=_source_spec(a, a.cache), workers=a.workers))
     return 0
 
 
 def cmd_export(a) -> int:
+    from trustindex.schemas.signing import parse_duration
     from trustindex.warehouse.export import export_snapshot
 
-    result = export_snapshot(Path(a.data), a.snapshot_id, a.to, endpoint=a.endpoint, sign_key=a.sign_key)
+    valid_for = parse_duration(a.valid_for, "--valid-for") if a.valid_for else None
+    result = export_snapshot(
+        Path(a.data), a.snapshot_id, a.to, endpoint=a.endpoint, sign_key=a.sign_key, valid_for=valid_for
+    )
     if a.json:
         _print_json(result)
     else:
         signed = f", signed by key {result['signed_by']}" if result["signed_by"] else ""
+        if result["signed_by"]:
+            signed += f" as sequence {result['sequence']}, expires {result['expires_at'] or 'never'}"
         sid, target, n = result["snapshot_id"], result["target"], result["files"]
         print(f"exported snapshot {sid} to {target} ({n} files verified{signed})")
     return 0

@@ -47,7 +47,39 @@ def _shared_flags() -> dict[str, argparse.ArgumentParser]:
     )
     # SUPPRESS: unless given here, the top-level --verbose (before the command) keeps its value.
     build.add_argument("--verbose", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
-    return {"data": data, "json": as_json, "policy": policy, "snapshot": snapshot, "build": build}
+    return {
+        "data": data,
+        "json": as_json,
+        "policy": policy,
+        "snapshot": snapshot,
+        "build": build,
+        "replica": _replica_flags(),
+    }
+
+
+def _replica_flags() -> argparse.ArgumentParser:
+    """What both servers (``serve``, ``mcp``) take to follow a snapshot source: pull, verify, freshness."""
+    r = _parent()
+    r.add_argument("--from", dest="source", metavar="URI", help="pull from an export target (directory or s3://...)")
+    r.add_argument(
+        "--endpoint", default=os.environ.get("AWS_ENDPOINT_URL"), help="S3-compatible endpoint for --from s3://"
+    )
+    r.add_argument(
+        "--trusted-key",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="serve only snapshots signed by this public key, never one older than the newest verified "
+        "(repeatable: key rotation; docs/serving.md)",
+    )
+    r.add_argument(
+        "--max-snapshot-age",
+        metavar="DURATION",
+        help="past this age (12h, 7d) since the snapshot was signed (or built, if unsigned), answers carry a warning "
+        "and /readyz fails",
+    )
+    r.add_argument("--policy", metavar="FILE", help="policy.toml (reloaded when it changes)")
+    return r
 
 
 def _examples(*lines: str) -> str:
@@ -257,10 +289,20 @@ def build_parser() -> argparse.ArgumentParser:
     m = command(
         "mcp",
         "an MCP server (stdio) over the live snapshot",
-        ["trustindex mcp --data data --policy policy.toml"],
-        ["data"],
+        [
+            "trustindex mcp --data data --policy policy.toml",
+            "trustindex mcp --from s3://bucket/prefix --trusted-key keys/signing.pub --max-snapshot-age 2d",
+        ],
+        ["data", "replica"],
     )
-    m.add_argument("--policy", metavar="FILE", help="policy.toml (reloaded when it changes)")
+    m.add_argument(
+        "--cache",
+        default=os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "trustindex", "mcp"),
+        metavar="DIR",
+        help="where --from downloads snapshots and --trusted-key keeps its freshness marks "
+        "(default: ~/.cache/trustindex/mcp)",
+    )
+    m.add_argument("--poll", type=float, default=5.0, metavar="SECONDS", help="how often --from looks at CURRENT")
 
     s = command(
         "serve",
@@ -269,16 +311,16 @@ def build_parser() -> argparse.ArgumentParser:
             "trustindex serve --data data --port 8080",
             "trustindex serve --data data --workers 2",
             "trustindex serve --from s3://bucket/prefix --endpoint http://127.0.0.1:9000 --cache /var/cache/ti",
-            "trustindex serve --from /srv/trustindex/data --trusted-key keys/signing.pub",
+            "trustindex serve --from /srv/trustindex/data --trusted-key keys/signing.pub --max-snapshot-age 2d",
         ],
-        ["data"],
+        ["data", "replica"],
     )
-    s.add_argument("--from", dest="source", metavar="URI", help="pull from an export target (directory or s3://...)")
     s.add_argument(
-        "--endpoint", default=os.environ.get("AWS_ENDPOINT_URL"), help="S3-compatible endpoint for --from s3://"
+        "--cache",
+        default="serve-cache",
+        metavar="DIR",
+        help="where --from downloads snapshots and --trusted-key keeps its freshness marks",
     )
-    s.add_argument("--cache", default="serve-cache", metavar="DIR", help="where --from downloads snapshots")
-    s.add_argument("--policy", metavar="FILE", help="policy.toml (reloaded when it changes)")
     s.add_argument("--host", default="127.0.0.1", help="address to bind (non-loopback needs a token)")
     s.add_argument("--port", type=int, default=8080, help="port to bind (default 8080)")
     s.add_argument("--token-file", metavar="FILE", help="bearer tokens, one a line (also $TRUSTINDEX_TOKENS)")
@@ -292,6 +334,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--max-k", type=int, default=100, help="the largest k a request may ask for")
     s.add_argument("--max-batch", type=int, default=64, help="the most requests in one batch")
+    s.add_argument("--max-batch-hits", type=int, default=1000, help="the most hits in one batch (the sum of its k)")
     s.add_argument("--max-body", type=int, default=1 << 20, metavar="BYTES", help="the largest request body")
     s.add_argument("--max-concurrency", type=int, default=64, help="requests at once before 503 (per worker)")
     s.add_argument(
@@ -300,13 +343,6 @@ def build_parser() -> argparse.ArgumentParser:
         default=1,
         metavar="N",
         help="server processes sharing the port, each a full replica (about one per core; docs/serving.md)",
-    )
-    s.add_argument(
-        "--trusted-key",
-        action="append",
-        default=[],
-        metavar="FILE",
-        help="serve only snapshots signed by this public key (repeatable: key rotation; docs/serving.md)",
     )
     s.add_argument(
         "--allow-host",
@@ -330,7 +366,7 @@ def build_parser() -> argparse.ArgumentParser:
         [
             "trustindex export 0123456789abcdef --to /srv/trustindex/data --data data",
             "trustindex export 0123456789abcdef --to s3://bucket/prefix --endpoint http://127.0.0.1:9000",
-            "trustindex export current --to /srv/trustindex/data --sign-key keys/signing.key",
+            "trustindex export current --to /srv/trustindex/data --sign-key keys/signing.key --valid-for 7d",
         ],
         ["data", "json"],
     )
@@ -342,6 +378,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="S3-compatible endpoint, e.g. http://127.0.0.1:9000",
     )
     e.add_argument("--sign-key", metavar="FILE", help="sign the manifest with this Ed25519 key (`keys generate`)")
+    e.add_argument(
+        "--valid-for",
+        metavar="DURATION",
+        help="signed expiry (12h, 7d): past it replicas stop being ready until the target is exported again",
+    )
 
     k = command(
         "keys",

@@ -2,8 +2,9 @@
 
 Pure: text in, findings out, by the rules of ``schemas/content_risk_rules.toml``.  A finding is evidence, as a
 deprecation marker is: the index keeps the passage, the policy decides what it costs (or excludes it), and the
-answer says why.  ``neutralise`` removes the invisible characters the rules mark, so what is served and what is
-embedded is what a person reading the page sees.
+answer says why.  ``neutralise`` removes the invisible characters the rules mark and the HTML comments outside
+code, so what is served and what is embedded is what a person reading the page sees; a finding inside what was
+removed says so in its detail.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from trustindex.extractors.base import Chunk
 from trustindex.schemas.content_risk import Rule, default_rules
 
+REMOVED = "removed from the served text"
 _WORD = re.compile(r"[^\W\d_]{2,}")
 # Where a clause or sentence ends: the reach of a rule's unless/requires checks.
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n\s*\n|\n\s*(?:[-*+]|\d+[.)])\s")
@@ -103,24 +105,90 @@ def _hidden(rules: tuple[Rule, ...]) -> re.Pattern[str] | None:
 
 
 _DEFAULT_HIDDEN: list[re.Pattern[str] | None] = []
+# A fenced code block's opening or closing line (CommonMark: up to three spaces, then ``` or ~~~).
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
+# Outside fences: an inline code span (kept whole: a comment in code is code) or an HTML comment, which no site
+# renders; one left open at the end of a passage hides the rest of it, as it does on the page.
+_CODE_OR_COMMENT = re.compile(r"(?P<code>`+)[\s\S]*?(?P=code)|(?P<comment><!--[\s\S]*?(?:-->|\Z))")
+
+
+def _hidden_pattern(rules: tuple[Rule, ...] | None) -> re.Pattern[str] | None:
+    if rules is not None:
+        return _hidden(rules)
+    if not _DEFAULT_HIDDEN:
+        _DEFAULT_HIDDEN.append(_hidden(default_rules()))
+    return _DEFAULT_HIDDEN[0]
+
+
+def _comment_spans(text: str) -> list[tuple[int, int]]:
+    """Where the HTML comments outside code are: outside fenced blocks and inline code spans."""
+    if "<!--" not in text:
+        return []
+    spans: list[tuple[int, int]] = []
+    pos, fence = 0, None
+    for m in _FENCE.finditer(text):
+        if fence is None:
+            spans += _comments_in(text, pos, m.start())
+            fence = m.group(1)
+        elif m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
+            fence, pos = None, text.find("\n", m.end()) + 1 or len(text)
+    if fence is None:
+        spans += _comments_in(text, pos, len(text))
+    return spans
+
+
+def _comments_in(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    return [m.span() for m in _CODE_OR_COMMENT.finditer(text, start, end) if m.group("comment")]
+
+
+def removed_spans(text: str, rules: tuple[Rule, ...] | None = None) -> list[tuple[int, int]]:
+    """What is left out of the served (and embedded) text, in order: the characters of the rules marked
+    ``neutralise`` (zero-width, bidi controls, tags) and the HTML comments outside code (a reader of the page never
+    sees either; issue 40)."""
+    hidden = _hidden_pattern(rules)
+    spans = _comment_spans(text)
+    if hidden is not None:
+        spans += [m.span() for m in hidden.finditer(text)]
+    merged: list[tuple[int, int]] = []
+    for lo, hi in sorted(spans):
+        if merged and lo <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(hi, merged[-1][1]))
+        elif hi > lo:
+            merged.append((lo, hi))
+    return merged
 
 
 def neutralise(text: str, rules: tuple[Rule, ...] | None = None) -> str:
-    """``text`` without the characters of the rules marked ``neutralise`` (zero-width, bidi controls, tags)."""
-    if rules is None:
-        if not _DEFAULT_HIDDEN:
-            _DEFAULT_HIDDEN.append(_hidden(default_rules()))
-        hidden = _DEFAULT_HIDDEN[0]
-    else:
-        hidden = _hidden(rules)
-    return hidden.sub("", text) if hidden is not None else text
+    """``text`` as served and embedded: without ``removed_spans``."""
+    spans = removed_spans(text, rules)
+    if not spans:
+        return text
+    out, pos = [], 0
+    for lo, hi in spans:
+        out.append(text[pos:lo])
+        pos = hi
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def served_offset(spans: list[tuple[int, int]], pos: int) -> int:
+    """Where offset ``pos`` of the original text lands in the served one (inside a removed span: where it was)."""
+    removed = 0
+    for lo, hi in spans:
+        if pos <= lo:
+            break
+        removed += min(pos, hi) - lo
+    return pos - removed
 
 
 def passage_risks(chunks: list[Chunk], rules: tuple[Rule, ...] | None = None) -> list[ContentRisk]:
     """The findings of every passage, placed by line and by offset in the passage as served (neutralised)."""
     out: list[ContentRisk] = []
     for ch in chunks:
-        for f in scan_text(ch.text, rules):
+        findings = scan_text(ch.text, rules)
+        spans = removed_spans(ch.text, rules) if findings else []
+        for f in findings:
+            gone = any(lo <= f.start and f.end <= hi for lo, hi in spans)
             out.append(
                 ContentRisk(
                     chunk_ordinal=ch.ordinal,
@@ -129,9 +197,10 @@ def passage_risks(chunks: list[Chunk], rules: tuple[Rule, ...] | None = None) ->
                     reason=f.reason,
                     start_line=ch.start_line + ch.text.count("\n", 0, f.start),
                     end_line=ch.start_line + ch.text.count("\n", 0, max(f.start, f.end - 1)),
-                    start_char=len(neutralise(ch.text[: f.start], rules)),
-                    end_char=len(neutralise(ch.text[: f.end], rules)),
-                    detail=f.detail,
+                    start_char=served_offset(spans, f.start),
+                    end_char=served_offset(spans, f.end),
+                    # what a comment said is kept out of the passage: the breakdown says it was there
+                    detail="; ".join(x for x in (f.detail, REMOVED if gone and not f.detail else "") if x),
                 )
             )
     return out

@@ -78,10 +78,10 @@ class Index:
             path = resolve_current(data_dir or "data")
         elif not (Path(path) / MANIFEST).exists() and (Path(path) / CURRENT).is_file():
             path = resolve_current(path)  # a data directory; a CURRENT inside a snapshot means nothing
-        signed_by = signed_by_trusted(Path(path), trusted_keys) if trusted_keys is not None else None
+        signed = signed_by_trusted(Path(path), trusted_keys) if trusted_keys is not None else None
         pol = policy if isinstance(policy, Policy) else Policy.load(policy)
         data = SnapshotData(Path(path), verify=verify)
-        data.signed_by = signed_by
+        data.signed_by, data.signature = (signed.key_id, signed) if signed is not None else (None, None)
         index = cls(data, pol, query_cache)
         return index.warm() if warm else index
 

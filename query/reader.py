@@ -32,6 +32,7 @@ from trustindex.query.passage_features import PassageFeatures
 from trustindex.query.passage_text import TEXT_COLUMN, PassageTexts
 from trustindex.schemas.components import ComponentRegistry
 from trustindex.schemas.errors import SnapshotError
+from trustindex.schemas.signing import SignedManifest
 from trustindex.schemas.snapshot import (
     BM25_DIR,
     BM25_FIELDS_DIR,
@@ -56,6 +57,7 @@ class SnapshotData(PassageFeatures, SnapshotEvidence):
         self.manifest: Manifest = verify_snapshot(self.dir, checksums=verify)
         self.checksums_verified = bool(verify)
         self.signed_by: str | None = None  # the trusted key that signed the manifest (Index.open), None: unsigned
+        self.signature: SignedManifest | None = None  # that signature, with its sequence and expiry
         # ParquetFile.read, not read_table: it avoids importing pyarrow.dataset (~0.5 s of a cold start)
         t = {
             name: _read(

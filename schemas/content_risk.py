@@ -23,7 +23,7 @@ KINDS = (AGENT_INSTRUCTION, HIDDEN_TEXT, CREDENTIAL_PHISHING)
 WARNINGS = {
     AGENT_INSTRUCTION: "warning: addresses instructions to an AI assistant",
     HIDDEN_TEXT: "warning: hides text from a human reader",
-    CREDENTIAL_PHISHING: "warning: asks the reader to send a seed phrase or private key",
+    CREDENTIAL_PHISHING: "warning: phishing: asks the reader for a secret, or a link goes elsewhere than it shows",
 }
 
 RULES_FILE = Path(__file__).with_name("content_risk_rules.toml")

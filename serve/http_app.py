@@ -34,6 +34,7 @@ from starlette.routing import Route
 
 from trustindex.query.batch import BatchDefaults, answer_one
 from trustindex.schemas.errors import SnapshotError, TrustIndexError, one_line
+from trustindex.schemas.secret_files import warn_if_exposed
 from trustindex.serve.access import AccessSpec, Authenticator, access_guard, identity_of
 from trustindex.serve.assistant_text import DEFAULT_MAX_TOKENS, render_compact, token_counter
 from trustindex.serve.audit import (
@@ -61,10 +62,11 @@ from trustindex.serve.live import SnapshotHolder
 from trustindex.serve.mcp_server import ToolAccess, build_server
 from trustindex.serve.metrics import CONTENT_TYPE, ServeMetrics
 from trustindex.serve.page import PAGE_PATHS, page_routes
-from trustindex.serve.request_limits import RequestLimits
+from trustindex.serve.request_limits import RequestLimits, bounded_batch
 
 log = logging.getLogger("trustindex.serve")
 WORKER_HEADER = "x-trustindex-worker"  # the answering process's id: ``serve --workers N`` runs N of them
+WARNING_HEADER = "x-trustindex-warning"  # on every answer of a replica serving a stale or superseded snapshot
 # the search page's static files hold no index data; its script sends the token on each /v1 call (serve/page.py)
 OPEN_ROUTES = ("/healthz", "/readyz", *PAGE_PATHS)
 AUDITED_PREFIX = "/v1/"  # the API's routes: one audit line per request (the MCP tools write their own)
@@ -109,6 +111,7 @@ def load_tokens(token_file: str | None, env_value: str | None) -> frozenset[str]
             raise TrustIndexError(f"{path}: cannot read the token file ({e.strerror})") from None
         if not tokens:
             raise TrustIndexError(f"{path}: the token file holds no token")
+        warn_if_exposed(path, "bearer tokens")
     tokens |= {t.strip() for t in (env_value or "").split(",") if t.strip()}
     return frozenset(tokens)
 
@@ -164,7 +167,7 @@ def build_app(
         index, passages, _warning = holder.get()
         return index, passages
 
-    def one_search(index, req, request: Request) -> Response:
+    def one_search(index, req, request: Request, warning: str | None) -> Response:
         if not isinstance(req, dict):
             raise HttpError(400, 'expected an object with "query"')
         req = dict(req)
@@ -177,34 +180,35 @@ def build_app(
             return _error(status, result["error"])
         metrics.searched(result)
         if rendering == "compact":  # what an assistant reads: bounded text, the same hits (issue 18)
-            return PlainTextResponse(render_compact(result, max_tokens, token_counter(str(index.data.dir))))
-        return JSONResponse(result)
+            count = token_counter(str(index.data.dir))
+            return PlainTextResponse(render_compact(result, max_tokens, count, warning=warning))
+        return JSONResponse({**result, "warning": warning} if warning else result)
 
     async def search(request: Request) -> Response:
         req = _json(request.state.body)
-        index, _ = served()
-        return await run_in_threadpool(one_search, index, req, request)
+        index, _, warning = holder.get()
+        return await run_in_threadpool(one_search, index, req, request, warning)
 
     async def search_batch(request: Request) -> Response:
         body = _json(request.state.body)
         reqs = body.get("requests") if isinstance(body, dict) else body
         if not isinstance(reqs, list):
             raise HttpError(400, 'expected {"requests": [...]} or a list of requests')
-        limits.check_batch(len(reqs))
-        index, _ = served()
+        limits.check_batch(reqs, BatchDefaults().k)
+        index, _, warning = holder.get()
         scope = identity_of(request.scope).scope
 
         def run() -> list[dict]:
             out = []
-            for n, req in enumerate(reqs, 1):
-                result, failed = answer_one(index, req, n, BatchDefaults(), limits, scope)
+            for result, failed in bounded_batch(index, reqs, BatchDefaults(), limits, scope):
                 if not failed:
                     metrics.searched(result)
                 out.append(result)
             request.state.audit = batch_fields(reqs, out, hashed)
             return out
 
-        return JSONResponse({"responses": await run_in_threadpool(run)})
+        answered = {"responses": await run_in_threadpool(run)}
+        return JSONResponse({**answered, "warning": warning} if warning else answered)
 
     routes = [
         route("/v1/search", ["POST"], search=True)(search),
@@ -257,6 +261,9 @@ def _router(holder: SnapshotHolder, config: ServeConfig, metrics: ServeMetrics, 
                     response = _error(500, one_line(e, "internal error: "))
                 response.headers[WORKER_HEADER] = worker
                 took = time.perf_counter() - start
+                response.headers["X-Content-Type-Options"] = "nosniff"  # JSON and text are never to be sniffed
+                if path not in OPEN_ROUTES and (warning := holder.notice()):  # the open routes name no paths
+                    response.headers[WARNING_HEADER] = _header_text(warning)
                 metrics.requests.labels(route=path, status=str(response.status_code)).inc()
                 metrics.latency.labels(route=path).observe(took)
                 if path.startswith(AUDITED_PREFIX):
@@ -300,24 +307,7 @@ def _reading_endpoints(
         return JSONResponse(list_versions(seen(request)[1]))
 
     async def snapshot(request: Request) -> Response:
-        index, data = seen(request)
-        m = data.manifest
-        info = list_sources(data)
-        return JSONResponse(
-            {
-                "snapshot_id": m.snapshot_id,
-                "created_at": m.created_at,
-                "policy_id": index.policy.policy_id,
-                "source": holder.source.label,
-                "signed": index.data.signed_by is not None,
-                "signed_by": index.data.signed_by,
-                "sources": [
-                    {"source": s["source"], "commit": s["commit"], "commit_date": s["commit_date"]}
-                    for s in info["sources"]
-                ],
-                "warning": holder.warning,
-            }
-        )
+        return JSONResponse(_snapshot_info(holder, *seen(request)))
 
     async def healthz(_request: Request) -> Response:
         return JSONResponse({"status": "ok"})
@@ -325,6 +315,8 @@ def _reading_endpoints(
     async def readyz(_request: Request) -> Response:
         if holder.served is None:  # open to anyone: no warning (it names paths), the log and /metrics say why
             return _error(503, "no snapshot loaded yet (the server log says why)")
+        if not holder.ready():  # past its signed expiry or --max-snapshot-age: still answering, not to be routed to
+            return _error(503, f"snapshot {holder.served.index.snapshot_id} is stale (/v1/snapshot says why)")
         return JSONResponse({"status": "ready", "snapshot_id": holder.served.index.snapshot_id})
 
     async def metrics_route(_request: Request) -> Response:
@@ -344,6 +336,31 @@ def _reading_endpoints(
         "/readyz": readyz,
         "/metrics": metrics_route,
         "/openapi.json": openapi,
+    }
+
+
+def _snapshot_info(holder: SnapshotHolder, index, data) -> dict:
+    """``/v1/snapshot``: the served snapshot as the caller's scope sees it, its signature's freshness and any
+    warning."""
+    m = data.manifest
+    signed = index.data.signature if holder.served is None else holder.served.signed
+    fresh = signed.freshness if signed is not None else None
+    return {
+        "snapshot_id": m.snapshot_id,
+        "created_at": m.created_at,
+        "policy_id": index.policy.policy_id,
+        "source": holder.source.label,
+        "signed": index.data.signed_by is not None,
+        "signed_by": index.data.signed_by,
+        "sequence": fresh.sequence if fresh else None,
+        "signed_at": fresh.signed_at if fresh else None,
+        "expires_at": fresh.expires_at if fresh else None,
+        "stale": holder.stale(),
+        "sources": [
+            {"source": s["source"], "commit": s["commit"], "commit_date": s["commit_date"]}
+            for s in list_sources(data)["sources"]
+        ],
+        "warning": holder.notice(),
     }
 
 
@@ -391,3 +408,8 @@ def _mcp_mount(holder: SnapshotHolder, config: ServeConfig, slots: Slots, backgr
         for r in mcp_app.routes
     ]
     return mcp_routes, lifespan
+
+
+def _header_text(text: str) -> str:
+    """A warning as a header value: Latin-1 without line breaks, at most 1,000 characters."""
+    return " ".join(text.split()).encode("latin-1", "replace").decode("latin-1")[:1000]

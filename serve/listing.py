@@ -12,6 +12,7 @@ from trustindex.schemas.errors import SnapshotError
 from trustindex.schemas.web_url import document_url
 
 MAX_NEIGHBOURS = 20  # get_passage's bound on neighbours each side, over HTTP and MCP
+SHOWN_ID_CHARS = 80  # an unknown id is echoed this far at most (a chunk id is 64 hex digits; a request's can be 100 KB)
 
 
 class OutOfScope(SnapshotError):
@@ -39,9 +40,10 @@ class PassageMap:
             sources is not None and chunk_id in self.row and d.chunks.value("source", self.row[chunk_id]) not in sources
         )
         if chunk_id not in self.row or hidden:
+            shown = chunk_id[:SHOWN_ID_CHARS] + ("…" if len(chunk_id) > SHOWN_ID_CHARS else "")
             raise (OutOfScope if hidden else SnapshotError)(
-                f"chunk {chunk_id!r} is not in snapshot {d.manifest.snapshot_id} (chunk ids "
-                f"change with content; search again)"
+                f"chunk {shown!r} is not in snapshot {d.manifest.snapshot_id} (chunk ids change with content; "
+                f"search again)"
             )
         i = self.row[chunk_id]
         doc_id = d.chunk_doc[i]

@@ -95,6 +95,9 @@ def _search_paths(limits: Any, errors: dict) -> dict:
         "type": "object",
         "required": ["requests"],
         "properties": {"requests": {"type": "array", "maxItems": limits.max_batch, "items": request}},
+        "description": f"at most {limits.max_batch_hits} hits in all (the sum of the requests' k, 10 when unset); "
+        f"once the answers pass {limits.max_response_bytes} bytes of JSON, the requests left answer a LineError, "
+        "unrun",
     }
     answers = {
         "type": "object",
@@ -102,7 +105,8 @@ def _search_paths(limits: Any, errors: dict) -> dict:
             "responses": {
                 "type": "array",
                 "items": {"oneOf": [_SEARCH_RESPONSE, {"$ref": "#/components/schemas/LineError"}]},
-            }
+            },
+            "warning": {"type": "string", "description": "the server's: a stale or superseded snapshot answered"},
         },
     }
     ok = {"application/json": {"schema": _SEARCH_RESPONSE}, "text/plain": {"schema": {"type": "string"}}}

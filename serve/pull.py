@@ -24,12 +24,18 @@ import shutil
 import stat
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from trustindex.schemas.errors import SnapshotError
-from trustindex.schemas.signing import MAX_SIGNATURE_BYTES, TrustedKey, verify_manifest_signature
+from trustindex.schemas.signing import (
+    MAX_SIGNATURE_BYTES,
+    SignatureError,
+    SignedManifest,
+    TrustedKey,
+    verify_manifest_signature,
+)
 from trustindex.schemas.snapshot import (
     CURRENT,
     MANIFEST,
@@ -40,6 +46,7 @@ from trustindex.schemas.snapshot import (
     snapshot_id_from_files,
     verify_snapshot,
 )
+from trustindex.serve.freshness import RollbackError
 
 log = logging.getLogger("trustindex.serve")
 
@@ -66,6 +73,9 @@ class ExportSource:
         import pyarrow.fs as pafs
 
         self.label, self.grace, self.trusted = uri, grace_seconds, list(trusted)
+        # the holder's freshness check (serve/freshness.py HighWater.check), run on a signed manifest before the pull
+        self.admit: Callable[[str, SignedManifest], None] | None = None
+        self._refused: set[bytes] = set()  # target signatures of a cached snapshot already refused (said once)
         self.keep_retired, self.max_bytes = keep_retired, max_bytes
         self._retired: dict[str, float] = {}  # cached snapshot -> when it stopped being served
         self.cache = Path(cache_dir).resolve()
@@ -84,6 +94,7 @@ class ExportSource:
         else:
             self.local = Path(uri).expanduser().resolve()  # the operator's own path: links above it are theirs
             self.fs, self.base = pafs.LocalFileSystem(), self.local.as_posix()
+        self.key = self.local.as_posix() if self.local is not None else f"s3://{self.base}"
         sweep_partials(self.cache)
 
     def _path(self, *parts: str) -> str:
@@ -123,8 +134,9 @@ class ExportSource:
         if not SNAPSHOT_ID.match(snapshot_id):
             raise SnapshotError(f"{self.label}/{CURRENT}: names {snapshot_id[:80]!r}, not a snapshot id")
         dest = self.cache / SNAPSHOTS_DIR / snapshot_id
-        if dest.is_dir():
-            return dest  # verified before it was renamed into place; Index.open verifies again
+        if dest.is_dir():  # verified before it was renamed into place; Index.open verifies again
+            self.renew_signature(snapshot_id)  # exported again since: signed anew (an operator's rollback)
+            return dest
         # per process and thread: the workers of ``serve --workers N`` share the cache directory
         part = self.cache / "partial" / f"{snapshot_id}-{os.getpid()}-{threading.get_ident()}"
         shutil.rmtree(part, ignore_errors=True)
@@ -160,7 +172,9 @@ class ExportSource:
         except FileNotFoundError:
             signature = None
         if self.trusted:
-            verify_manifest_signature(raw, signature, self.trusted, where)
+            signed = verify_manifest_signature(raw, signature, self.trusted, where)
+            if self.admit is not None:
+                self.admit(sid, signed)
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
@@ -169,6 +183,40 @@ class ExportSource:
         if manifest.snapshot_id != sid or snapshot_id_from_files(manifest.files) != sid:
             raise SnapshotError(f"{where}: its manifest names {manifest.snapshot_id[:40]!r} or other files")
         return manifest, raw, signature
+
+    def cached(self, snapshot_id: str) -> Path | None:
+        dest = self.cache / SNAPSHOTS_DIR / snapshot_id
+        return dest if SNAPSHOT_ID.match(snapshot_id) and dest.is_dir() else None
+
+    def renew_signature(self, snapshot_id: str) -> None:
+        """When the target holds a newer signature of a snapshot in the cache (a re-export renewed its expiry), put it
+        in the cached copy; SignatureError (RollbackError for an older one) the first time a signature is refused."""
+        dest = self.cached(snapshot_id)
+        if dest is None or not self.trusted:
+            return
+        try:
+            raw = self._read_capped(MAX_SIGNATURE_BYTES, SNAPSHOTS_DIR, snapshot_id, SIGNATURE)
+        except FileNotFoundError:
+            return
+        held = (dest / SIGNATURE).read_bytes() if (dest / SIGNATURE).is_file() else None
+        if raw == held or raw in self._refused:
+            return
+        manifest, where = (dest / MANIFEST).read_bytes(), f"{self.label}: snapshot {snapshot_id}"
+        try:
+            new = verify_manifest_signature(manifest, raw, self.trusted, where)
+            old = verify_manifest_signature(manifest, held, self.trusted, where).sequence if held is not None else -1
+            if new.sequence < old:
+                raise RollbackError(
+                    f"{where}: its signature on the target (sequence {new.sequence}) is older than "
+                    f"the one this replica holds (sequence {old}); kept the newer"
+                )
+        except SignatureError:
+            self._refused.add(raw)
+            raise
+        if new.sequence > old:  # a new file renamed over the old: a reader sees one signature or the other
+            tmp = dest / f".{SIGNATURE}.{os.getpid()}.{threading.get_ident()}.tmp"
+            tmp.write_bytes(raw)
+            os.replace(tmp, dest / SIGNATURE)
 
     def _check_disk(self, manifest: Manifest, sid: str) -> None:
         need = sum(int(meta["size"]) for meta in manifest.files.values())

@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -37,7 +38,14 @@ import pyarrow.fs as pafs
 
 from trustindex.runtime.durable import fsync_path, replace_durably
 from trustindex.schemas.errors import SnapshotError, TrustIndexError, one_line
-from trustindex.schemas.signing import sign_manifest
+from trustindex.schemas.signing import (
+    MAX_SIGNATURE_BYTES,
+    Freshness,
+    SignatureError,
+    public_key_of,
+    sign_manifest,
+    verify_manifest_signature,
+)
 from trustindex.schemas.signing import signature_key_id as key_id_of
 from trustindex.schemas.snapshot import (
     CURRENT,
@@ -50,6 +58,7 @@ from trustindex.schemas.snapshot import (
 )
 
 _BLOCK = 1 << 20
+MAX_MANIFEST_BYTES = 16 << 20  # as a replica reads it (serve/pull.py)
 
 
 class ExportError(TrustIndexError):
@@ -116,11 +125,17 @@ def open_target(to: str, endpoint: str | None = None) -> Target:
 
 
 def export_snapshot(
-    data_dir: Path | str, snapshot_id: str, to: str, endpoint: str | None = None, sign_key: str | Path | None = None
+    data_dir: Path | str,
+    snapshot_id: str,
+    to: str,
+    endpoint: str | None = None,
+    sign_key: str | Path | None = None,
+    valid_for: float | None = None,
 ) -> dict:
     """Copy snapshot ``snapshot_id`` of ``data_dir`` to ``to`` and make it the target's live snapshot;
     ``sign_key``: an Ed25519 private key file, whose signature over the manifest goes next to it
-    (``manifest.sig``, schemas/signing.py) before ``CURRENT`` moves.
+    (``manifest.sig``, schemas/signing.py) before ``CURRENT`` moves, with the export's sequence (after every
+    earlier export to the target) and, with ``valid_for`` seconds, its expiry.
 
     ``snapshot_id`` may be ``current`` for the data directory's live snapshot.
     Returns ``{"snapshot_id", "target", "files", "uploaded", "reused", "removed", "bytes_uploaded", "previous"}``
@@ -131,7 +146,7 @@ def export_snapshot(
         target = open_target(to, endpoint)
     except ExportError as e:
         raise ExportError(f"export of snapshot {snapshot_id} to {e}") from None
-    return export_to_target(data_dir, snapshot_id, target, sign_key)
+    return export_to_target(data_dir, snapshot_id, target, sign_key, valid_for)
 
 
 def _local_snapshot(data_dir: Path, snapshot_id: str, label: str) -> tuple[Path, bytes, dict]:
@@ -216,15 +231,50 @@ def _read_current(target: Target) -> str | None:
         return f.read(256).decode("utf-8", "replace").strip() or None
 
 
+def _freshness(target: Target, sign_key: str | Path, valid_for: float | None) -> Freshness:
+    """The export's place in the target's order: milliseconds since the epoch, and always after the sequence of the
+    export the target serves now when this key signed it (a clock set back cannot make a new export older).  With
+    ``valid_for`` seconds, when replicas stop calling it current."""
+    now = datetime.now(UTC)
+    sequence = max(int(now.timestamp() * 1000), _live_sequence(target, sign_key) + 1)
+    expires = (now + timedelta(seconds=valid_for)).isoformat(timespec="milliseconds") if valid_for else None
+    return Freshness(sequence, now.isoformat(timespec="milliseconds"), expires)
+
+
+def _live_sequence(target: Target, sign_key: str | Path) -> int:
+    """The sequence of the target's live export if this key signed it (0 when none, unsigned or another's)."""
+    try:
+        sid = _read_current(target)
+        if not sid or not SNAPSHOT_ID.match(sid):
+            return 0
+        with target.fs.open_input_stream(target.path(SNAPSHOTS_DIR, sid, MANIFEST)) as f:
+            manifest = f.read(MAX_MANIFEST_BYTES)
+        with target.fs.open_input_stream(target.path(SNAPSHOTS_DIR, sid, SIGNATURE)) as f:
+            signature = f.read(MAX_SIGNATURE_BYTES + 1)
+        return verify_manifest_signature(manifest, signature, [public_key_of(sign_key)], target.label).sequence
+    except (OSError, pa.ArrowException, SignatureError):
+        return 0
+
+
 def export_to_target(
-    data_dir: Path | str, snapshot_id: str, target: Target, sign_key: str | Path | None = None
+    data_dir: Path | str,
+    snapshot_id: str,
+    target: Target,
+    sign_key: str | Path | None = None,
+    valid_for: float | None = None,
 ) -> dict:
     """The export itself, on an already opened ``Target`` (any pyarrow filesystem)."""
     data_dir = Path(data_dir).resolve()
     src, manifest_bytes, files = _local_snapshot(data_dir, snapshot_id, target.label)
     sid = src.name
+    if valid_for is not None and not sign_key:
+        raise ExportError(
+            f"export of snapshot {sid} to {target.label}: --valid-for needs --sign-key (an expiry "
+            f"nobody signed means nothing to a replica); nothing was uploaded"
+        )
     try:  # before anything is uploaded: a bad key changes nothing on the target
-        signature = sign_manifest(manifest_bytes, sign_key) if sign_key else None
+        fresh = _freshness(target, sign_key, valid_for) if sign_key else None
+        signature = sign_manifest(manifest_bytes, sign_key, fresh) if sign_key else None
     except TrustIndexError as e:
         raise ExportError(f"export of snapshot {sid} to {target.label}: {e}; nothing was uploaded") from None
     if target.local is not None and target.local == data_dir:
@@ -337,4 +387,6 @@ def export_to_target(
         "bytes_uploaded": sent,
         "previous": previous,
         "signed_by": key_id_of(signature) if signature else None,
+        "sequence": fresh.sequence if fresh else None,
+        "expires_at": fresh.expires_at if fresh else None,
     }

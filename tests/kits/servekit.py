@@ -135,3 +135,38 @@ def export(data: Path, sid: str, to: str, endpoint: str | None, capsys) -> None:
     argv = ["export", sid, "--to", to, "--data", str(data)] + (["--endpoint", endpoint] if endpoint else [])
     assert cli(argv) == 0, capsys.readouterr().err
     assert f"exported snapshot {sid} to" in capsys.readouterr().out
+
+
+def demo_with_page(demo: Path, work: Path, path: str, text: str) -> Path:
+    """The demo corpus with one more community page (``path`` in community-contracts holding ``text``, committed by
+    a community author), refreshed into ``work/data``; the session's demo stays as it is.  Returns the data dir."""
+    import shutil
+    from datetime import datetime, timedelta, timezone
+
+    import git
+
+    from trustindex.cli.build import load_build_config, run_refresh
+
+    repo = git.Repo(demo.parent / "repos" / "community-contracts")
+    clone = work / "corpus" / "community-contracts"
+    repo.clone(clone)
+    sources = demo.parent / "sources.toml"
+    text_of = sources.read_text(encoding="utf-8").replace('url = "repos/community-contracts"', f'url = "{clone}"')
+    (clone.parent / "sources.toml").write_text(text_of, encoding="utf-8")
+    for name in ("identities.toml", "verifications.toml", "policy.toml", "components.toml"):
+        if (demo.parent / name).exists():
+            shutil.copy(demo.parent / name, clone.parent / name)
+    for name in ("midnight-docs", "partner-sdk"):
+        (clone.parent / "repos").mkdir(exist_ok=True)
+        (clone.parent / "repos" / name).symlink_to(demo.parent / "repos" / name)
+    page = clone / path
+    page.parent.mkdir(parents=True, exist_ok=True)
+    page.write_text(text, encoding="utf-8")
+    r = git.Repo(clone)
+    r.index.add([path])
+    when = datetime(2026, 10, 25, 12, 0, tzinfo=timezone(timedelta(hours=2)))
+    who = git.Actor("Mika Tan", "mika@nightowls.example")
+    r.index.commit(f"Add {path}", author=who, committer=who, author_date=when, commit_date=when)
+    data = work / "data"
+    run_refresh(load_build_config(str(clone.parent / "sources.toml")), data)
+    return data

@@ -195,19 +195,23 @@ def test_lists_the_four_tools_with_schemas(talk):
 def test_search_returns_the_contract(talk, key):
     r = talk[key]
     assert not r["error"], r["text"]
-    validate_response(r["data"])  # the structured content is the full contract, whatever the text
-    assert r["data"]["snapshot_id"] == talk["first_id"]
-    assert r["data"]["hits"], "the demo corpus answers this query"
-    for h in r["data"]["hits"]:
+    # the contract, once: as structured content beside the compact text, or as JSON text alone (detail "full")
+    data = json.loads(r["text"][0]) if key == "full" else r["data"]
+    assert (r["data"] is None) == (key == "full")
+    validate_response(data)
+    assert data["snapshot_id"] == talk["first_id"]
+    assert data["hits"], "the demo corpus answers this query"
+    for h in data["hits"]:
         assert h["provenance"]["path"] and h["provenance"]["commit"]
 
 
 def test_detail_full_reads_as_the_contract(talk):
-    assert json.loads(talk["full"]["text"][0]) == talk["full"]["data"]
+    full = json.loads(talk["full"]["text"][0])
+    assert full["hits"] == talk["search"]["data"]["hits"] and talk["full"]["data"] is None
 
 
 def test_compact_text_is_the_default(talk):
-    from trustindex.serve.assistant_text import token_counter
+    from trustindex.serve.assistant_text import quoted, token_counter
 
     r = talk["search"]
     text, data = r["text"][0], r["data"]
@@ -223,7 +227,7 @@ def test_compact_text_is_the_default(talk):
     for h in data["hits"]:
         p = h["provenance"]
         assert f"[{h['rank_position']}] {p['source']}/{p['path']}:{p['start_line']}" in text
-        assert h["text"].strip() in text
+        assert quoted(h["text"]) in text
     assert "trust: " in text and '"factors"' not in text and "trimmed" not in text
     full, compact = talk["full"]["text"][0], talk["k10"]["text"][0]
     count = token_counter()
@@ -232,7 +236,7 @@ def test_compact_text_is_the_default(talk):
 
 
 def test_max_tokens_trims_whole_hits_and_says_so(talk):
-    from trustindex.serve.assistant_text import token_counter
+    from trustindex.serve.assistant_text import quoted, token_counter
 
     text, data = talk["trimmed"]["text"][0], talk["trimmed"]["data"]
     assert token_counter()(text) <= TRIM_TOKENS
@@ -240,7 +244,7 @@ def test_max_tokens_trims_whole_hits_and_says_so(talk):
     assert 1 <= len(shown) < len(data["hits"]) == 10
     assert [h["rank_position"] for h in shown] == list(range(1, len(shown) + 1))  # best first, whole
     for h in shown:
-        assert h["text"].strip() in text
+        assert quoted(h["text"]) in text
     assert f"[trimmed: {10 - len(shown)} of 10 hits left out to stay within max_tokens={TRIM_TOKENS}" in text
     assert len(talk["k10"]["data"]["hits"]) == 10  # the structured content keeps every hit
 

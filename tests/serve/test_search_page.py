@@ -12,10 +12,8 @@ import importlib.util
 import math
 import os
 import re
-import shutil
 import struct
 import time
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from urllib.parse import quote, urlencode
 
@@ -23,7 +21,7 @@ import httpx
 import pytest
 
 from tests.kits.browserkit import CHROMEDRIVER, CHROMIUM, CHROMIUM_FLAGS
-from tests.kits.servekit import ServeProcess
+from tests.kits.servekit import ServeProcess, demo_with_page
 from trustindex.serve.page import PAGE_PATHS, STATIC
 
 DRIVER, FLAGS = CHROMEDRIVER, CHROMIUM_FLAGS
@@ -55,32 +53,7 @@ pytestmark = [
 @pytest.fixture(scope="module")
 def hostile_data(demo, prefect_harness, tmp_path_factory) -> Path:
     """The demo corpus with one more community page (the hostile markup above), refreshed into a data dir."""
-    import git
-
-    from trustindex.cli.build import load_build_config, run_refresh
-
-    repo = git.Repo(demo.parent / "repos" / "community-contracts")
-    clone = tmp_path_factory.mktemp("hostile") / "community-contracts"
-    repo.clone(clone)  # the session's demo stays as it is for the other tests
-    sources = demo.parent / "sources.toml"
-    text = sources.read_text(encoding="utf-8").replace('url = "repos/community-contracts"', f'url = "{clone}"')
-    (clone.parent / "sources.toml").write_text(text, encoding="utf-8")
-    for name in ("identities.toml", "verifications.toml", "policy.toml", "components.toml"):
-        if (demo.parent / name).exists():
-            shutil.copy(demo.parent / name, clone.parent / name)
-    for name in ("midnight-docs", "partner-sdk"):
-        (clone.parent / "repos").mkdir(exist_ok=True)
-        (clone.parent / "repos" / name).symlink_to(demo.parent / "repos" / name)
-    page = clone / "docs" / "zebra-widget.md"
-    page.write_text(HOSTILE_PAGE, encoding="utf-8")
-    r = git.Repo(clone)
-    r.index.add(["docs/zebra-widget.md"])
-    when = datetime(2026, 10, 25, 12, 0, tzinfo=timezone(timedelta(hours=2)))
-    who = git.Actor("Mika Tan", "mika@nightowls.example")
-    r.index.commit("Add the zebra widget gallery", author=who, committer=who, author_date=when, commit_date=when)
-    data = tmp_path_factory.mktemp("hostile-data")
-    run_refresh(load_build_config(str(clone.parent / "sources.toml")), data)
-    return data
+    return demo_with_page(demo, tmp_path_factory.mktemp("hostile"), "docs/zebra-widget.md", HOSTILE_PAGE)
 
 
 @pytest.fixture(scope="module")
