@@ -183,7 +183,12 @@ def measure_warm(data: Path, exact_below: int, reps: int, recall: bool = False) 
         "--reps",
         str(reps),
     ] + (["--recall"] if recall else [])
-    r = run_measured(cmd, timeout=1800)
+    from bench.common import bench_env
+    from trustindex.query.dense_cost import BY_SIZE, PATH_ENV
+
+    # the HNSW's own figures: the graph whenever the snapshot has one (a warm process otherwise keeps whichever of
+    # the graph and exact search it measures cheaper, query/dense_cost.py)
+    r = run_measured(cmd, env=bench_env() | {PATH_ENV: BY_SIZE}, timeout=1800)
     if r["rc"] != 0:
         raise RuntimeError(f"warm worker failed:\n{r['stderr'][-3000:]}")
     out = json.loads(r["stdout"].strip().splitlines()[-1])
