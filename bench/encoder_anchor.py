@@ -295,7 +295,8 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     setup_env()
     if not (a.data / "CURRENT").is_file():
-        raise SystemExit(f"{a.data}: no built snapshot (CURRENT missing); build one first (bench_retrieval.py does)")
+        print(f"encoder anchor: skipped, {a.data} holds no built snapshot (bench_retrieval.py builds the real docs')")
+        return 0
     r = run(a)
     r["load_average_1m"] = {"rounds": [x["load_1m"] for x in r["rounds"]]}
     print(f"CPU {r['cpu']['model']}, flags {r['cpu']['flags']}, {len(r['rounds'])} rounds of {r['texts']} texts")

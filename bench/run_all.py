@@ -44,6 +44,7 @@ STEPS = [
     "quality",
     "retrieval",
     "calibration",
+    "anchor",
 ]
 
 
@@ -81,6 +82,8 @@ def step_args(step: str, quick: bool) -> list[str]:
         return [str(b / "bench_quality.py")] + (["--queries", "3", "--chunks", "200"] if quick else [])
     if step == "retrieval":  # the real-docs snapshot is built once under the work directory, then reused
         return [str(b / "bench_retrieval.py")] + (["--splits", "dev"] if quick else [])
+    if step == "anchor":  # sentence-transformers' ONNX/OpenVINO sides need bench/anchor_envs.sh; skipped without
+        return [str(b / "encoder_anchor.py")] + (["--texts", "60", "--rounds", "1", "--chunk", "30"] if quick else [])
     if step == "calibration":  # needs a real-docs data directory ($TRUSTINDEX_REALDOCS_DATA); says so and skips
         return [str(b / "bench_calibration.py")]
     raise ValueError(step)
