@@ -205,6 +205,7 @@ def save(key: str, result: dict, results: Path = RESULTS, docs: Path | None = DO
 ORDER = [
     "extraction",
     "embedding",
+    "encoder_anchor",
     "quality",
     "retrieval",
     "retrieval_react",
@@ -290,8 +291,8 @@ def render(data: dict) -> str:
         "the ratio the goal names), because absolute times on a shared machine move with the load.",
         "Scripts: `bench/bench_extract.py`, `bench/bench_embedding.py`, `bench/bench_quality.py` (judged",
         "queries: `bench/eval/`), `bench/bench_lexical.py`, `bench/bench_query.py`, `bench/bench_refresh.py`,",
-        "`bench/bench_serve.py`, `bench/bench_signatures.py`, `bench/bench_retrieval.py`; method notes follow the",
-        "table.",
+        "`bench/bench_serve.py`, `bench/bench_signatures.py`, `bench/bench_retrieval.py`,",
+        "`bench/encoder_anchor.py`; method notes follow the table.",
         "",
     ]
     machines = {

@@ -95,6 +95,33 @@ def torch_encode(texts: list[str], work: Path, budget_s: float | None = None, ti
     return out
 
 
+def encoder_encode(texts: list[str], work: Path, timeout: float = 7200) -> dict:
+    """The build's own encoder (the default backend) over ``texts`` in a fresh process, as the build's embedding
+    worker calls it (parts of its MAX_TEXTS_PER_CALL in chunk order), model load timed apart (issue 41 item 3)."""
+    work.mkdir(parents=True, exist_ok=True)
+    path = work / "texts.json"
+    path.write_text(json.dumps(texts))
+    r = run_measured([sys.executable, str(Path(__file__).resolve()), str(path), "0", "encoder"], timeout=timeout)
+    if r["rc"] != 0:
+        raise RuntimeError(f"encoder encode failed:\n{r['stderr'][-3000:]}")
+    return json.loads(r["stdout"].strip().splitlines()[-1])
+
+
+def _encoder_worker(texts_file: str) -> dict:
+    from trustindex.encoder.factory import make_embedder
+    from trustindex.encoder.worker import MAX_TEXTS_PER_CALL
+    from trustindex.schemas.embedding_model import DEFAULT_BACKEND, encoder_cache_dir
+
+    texts = json.loads(Path(texts_file).read_text())
+    t0 = time.perf_counter()
+    embedder = make_embedder(DEFAULT_BACKEND, cache_dir=encoder_cache_dir(Path(texts_file).parent))
+    load_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    for i in range(0, len(texts), MAX_TEXTS_PER_CALL):
+        embedder.encode(texts[i : i + MAX_TEXTS_PER_CALL])
+    return {"texts": len(texts), "load_s": load_s, "encode_s": time.perf_counter() - t0}
+
+
 def _encode_worker(texts_file: str, budget_s: float) -> dict:
     from sentence_transformers import SentenceTransformer
 
@@ -115,4 +142,7 @@ def _encode_worker(texts_file: str, budget_s: float) -> dict:
 
 
 if __name__ == "__main__":
-    print(json.dumps(_encode_worker(sys.argv[1], float(sys.argv[2]))))
+    if sys.argv[3:] == ["encoder"]:
+        print(json.dumps(_encoder_worker(sys.argv[1])))
+    else:
+        print(json.dumps(_encode_worker(sys.argv[1], float(sys.argv[2]))))

@@ -45,6 +45,7 @@ STEPS = [
     "retrieval",
     "retrieval_react",
     "calibration",
+    "anchor",
 ]
 
 
@@ -84,6 +85,8 @@ def step_args(step: str, quick: bool) -> list[str]:
         return [str(b / "bench_retrieval.py")] + (["--splits", "dev"] if quick else [])
     if step == "retrieval_react":  # issue 43's second corpus; skips in one line without the React docs mirror
         return [str(b / "bench_retrieval.py"), "--corpus", "react"] + (["--splits", "dev"] if quick else [])
+    if step == "anchor":  # sentence-transformers' ONNX/OpenVINO sides need bench/anchor_envs.sh; skipped without
+        return [str(b / "encoder_anchor.py")] + (["--texts", "60", "--rounds", "1", "--chunk", "30"] if quick else [])
     if step == "calibration":  # needs a real-docs data directory ($TRUSTINDEX_REALDOCS_DATA); says so and skips
         return [str(b / "bench_calibration.py")]
     raise ValueError(step)

@@ -29,9 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from trustindex.encoder.embedding_cache import EmbeddingCache
+from trustindex.encoder.embedding_cache import EmbeddingCache, PendingVectors
 from trustindex.encoder.factory import make_embedder
 from trustindex.encoder.worker import MAX_TEXTS_PER_CALL, QUEUE_DOCUMENTS, Feed, shared_worker
 from trustindex.runtime import progress
@@ -123,7 +121,7 @@ class SharedPipeline:
             if not wait:
                 self.feed.on_encoded = None  # the stage ends now: the worker must not advance it later
             f = self.worker.finish(self.feed, wait=wait)
-            self._bar.note(cache_hits=f.cache_hits, distinct=len(f.seen), waited=wait)
+            self._bar.note(cache_hits=f.cache_hits, shared=f.shared, distinct=len(f.seen), waited=wait)
             self._stages.close()
             self.stats = PipelineStats(f.texts, f.cache_hits, f.encoded, f.failed, wait)
         return self.stats
@@ -176,7 +174,7 @@ class PerSourcePipeline:
             embedder = make_embedder(self.backend, cache_dir=encoder_cache_dir(self.data_dir))
         cache = EmbeddingCache(self.data_dir / "cache" / "embeddings", embedder.cache_key, embedder.dimensions)
         seen: set[str] = set()
-        new: dict[str, np.ndarray] = {}
+        new = PendingVectors(cache)  # committed every COMMIT_TEXTS texts: a kill keeps what was encoded
         with progress.stage("embed", unit="texts", source=self.source) as bar:
             done = False
             while not done:
@@ -190,10 +188,10 @@ class PerSourcePipeline:
                 self.stats.cache_hits += len(hits)
                 todo = [s for s in fresh if s not in hits]
                 if todo:
-                    new.update(zip(todo, embedder.encode([fresh[s] for s in todo]), strict=True))
+                    new.add(todo, embedder.encode([fresh[s] for s in todo]))
                     self.stats.encoded += len(todo)
                     bar.advance(len(todo))
-            cache.put(new)
+            new.commit()
             bar.note(cache_hits=self.stats.cache_hits, distinct=len(seen))
 
     def _take(self) -> tuple[list[tuple[str, str]], bool]:

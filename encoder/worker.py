@@ -4,7 +4,8 @@ Before, each source task ran its own worker thread (encoder/pipeline.py): with 5
 was 50 threads calling one encoder side by side, 50 copies of the embedding cache in memory (each worker loaded
 every shard) and 50 "model" stages that were mostly time spent waiting for the one load.  Here one thread takes
 the chunk texts of all sources from one bounded queue, embeds what has queued up (texts of several sources in one
-encoder call, each text once even when two sources share it) and fills one cache.
+encoder call, each text once even when two sources share it) and fills one cache, committing it every
+``embedding_cache.COMMIT_TEXTS`` texts (a killed build keeps what it encoded; issue 41 item 5).
 
 Output does not depend on scheduling, as before: a text's vector is a function of the text alone, the worker only
 fills the content-hash cache, and the build embeds in its stable order whatever the cache lacks.  A source's
@@ -17,13 +18,13 @@ import logging
 import queue
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
-from trustindex.encoder.embedding_cache import Embedder, EmbeddingCache
+from trustindex.encoder.embedding_cache import Embedder, EmbeddingCache, PendingVectors
 from trustindex.encoder.factory import make_embedder
+from trustindex.runtime import progress
 from trustindex.schemas.embedding_model import encoder_cache_dir
 
 log = logging.getLogger(__name__)
@@ -40,7 +41,8 @@ class Feed:
 
     source: str
     texts: int = 0  # chunk texts submitted
-    cache_hits: int = 0  # distinct texts the cache (or another source's texts this run) held already
+    cache_hits: int = 0  # distinct texts the cache held before this run
+    shared: int = 0  # distinct texts another source of this run submitted first (counted there)
     encoded: int = 0  # distinct texts embedded for this source
     failed: str | None = None  # the worker's error: the build embeds what it left
     seen: set[str] = field(default_factory=set, repr=False)
@@ -76,6 +78,11 @@ class SharedEmbedWorker:
         # A worker in another process (a source task placed on a Dask worker) has no such owner: its sources wait.
         self.drained_by_flow = False
         self.feeds: dict[str, Feed] = {}  # every source's feed, by name: its final counts once the worker is stopped
+        # every text some source submitted this run: a text is counted once, by the first source that submits it,
+        # so the sources' counts add up to the run's (issue 41 item 4)
+        self._claimed: set[str] = set()
+        self._inflight = 0  # texts taken from the queue and not yet embedded (the drain's count)
+        self.on_taken: Callable[[int], None] | None = None  # the drain stage's ``advance``
 
     def embedder(self) -> Embedder | None:
         """The worker's encoder, loaded once; None (with the reason logged) when it cannot be loaded."""
@@ -116,19 +123,26 @@ class SharedEmbedWorker:
         finally:
             self.model_seconds = time.monotonic() - started
             self._ready.set()
-        new: dict[str, np.ndarray] = {}
+        pending = PendingVectors(self._cache)
         while True:
             batch, finished = self._take()
             if batch is None:  # stopped
+                pending.commit()
                 return
-            self._embed(batch, new)
+            self._embed(batch, pending)  # commits the cache every COMMIT_TEXTS texts as it goes
+            taken, self._inflight = self._inflight, 0
+            if self.on_taken is not None and taken:
+                self.on_taken(taken)
             if finished:
-                if self._cache is not None and new:
-                    self._cache.put(new)  # one shard for everything embedded since the last source finished
-                new = {}
+                pending.commit()  # a finished source's texts are all in the cache on disk
                 for feed in finished:
                     feed.flushed_at = time.monotonic()
                     feed._flushed.set()
+
+    def waiting_texts(self) -> int:
+        """Texts submitted and not yet embedded: queued, and taken by the encoder's current call."""
+        with self._lock:
+            return self.pending_texts + self._inflight
 
     def stop(self) -> None:
         """End the thread once the queue is drained (every source has finished by then)."""
@@ -140,6 +154,8 @@ class SharedEmbedWorker:
         # The cache's vectors in memory (every text the run embedded or found: ~165 MiB at 92k chunks) are not
         # needed once the sources have ended: the build reads the cache from disk.  The flow still holds this
         # object (for the progress line), so without this they stayed alive through the whole build.
+        if self._cache is not None:
+            self._cache.compact()  # the batches committed as they were encoded, merged once they are many
         self._cache = None
 
     def _take(self) -> tuple[list[tuple[Feed, list[tuple[str, str]]]] | None, list[Feed]]:
@@ -159,10 +175,11 @@ class SharedEmbedWorker:
             items.append(item)
         batch = [(f, p) for f, p in items if p is not _FINISH]
         with self._lock:
-            self.pending_texts -= sum(len(p) for _, p in batch)
+            self._inflight = sum(len(p) for _, p in batch)
+            self.pending_texts -= self._inflight
         return batch, [f for f, p in items if p is _FINISH]
 
-    def _embed(self, batch: list[tuple[Feed, list[tuple[str, str]]]], new: dict[str, np.ndarray]) -> None:
+    def _embed(self, batch: list[tuple[Feed, list[tuple[str, str]]]], new: PendingVectors) -> None:
         todo: dict[str, str] = {}
         owner: dict[str, Feed] = {}
         for feed, pairs in batch:
@@ -175,10 +192,13 @@ class SharedEmbedWorker:
                     feed.seen.add(sha)
                     fresh[sha] = text
             assert self._cache is not None
-            hits = self._cache.known(list(fresh)) | {s for s in fresh if s in new or s in todo}
+            shared = {s for s in fresh if s in self._claimed}
+            self._claimed.update(fresh)
+            hits = self._cache.known([s for s in fresh if s not in shared])
+            feed.shared += len(shared)
             feed.cache_hits += len(hits)
             for sha, text in fresh.items():
-                if sha not in hits:
+                if sha not in hits and sha not in shared:
                     todo[sha], owner[sha] = text, feed
         if not todo:
             return
@@ -194,7 +214,7 @@ class SharedEmbedWorker:
             return
         self.encode_seconds += time.monotonic() - started
         self.encoded += len(shas)
-        new.update(zip(shas, vectors, strict=True))
+        new.add(shas, vectors)
         counts: dict[int, tuple[Feed, int]] = {}
         for sha in shas:
             f = owner[sha]
@@ -220,9 +240,17 @@ def shared_worker(backend: str, data_dir: Path) -> SharedEmbedWorker:
 
 def release(backend: str, data_dir: Path) -> SharedEmbedWorker | None:
     """Stop and forget the worker at the end of a run (the model stays loaded: embedder_factory keeps it), so that
-    the next run starts from the cache on disk, not from what this one held in memory."""
+    the next run starts from the cache on disk, not from what this one held in memory.
+
+    Shown and recorded as a "drain" stage: the texts still queued when the last source ended (its count), and how
+    many of them were encoded (the rest were found in the cache or shared): its time is part of the run's, its
+    texts are counted in the sources' embed records."""
     with _WORKERS_LOCK:
         worker = _WORKERS.pop((backend, str(Path(data_dir).resolve())), None)
     if worker is not None:
-        worker.stop()
+        encoded = worker.encoded
+        with progress.stage("drain", worker.waiting_texts(), unit="texts") as bar:
+            worker.on_taken = bar.advance
+            worker.stop()
+            bar.note(encoded=worker.encoded - encoded)
     return worker

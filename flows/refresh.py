@@ -159,10 +159,26 @@ def final_embed_counts(records: list[dict], worker: SharedEmbedWorker) -> list[d
             r = r | {
                 "count": feed.encoded,
                 "cache_hits": feed.cache_hits,
+                "shared": feed.shared,
                 "distinct": len(feed.seen),
                 "seconds": seconds,
                 "per_second": rate,
             }
+        out.append(r)
+    return out
+
+
+def adding_up(build_stages: tuple[dict, ...], earlier: list[dict], early: int) -> list[dict]:
+    """The build's stage records with its "embed" record counting only what no earlier record counted, so that the
+    run's embed records add up to its summary (issue 41 item 4): the build found in the cache the ``early`` texts
+    the sources (or a cluster) encoded this run and the texts the sources found there already; what is left of its
+    cache hits are texts no source submitted this run (a source whose tables were reused)."""
+    counted = sum(r.get("cache_hits", 0) for r in earlier if r["stage"] == "embed")
+    out = []
+    for r in build_stages:
+        if r["stage"] == "embed" and "cache_hits" in r:
+            from_sources = min(r["cache_hits"], early + counted)
+            r = r | {"cache_hits": r["cache_hits"] - from_sources, "counted_by_sources": from_sources}
         out.append(r)
     return out
 
@@ -194,16 +210,14 @@ def refresh_flow(cfg: BuildConfig, request: RefreshRequest) -> RefreshResult:
     run = SourceRun(cfg, request, embed_early, mode)
     worker = shared_worker(backend, data)
     worker.drained_by_flow = True  # the sources in this process hand over their texts and end (embed_worker.py)
-    try:
-        futures = run_sources(
-            cfg.sources, lambda s: ingest_source_task.submit(s, run), limit, lambda: worker.pending_texts
-        )
-    finally:
-        # shown while the worker embeds what the last sources handed over (not recorded: the sources' embed
-        # records run to their last text, final_embed_counts)
-        with progress.stage("embed", unit="texts"):
-            release(backend, data)
-    per_source, rows, failures, keys, stages, embedded = {}, [], {}, {}, [], 0
+    # the run's own stages: "sources" (every source task, which record their own stages within it) and "drain"
+    with progress.recording() as flow_stages:
+        try:
+            futures = run_sources(cfg.sources, lambda s: ingest_source_task.submit(s, run), limit, worker.waiting_texts)
+        finally:
+            release(backend, data)  # the texts still queued, embedded (a "drain" stage with their count)
+    ran = [r for r in flow_stages if r["stage"] == "sources"]  # first; the sources' own records follow it
+    per_source, rows, failures, keys, stages, embedded = {}, [], {}, {}, ran, 0
     for s in cfg.sources:
         out = futures[s.name].result(raise_on_failure=False)
         if isinstance(out, SourceOutcome):
@@ -220,6 +234,7 @@ def refresh_flow(cfg: BuildConfig, request: RefreshRequest) -> RefreshResult:
         if key is not None:
             per_source[s.name], keys[s.name] = saved_source_tables(data, s.name, key), key
         rows.append(row)
+    stages.extend(r for r in flow_stages if r["stage"] != "sources")  # the drain, after the sources' own records
     embedded += worker.encoded  # this process's shared worker (its sources left their counts to it: 0 above)
     if not per_source:
         raise SourceError("every source failed: " + "; ".join(f"{k}: {v}" for k, v in failures.items()))
@@ -237,7 +252,7 @@ def refresh_flow(cfg: BuildConfig, request: RefreshRequest) -> RefreshResult:
     result = RefreshResult.of(
         built,
         # the sources in configured order, the compile checks, the cluster's embedding, then the build
-        stages=(*stages, *built.stages),
+        stages=(*stages, *adding_up(built.stages, stages, embedded)),
         # texts the sources' pipelines (or the cluster) encoded are this run's work, not the cache's, though the
         # build found them
         embeddings=built.embeddings.with_encoded_early(embedded),

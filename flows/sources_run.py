@@ -58,23 +58,30 @@ def run_sources(
     running = 0
     started = time.monotonic()
     every = min(progress.progress_every(), 5.0)
+    done = 0
     with progress.stage("sources", len(sources), unit="sources") as bar:
-        while waiting or running:
+        while waiting or running or bar.done < done:
             while waiting and running < limit:
                 s = waiting.popleft()
                 fut = submit(s)
                 fut.add_done_callback(lambda f, name=s.name: ended.put(name))
                 futures[s.name] = fut
                 running += 1
+            # an ended source is counted once its successor has started, in one step with the status: the line's
+            # count, done, running and queued then describe one moment
+            text = _status(done, len(sources), running, len(waiting), texts_left(), started)
+            if bar.done < done:
+                bar.advance(done - bar.done, status=text)
+            if not running:
+                continue
             try:
                 ended.get(timeout=every)
-                running -= 1
-                bar.advance(1)
+                running, done = running - 1, done + 1
             except queue.Empty:
-                pass
-            eta = eta_text(bar.done, len(sources), time.monotonic() - started)
-            bar.status(
-                f"{bar.done}/{len(sources)} sources done, {running} running, {len(waiting)} queued, "
-                f"{texts_left():,} texts waiting to embed, {eta}"
-            )
+                bar.status(_status(done, len(sources), running, len(waiting), texts_left(), started))
     return futures
+
+
+def _status(done: int, total: int, running: int, queued: int, texts: int, started: float) -> str:
+    eta = eta_text(done, total, time.monotonic() - started)
+    return f"{done}/{total} sources done, {running} running, {queued} queued, {texts:,} texts waiting to embed, {eta}"

@@ -28,7 +28,9 @@ snapshot id, derived from the bytes, would change), opened with ``view`` (memory
 nothing read up front).  ``top`` over-fetches (twice the depth, searched with at least
 ``SEARCH_EXPANSION`` candidates) and re-scores in float32.  ``best`` is then the top-1
 of the ANN search, not a proof of the library's maximum (recall@10 against exact search
-is measured by bench/bench_query.py; docs/benchmarks.md).
+is measured by bench/bench_query.py; docs/benchmarks.md).  A warm process (``warm``) times the HNSW search
+and exact search on the same probe queries and keeps the cheaper one (query/dense_cost.py): which is faster
+depends on the machine as much as on the size.
 
 API used by ``query.index``: ``top(q, depth) -> (rows, cosines)`` best first;
 ``cosines(q, rows)`` exact for the given rows; ``best(q)`` the best raw cosine.
@@ -182,6 +184,7 @@ class DenseIndex:
         self._prefilter: Int8Prefilter | None = None  # built by warm()
         self._emb32: np.ndarray | None = None  # the rows as float32, kept by warm() (exact: float16 ⊂ float32)
         self.reason: str | None = None
+        self.cost: dict[str, float] | None = None  # warm(): each path's measured ms a search (query/dense_cost.py)
         path = Path(snapshot_dir) / DENSE_INDEX if snapshot_dir is not None else None
         if self.n < exact_below:
             self.mode = "exact"
@@ -286,12 +289,15 @@ class DenseIndex:
 
     def warm(self, threads: int | None = None, min_rows: int | None = None) -> bool:
         """For a long-lived process: build the int8 prefilter (query/dense_int8.py) and keep the rows as float32
-        (up to FLOAT32_COPY_MAX_BYTES); True if a prefilter is in use."""
+        (up to FLOAT32_COPY_MAX_BYTES); with an HNSW graph, keep whichever of it and exact search is cheaper on
+        this machine (``_choose_by_cost``).  True if a prefilter is in use."""
+        from trustindex.query.dense_cost import measured
         from trustindex.query.dense_int8 import MIN_ROWS, Int8Prefilter, available
 
+        choosing = self.ann is not None and self.cost is None and measured()
         if (
             self._prefilter is None
-            and self.mode == "exact"
+            and (self.mode == "exact" or choosing)
             and self.n >= (MIN_ROWS if min_rows is None else min_rows)
             and available()
         ):
@@ -303,13 +309,35 @@ class DenseIndex:
             emb32 = np.asarray(self.emb, dtype=np.float32)
             emb32.flags.writeable = False
             self._emb32 = emb32
+        if choosing:
+            self._choose_by_cost()
         return self._prefilter is not None
+
+    def _choose_by_cost(self) -> None:
+        """Time the HNSW search and exact search on the same probe queries; keep the cheaper (exact on a tie)."""
+        from trustindex.query.dense_cost import median_ms, probe_queries
+
+        probes = probe_queries(self.emb)
+        ann_ms = median_ms(self.top, probes)
+        ann, self.ann = self.ann, None  # top() searches exactly without it
+        exact_ms = median_ms(self.top, probes)
+        self.cost = {"ann_ms": round(ann_ms, 3), "exact_ms": round(exact_ms, 3)}
+        if exact_ms <= ann_ms:
+            self.mode = "exact"
+            self.reason = f"exact search measured cheaper here ({exact_ms:.1f} ms a search, HNSW {ann_ms:.1f} ms)"
+        else:
+            self.ann, self._prefilter = ann, None  # the prefilter was built only to measure
+            self.reason = f"HNSW measured cheaper here ({ann_ms:.1f} ms a search, exact {exact_ms:.1f} ms)"
 
     def share_warmth(self, other: DenseIndex) -> None:
         """Reuse ``other``'s prefilter and float32 rows (same embeddings; a policy reload must not rebuild them)."""
         if not _same_buffer(other.emb, self.emb):
             return
         self._emb32 = other._emb32
+        if other.cost is not None and self.ann is not None:  # the same graph: the same measured choice
+            self.cost, self.reason = other.cost, other.reason
+            if other.mode == "exact":
+                self.ann, self.mode = None, "exact"
         if other._prefilter is not None and self.mode == "exact":
             self._prefilter = other._prefilter
 

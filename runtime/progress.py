@@ -62,11 +62,16 @@ class _Stage:
         self.started = self._clock()
         self._last_line = self.started
 
-    def advance(self, n: int = 1) -> None:
+    def advance(self, n: int = 1, status: str | None = None) -> None:
+        """``n`` more done; ``status``: the text beside the count as of this step (one line shows both, so the two
+        never disagree: "19/50 sources" beside "18/50 done" was a count and a status a step apart)."""
         self.done += n
         if self.task_id is not None and _progress is not None:
             _progress.advance(self.task_id, n)
-        self._line()
+        if status is not None:
+            self.status(status)  # writes the line
+        else:
+            self._line()
 
     def status(self, text: str) -> None:
         """What the stage's count alone does not say (sources queued, texts left, an ETA): beside the bar, or in
@@ -155,6 +160,12 @@ def rates(rec: dict) -> list[str]:
     out = [f"{rec['per_second']:,.1f}/s"] if rec.get("per_second") is not None else []
     if "cache_hits" in rec:
         out.append(f"{rec['cache_hits']:,} from cache")
+    if rec.get("shared"):  # texts another source of the run submitted first (and counted)
+        out.append(f"{rec['shared']:,} shared with other sources")
+    if rec.get("counted_by_sources"):  # the build found what the sources' records count
+        out.append(f"{rec['counted_by_sources']:,} counted by the sources")
+    if "encoded" in rec and rec.get("stage") == "drain":
+        out.append(f"{rec['encoded']:,} encoded")
     if "mb_per_second" in rec:
         out.append(f"{rec['megabytes']:,.1f} MB at {rec['mb_per_second']:,.1f} MB/s")
     return out

@@ -87,9 +87,9 @@ def test_a_capped_refresh_runs_two_sources_at_a_time_and_matches_every_source_at
     assert capped.embeddings.encoded > 0
     per_source = {r["source"]: r for r in capped.stages if r["stage"] == "embed" and r["source"]}
     assert set(per_source) == set(NAMES)
-    # the shared page was embedded once: the other four sources found it (cache hits of the worker)
+    # the shared page was embedded once: the other four sources found another source had submitted it first
     assert sum(r["count"] for r in per_source.values()) == capped.embeddings.encoded
-    assert sum(r["cache_hits"] for r in per_source.values()) >= len(NAMES) - 1
+    assert sum(r["shared"] for r in per_source.values()) >= len(NAMES) - 1
 
     monkeypatch.setenv(SOURCES_ENV, "all")
     monkeypatch.setenv(WORKER_ENV, PER_SOURCE)
@@ -97,6 +97,34 @@ def test_a_capped_refresh_runs_two_sources_at_a_time_and_matches_every_source_at
     assert before.resources.sources_at_once == len(NAMES) and before.resources.embed_worker == PER_SOURCE
     assert _most_at_once(lines) >= 2
     assert before.snapshot_id == capped.snapshot_id
+
+
+def test_the_run_record_adds_up_to_its_summary(registry, tmp_path, prefect_harness):
+    """Issue 41 item 4: every embed record's count and cache hits sum to the summary's, the drain of queued texts is
+    a stage with its count, the run's own stages fit in its time, and a progress line's count and status agree."""
+    sources, ids, _ = registry
+    data = tmp_path / "data"
+    _refresh(sources[:3], ids, data, max_sources=2)
+    # two more sources: the first three's tables are reused (their texts are in the cache, submitted by no source),
+    # and the shared page is in the cache for the first new source and shared with it for the second
+    result, lines = _refresh(sources, ids, data, max_sources=2)
+    embeds = [r for r in result.stages if r["stage"] == "embed"]
+    assert sum(r["count"] for r in embeds) == result.embeddings.encoded > 0
+    assert sum(r["cache_hits"] for r in embeds) == result.embeddings.cache_hits > 0
+    build = next(r for r in embeds if r["source"] is None)
+    assert build["cache_hits"] > 0  # the reused sources' texts: counted by the build, as no source submitted them
+    new = [r for r in embeds if r["source"] in ("delta", "epsilon")]
+    assert sum(r["cache_hits"] for r in new) >= 1 and sum(r["shared"] for r in new) >= 1  # the shared page
+    # the run's own stages (sources, the drain, the build's) follow one another inside the flow's time
+    own = [r for r in result.stages if r["source"] is None]
+    assert [r["stage"] for r in own][:2] == ["sources", "drain"] and own[0]["count"] == len(NAMES)
+    assert sum(r["seconds"] for r in own) <= result.seconds
+    drain = own[1]
+    assert drain["unit"] == "texts" and 0 <= drain["encoded"] <= drain["count"]
+    assert re.search(r"trustindex: drain: done, [\d.]+ s, [\d,]+ texts", lines)
+    for line in lines.splitlines():  # "sources: N/5 sources (...); N/5 sources done, ..."
+        m = re.match(r"trustindex: sources: (\d+)/(\d+) sources .*; (\d+)/(\d+) sources done", line)
+        assert m is None or (m[1], m[2]) == (m[3], m[4]), line
 
 
 def test_the_cap_and_the_worker_switch_are_read_and_checked(monkeypatch):

@@ -171,3 +171,22 @@ def test_memory_mapped_rows_are_read_by_pread_with_the_same_cosines(tmp_path):
     many = np.resize(np.arange(3000), 9000)
     assert on_disk.cosines(q, many).tobytes() == in_memory.cosines(q, many).tobytes()
     assert on_disk.top(q, 20)[0].tolist() == in_memory.top(q, 20)[0].tolist()
+
+
+def test_a_warm_index_keeps_the_dense_path_measured_cheaper(ann_dir):
+    """Issue 41 item 3: with an HNSW graph, warm() times it and exact search on the same probes and keeps the
+    cheaper (exact on a tie); a policy reload's index takes the same choice without measuring again."""
+    emb, directory = ann_dir
+    d = DenseIndex(emb, directory, exact_below=1000)
+    d.warm(min_rows=0)
+    assert d.cost is not None and set(d.cost) == {"ann_ms", "exact_ms"}
+    exact_won = d.cost["exact_ms"] <= d.cost["ann_ms"]
+    assert d.mode == ("exact" if exact_won else "ann") and (d.ann is None) == exact_won
+    assert d.reason and ("exact search measured cheaper" if exact_won else "HNSW measured cheaper") in d.reason
+    q = unit(emb[7].astype(np.float32) + emb[2900].astype(np.float32))
+    rows, cos = d.top(q, 10)
+    if exact_won:  # exact search: the full scan's answer
+        np.testing.assert_array_equal(rows, full_scan(emb, q, 10)[0])
+    reloaded = DenseIndex(emb, directory, exact_below=1000)
+    reloaded.share_warmth(d)
+    assert (reloaded.mode, reloaded.cost) == (d.mode, d.cost)

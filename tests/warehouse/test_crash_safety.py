@@ -32,6 +32,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.kits.clienv import cli_env
 from tests.kits.crashkit import ROOT, Zygote, read_trace
 from trustindex.schemas.snapshot import CURRENT, SNAPSHOTS_DIR, verify_snapshot
 from trustindex.warehouse.lock import LockBusy, data_dir_lock
@@ -312,26 +313,6 @@ def test_gc_waits_for_a_running_writer(kit):
 
 
 # ---------------------------------------------------------------- the real command, killed
-def _cli_env(home: Path) -> dict:
-    env = dict(
-        os.environ,
-        PYTHONPATH=str(ROOT),
-        PREFECT_HOME=str(home),
-        PREFECT_LOGGING_LEVEL="WARNING",
-        PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS="90",
-        PREFECT_SERVER_ANALYTICS_ENABLED="false",
-        HF_HUB_OFFLINE="1",
-        TRANSFORMERS_OFFLINE="1",
-        TOKENIZERS_PARALLELISM="false",
-    )
-    from prefect.settings import get_current_settings
-
-    url = get_current_settings().api.url
-    if url:  # the session's test server (conftest): saves an ephemeral server start (10-60 s) per process
-        env["PREFECT_API_URL"] = str(url)
-    return env
-
-
 def _changed_corpus(demo: Path, dest: Path) -> Path:
     """A copy of the demo corpus with one new page committed, so a refresh must build a new snapshot."""
     import git
@@ -361,7 +342,7 @@ def test_real_refresh_killed_then_succeeds(refreshed, demo, tmp_path):
     sources = _changed_corpus(demo, tmp_path / "demo")
     data = tmp_path / "data"
     base_id = _seed(refreshed["data"], data)
-    env = _cli_env(tmp_path / "prefect-home")
+    env = cli_env(tmp_path / "prefect-home")
     cmd = [sys.executable, "-m", "trustindex.cli.main", "refresh", "--sources", str(sources), "--data", str(data)]
     rng = random.Random(SEED)
     # (name, file whose appearance starts the clock, random delay after it): each kill lands in a different stage
