@@ -86,15 +86,19 @@ def inferred_rows(
     pages = list(pages)
     releases = _releases(pages, doc_rows, folder_component)
     maps = {key: _map(key, pages, doc_rows, chunk_rows, releases) for key in {_key(p) for p in pages if _key(p)}}
+    said = {key: {c: _said(e, key) for c, e in entries.items()} for key, entries in maps.items()}  # once per map
     out: dict[str, list[InferredRow]] = {}
     for p in pages:
         key = _key(p)
-        if key is None or not maps.get(key) or _is_source(p):
+        if key is None or not said.get(key) or _is_source(p):
             continue
         own = {r.component for r in doc_rows.get(p.doc_id, [])}
+        page: dict[str, list[VersionRow]] = defaultdict(list)
+        for r in chunk_rows.get(p.doc_id, []):
+            page[r.component].append(r)
         made = [
-            _row(p, comp, entry, key, chunk_rows.get(p.doc_id, []))
-            for comp, entry in sorted(maps[key].items())
+            InferredRow(p.doc_id, None, comp, constraint, intervals, INFERRED, "parsed", detail, tuple(page[comp]))
+            for comp, (constraint, intervals, detail) in sorted(said[key].items())
             if comp not in own
         ]
         if made:
@@ -110,24 +114,16 @@ def _is_source(p: Page) -> bool:
     return is_compatibility_page(p.path) or relnotes_folder(p.path)[0]
 
 
-def _row(p: Page, component: str, entry: _Entry, key: tuple[str, str], chunk: list[VersionRow]) -> InferredRow:
+def _said(entry: _Entry, key: tuple[str, str]) -> tuple[str, str, str]:
+    """What a map says of one component, as an inferred row carries it: the versions (as written, and their union
+    as stored intervals) and where they were read."""
     union = V.ConstraintSet()
     for cs in entry.constraints.values():
         union = union.union(cs)
     shown = entry.sources[:_SHOWN_SOURCES]
     more = len(entry.sources) - len(shown)
     detail = f"inferred for docs version {key[1]!r} from " + "; ".join(shown) + (f"; {more} more" if more else "")
-    return InferredRow(
-        doc_id=p.doc_id,
-        chunk_id=None,
-        component=component,
-        constraint=" || ".join(sorted(entry.constraints)),
-        intervals=union.to_json(),
-        origin=INFERRED,
-        status="parsed",
-        detail=detail,
-        page=tuple(r for r in chunk if r.component == component),
-    )
+    return " || ".join(sorted(entry.constraints)), union.to_json(), detail
 
 
 def _parsed(r: VersionRow) -> V.ConstraintSet | None:
