@@ -149,7 +149,7 @@ _OLDER = {
 
 def deprecation_line(dp: dict) -> str:
     """The deprecation factor in one line: a marker's reason, or a legacy page's doubt and what lifted it."""
-    ev = dp["evidence"]
+    ev = dp.get("evidence") or {}
     if dp["status"] == "deprecated":
         m = ev["markers"][0]
         return f"deprecation ×{dp['multiplier']:.2f}: {m['marker']} ({m['scope']}): {m['reason']}"

@@ -186,8 +186,8 @@ _RANK = {"satisfies": 0, "version_silent": 1, "unknown": 2, "near_miss": 3, "bre
 
 def _no_target(rows_by_component: dict[str, list[VersionRow]]) -> dict:
     """Without targets: the passage's own constraints (and compile results); inferred ones are not its own."""
-    own = (COMPILE_ORIGINS, INFERRED)
-    comps = {c: [r.constraint for r in rs if r.origin not in own] for c, rs in rows_by_component.items()}
+    not_stated = {*COMPILE_ORIGINS, INFERRED}
+    comps = {c: [r.constraint for r in rs if r.origin not in not_stated] for c, rs in rows_by_component.items()}
     evidence: dict = {"constraints": {c: v for c, v in comps.items() if v}}
     compiled = compile_results(rows_by_component)
     if compiled:

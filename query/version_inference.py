@@ -85,7 +85,8 @@ def inferred_rows(
     ``folder_component``: the component name a release-notes folder's rows are stored under)."""
     pages = list(pages)
     releases = _releases(pages, doc_rows, folder_component)
-    maps = {key: _map(key, pages, doc_rows, chunk_rows, releases) for key in {_key(p) for p in pages if _key(p)}}
+    keys = {key for p in pages if (key := _key(p)) is not None}
+    maps = {key: _map(key, pages, doc_rows, chunk_rows, releases) for key in keys}
     said = {key: {c: _said(e, key) for c, e in entries.items()} for key, entries in maps.items()}  # once per map
     out: dict[str, list[InferredRow]] = {}
     for p in pages:

@@ -204,6 +204,9 @@ def test_inferred_evidence_is_weaker_than_the_pages_own(site):
     own = _hit(r, f"{LEGACY}/reference/ledger-adt.mdx")["factors"]["version_match"]
     inferred = _hit(r, f"{LEGACY}/reference/opaque.mdx")["factors"]["version_match"]
     assert own["multiplier"] == site.policy.version.satisfies > inferred["multiplier"]
+    # without a target a hit shows what it states itself, never what it inherits
+    plain = _hit(site.search("Opaque string values from a DApp", k=5), f"{LEGACY}/reference/opaque.mdx")
+    assert plain["factors"]["version_match"]["evidence"]["constraints"] == {"docs": ["0.0.0"]}
     # permissive: a current page inheriting 0.23 is demoted, not excluded
     other = site.search("start the proof server", k=10, targets={"compact-language": "0.18"})
     current = _hit(other, "docs/guides/run-proof-server.mdx")["factors"]["version_match"]
