@@ -163,15 +163,16 @@ class ComponentNames:
 
 
 def _group_name(members: list[str], counts: Mapping[str, int], ids: set[str]) -> str:
-    """A merged group's name: a registry id among its names, else the id form written most often (ties: the one
-    with more words, then alphabetical)."""
+    """A merged group's name: a registry id among its names, else the id form with the most words ("compact-compiler"
+    over a release-notes folder's bare "compact", "midnight-js" over "midnightjs"), then the one written most often,
+    then alphabetical."""
     registered = sorted(m for m in members if m in ids)
     if registered:
         return registered[0]
     forms: Counter[str] = Counter()
     for m in members:
         forms[kebab(m)] += counts.get(m, 0)
-    return min(forms, key=lambda f: (-forms[f], -f.count("-"), f))
+    return min(forms, key=lambda f: (-f.count("-"), -forms[f], f))
 
 
 def snapshot_names(t: Mapping[str, pa.Table], registry: ComponentRegistry | None = None) -> ComponentNames:
