@@ -4,10 +4,12 @@ The sources spell one component many ways ("Compact compiler", "Compact Compiler
 ``@midnight-ntwrk/compact-runtime`` and "Compact runtime").  Without a registry every spelling used to be a
 component of its own, so a target named one way missed the evidence written another way.  ``ComponentNames``
 merges the stored names that share a spelling key (schemas/components.py ``name_key``: case, separators and an npm
-scope set aside), and the names the docs themselves pair: a release-notes folder and its index page's title and
-heading (``relnotes/compact/`` is "Compact compiler" and "Compact toolchain").  Each merged group is named once (a
-registry id when the group holds one, else its commonest spelling in id form); ``variants`` keeps what was merged,
-for list_versions and stats to show.  The registry wins where it speaks: the build already stored its aliases
+scope set aside), the names the docs themselves pair (a release-notes folder and its index page's title and
+heading: ``relnotes/compact/`` is "Compact compiler" and "Compact toolchain"), and a name with its contraction
+("Compactc" and "Compact compiler", "Compact devtools" and "Compact developer tools": ``is_contraction``).  Each
+merged group is named once (a registry id when the group holds one, else its id form with the most words, then the
+commonest); ``variants`` keeps what was merged, for list_versions and stats to show.
+The registry wins where it speaks: the build already stored its aliases
 under their canonical ids, and a name it knows is resolved by it first and never merged by spelling alone.
 
 Resolving a requested name: the registry; the spelling key; a family glob's stem; then a scoped package name
@@ -30,6 +32,7 @@ from trustindex.schemas.components import (
     LABEL_COMPONENTS,
     ComponentRegistry,
     family_stem,
+    is_contraction,
     is_family_glob,
     kebab,
     name_key,
@@ -75,9 +78,13 @@ class ComponentNames:
         names = [n for n in counts if n not in LABEL_COMPONENTS and name_key(n)]
         for n in names:
             find(name_key(n))
+        pairs = list(pairs)
         for stored, other in pairs:
             if stored in counts and stored not in LABEL_COMPONENTS and name_key(other) and not self._speaks(other):
                 parent[find(name_key(other))] = find(name_key(stored))
+        for short, long in _contractions([*names, *(other for _s, other in pairs)]):
+            if not (self._speaks(short) or self._speaks(long)):
+                parent[find(name_key(short))] = find(name_key(long))
         groups: dict[str, list[str]] = {}
         for n in names:
             groups.setdefault(find(name_key(n)), []).append(n)
@@ -160,6 +167,12 @@ class ComponentNames:
             if by_form[form] not in out:
                 out.append(by_form[form])
         return out[:n]
+
+
+def _contractions(names: list[str]) -> list[tuple[str, str]]:
+    """(contracted, full) among the names ("Compactc", "Compact compiler"): one component written two ways."""
+    forms = {kebab(n): n for n in sorted(names) if name_key(n)}
+    return [(s, f) for s in forms.values() for f in forms.values() if s != f and is_contraction(s, f)]
 
 
 def _group_name(members: list[str], counts: Mapping[str, int], ids: set[str]) -> str:

@@ -59,6 +59,27 @@ def name_key(name: str) -> str:
     return kebab(name).replace("-", "")
 
 
+def is_contraction(short: str, long: str) -> bool:
+    """Whether ``short`` is ``long`` contracted: its first word whole, then a prefix of each later word, run together
+    ("Compactc" of "Compact compiler", "Compact devtools" of "Compact developer tools"); the way tools are named
+    after what they are.  Both need two words or more in ``long``, and ``short`` must be shorter."""
+    words = kebab(long).split("-")
+    key = name_key(short)
+    if len(words) < 2 or len(key) >= len(name_key(long)) or not key.startswith(words[0]):
+        return False
+    return _prefixes(key[len(words[0]) :], words[1:])
+
+
+def _prefixes(rest: str, words: list[str]) -> bool:
+    """Whether ``rest`` is a prefix of each of ``words`` in turn, run together: three letters at least (or the whole
+    word), the last word's one at least ("dev" of "developer", "c" of a last "compiler")."""
+    if not words:
+        return not rest
+    least = 1 if len(words) == 1 else min(3, len(words[0]))
+    cuts = range(len(words[0]), least - 1, -1)
+    return any(rest.startswith(words[0][:n]) and _prefixes(rest[n:], words[1:]) for n in cuts)
+
+
 def is_family_glob(name: str) -> bool:
     """A glob over package names (``@midnight-ntwrk/midnight-js-*``): a family, never a component's name."""
     return "*" in name

@@ -9,6 +9,7 @@ from trustindex.schemas.components import (
     Component,
     ComponentRegistry,
     family_stem,
+    is_contraction,
     is_family_glob,
     kebab,
     name_key,
@@ -46,6 +47,21 @@ def test_a_names_id_form_and_spelling_key(name, form, key):
     assert (kebab(name), name_key(name)) == (form, key)
 
 
+@pytest.mark.parametrize(
+    "short, long, contracted",
+    [
+        ("Compactc", "Compact compiler", True),  # a tool named after what it is
+        ("Compact devtools", "Compact developer tools", True),
+        ("compact", "Compact compiler", False),  # a bare first word is a family's stem, not a contraction
+        ("mn-js", "midnight-js", False),  # the first word must be whole
+        ("midnightjs", "Midnight JS SDK", False),  # a middle word gives three letters, or itself
+        ("Compact JS", "compact-js", False),  # the same length: a spelling, not a contraction
+    ],
+)
+def test_a_contraction_is_the_first_word_then_prefixes(short, long, contracted):
+    assert is_contraction(short, long) is contracted
+
+
 def test_a_family_glob_is_named_by_its_stem():
     assert is_family_glob("@midnight-ntwrk/midnight-js-*") and not is_family_glob("midnight-js")
     assert family_stem("@midnight-ntwrk/midnight-js-*") == "@midnight-ntwrk/midnight-js"
@@ -57,7 +73,7 @@ def test_spellings_merge_under_one_name_and_the_merge_is_kept():
     assert {names.of(n) for n in ("Compact compiler", "Compact Compiler", "compact-compiler", "compact")} == {
         "compact-compiler"  # the folder and its index page's title: one component, named by its commonest form
     }
-    assert names.of("Compactc") == "compactc"  # another spelling key, and no page pairs it: its own component
+    assert names.of("Compactc") == "compact-compiler"  # a contraction of "Compact compiler"
     assert names.of("Compact runtime") == names.of("@midnight-ntwrk/compact-runtime") == "compact-runtime"
     assert names.variants["compact-runtime"] == (
         "@midnight-ntwrk/compact-runtime",
