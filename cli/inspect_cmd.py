@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+from trustindex.query.component_names import ComponentNames, snapshot_names
 from trustindex.query.trust import evidence_class_of, lent_tier, page_kind_factor
+from trustindex.schemas.components import ComponentRegistry
 from trustindex.schemas.errors import TrustIndexError
 from trustindex.schemas.policy import Policy
-from trustindex.schemas.snapshot import read_manifest, resolve_current
+from trustindex.schemas.snapshot import COMPONENTS, read_manifest, resolve_current
 from trustindex.schemas.tables import EVIDENCE_CLASSES
 from trustindex.warehouse.catalog import connect_snapshot, fetch_dicts, verification_classes
 
@@ -170,13 +173,16 @@ def inspect(a) -> int:
 
 
 def stats(a) -> int:
-    out = stats_from(connect_snapshot(resolve_current(a.data)))
+    snapshot = resolve_current(a.data)
+    out = stats_from(connect_snapshot(snapshot), snapshot)
     if a.json:
         print(json.dumps(out, indent=2, default=str))
     else:
         for name, s in out.items():
             print(f"{name}: {s['documents']} documents, {s['chunks']} chunks, {s['deprecated_chunks']} deprecated")
             print(f"  version components: {s['chunks_per_version_component']}")
+            for name, merged in s.get("version_component_merges", {}).items():
+                print(f"    {name} merges {', '.join(merged)}")
             print(f"  verification methods: {s['chunks_per_verification_method']}")
             ev = s["verification_evidence"]
             print(
@@ -191,13 +197,18 @@ def stats(a) -> int:
     return 0
 
 
-def stats_from(con) -> dict:
-    """Per source: documents, chunks, chunks per version component and verification method, deprecated
+def stats_from(con, snapshot: Path | None = None) -> dict:
+    """Per source: documents, chunks, chunks per version component (under the names the search merges spellings
+    into, and which stored names each merged: ``version_component_merges``) and verification method, deprecated
     chunks, freshness distribution — over any connection with the snapshot's tables as views."""
     classes = verification_classes(con)
     empty = {"links": 0, **{c: 0 for c in EVIDENCE_CLASSES}, "share": {c: 0.0 for c in EVIDENCE_CLASSES}}
+    names = _component_names(con, snapshot)
     out = {
-        s["source"]: {**_source_stats(con, s["source"]), "verification_evidence": classes.get(s["source"], empty)}
+        s["source"]: {
+            **_source_stats(con, s["source"], names),
+            "verification_evidence": classes.get(s["source"], empty),
+        }
         for s in fetch_dicts(con, "SELECT source FROM sources WHERE status = 'ok' ORDER BY source")
     }
     if _has_table(con, "compile_checks"):
@@ -227,21 +238,47 @@ def compile_stats(con, source: str) -> dict:
     return out
 
 
-def _source_stats(con, name: str) -> dict:
+def _component_names(con, snapshot: Path | None) -> ComponentNames:
+    """The search's merged component names for this snapshot (its registry, when it keeps one)."""
+    t = {
+        "version_targets": con.execute("SELECT component FROM version_targets").to_arrow_table(),
+        "documents": con.execute("SELECT doc_id, path, front_matter FROM documents").to_arrow_table(),
+        "chunks": con.execute("SELECT doc_id, ordinal, heading_path FROM chunks WHERE ordinal = 0").to_arrow_table(),
+    }
+    registry_file = snapshot / COMPONENTS if snapshot is not None else None
+    registry = (
+        ComponentRegistry.from_json(registry_file.read_text(encoding="utf-8"))
+        if registry_file is not None and registry_file.is_file()
+        else None
+    )
+    return snapshot_names(t, registry)
+
+
+def _version_components(q, names: ComponentNames) -> tuple[dict[str, int], dict[str, list[str]]]:
+    """Chunks per merged component name, and the stored names each merged name stands for (where more than one)."""
+    chunks: dict[str, set[str]] = {}
+    stored: dict[str, set[str]] = {}
+    for r in q(
+        "SELECT DISTINCT v.component, c.chunk_id FROM chunks c JOIN version_targets v "
+        "ON v.doc_id = c.doc_id AND (v.chunk_id IS NULL OR v.chunk_id = c.chunk_id) WHERE c.source = ?"
+    ):
+        name = names.of(r["component"])
+        chunks.setdefault(name, set()).add(r["chunk_id"])
+        stored.setdefault(name, set()).add(r["component"])
+    merges = {n: sorted(s) for n, s in sorted(stored.items()) if s != {n}}
+    return {n: len(c) for n, c in sorted(chunks.items())}, merges
+
+
+def _source_stats(con, name: str, names: ComponentNames) -> dict:
     def q(sql: str) -> list[dict]:
         return fetch_dicts(con, sql, [name])
 
+    per_component, merges = _version_components(q, names)
     return {
         "documents": q("SELECT count(*) AS n FROM documents WHERE source = ?")[0]["n"],
         "chunks": q("SELECT count(*) AS n FROM chunks WHERE source = ?")[0]["n"],
-        "chunks_per_version_component": {
-            r["component"]: r["n"]
-            for r in q(
-                "SELECT v.component, count(DISTINCT c.chunk_id) AS n FROM chunks c JOIN version_targets v "
-                "ON v.doc_id = c.doc_id AND (v.chunk_id IS NULL OR v.chunk_id = c.chunk_id) "
-                "WHERE c.source = ? GROUP BY 1 ORDER BY 1"
-            )
-        },
+        "chunks_per_version_component": per_component,
+        "version_component_merges": merges,
         "chunks_per_verification_method": {
             r["method"]: r["n"]
             for r in q(

@@ -9,7 +9,8 @@ tab (``<TabItem value="preview" label="Preview" default>``), with rows like::
 A table is a compatibility table when its header names a component column (``Component``, ``Package``,
 ``Library``, ``Tool``, ``Name``) and a ``Version`` column.  Each row whose version parses targets the chunk that
 holds the row: the component as the row names it (markup and a trailing parenthesis dropped: ``Compact
-toolchain``; the cell as written stays in the detail), at that version.  Every chunk of a tab that holds such
+toolchain``; the cell as written stays in the detail; a family glob such as ``@midnight-ntwrk/midnight-js-*`` names
+the component it extends), at that version.  Every chunk of a tab that holds such
 a row also targets the tab's network (component ``network``, the tab's ``value``, lower-cased).
 """
 
@@ -20,12 +21,13 @@ from collections.abc import Sequence
 
 from trustindex.extractors.base import Chunk, VersionTarget
 from trustindex.extractors.docs_fences import fences
-from trustindex.schemas.components import NETWORK
+from trustindex.schemas.components import NETWORK, family_stem
 from trustindex.schemas.docs_versions import label_json
+from trustindex.schemas.version_map import COMPAT_MATRIX
 from trustindex.schemas.version_parsers import parse_npm
 from trustindex.schemas.versions import VersionSyntaxError
 
-ORIGIN = "compat_matrix"
+ORIGIN = COMPAT_MATRIX
 _NAME_HEADER = re.compile(r"^(component|package|library|tool|name|software)s?$", re.IGNORECASE)
 _VERSION_HEADER = re.compile(r"^(latest\s+)?(tested\s+)?versions?$", re.IGNORECASE)
 _SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
@@ -34,6 +36,7 @@ _TAB_CLOSE = re.compile(r"</TabItem\s*>")
 _ATTR = re.compile(r"""(\w+)=(?:"([^"]*)"|'([^']*)')""")
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _TRAILING_PAREN = re.compile(r"\s*\([^()]*\)\s*$")
+_GLOB = re.compile(r"@?[\w.-]+(?:/[\w.-]+)?-\*")  # @scope/name-*, name-*
 
 
 def _cells(line: str) -> list[str]:
@@ -44,7 +47,12 @@ def _cells(line: str) -> list[str]:
 
 
 def component_name(cell: str) -> str:
-    """``Compact toolchain (`compact compile`)`` → ``Compact toolchain``; ``[Midnight.js](…)`` → ``Midnight.js``."""
+    """``Compact toolchain (`compact compile`)`` → ``Compact toolchain``; ``[Midnight.js](…)`` → ``Midnight.js``;
+    a family glob (```@midnight-ntwrk/midnight-js-*```) → the name it extends (``@midnight-ntwrk/midnight-js``):
+    a family is never a component's name, and its ``*`` is no emphasis."""
+    glob = _GLOB.search(cell)
+    if glob:
+        return family_stem(glob[0])
     text = _LINK.sub(r"\1", cell)
     text = re.sub(r"[*_]{1,2}", "", text)
     text = _TRAILING_PAREN.sub("", text).replace("`", "").strip()

@@ -42,7 +42,6 @@ from trustindex.extractors.ai_disclosure import ai_disclosure
 from trustindex.extractors.docs_routes import DocsRoutes
 from trustindex.extractors.docs_versions import DOCS_CONFIG_RE, classic_presets, content_plugin_options
 from trustindex.extractors.js_config import entries, object_at, string_literal, strip_comments
-from trustindex.extractors.release_notes import relnotes_folder
 from trustindex.schemas.page_kinds import (
     AGENT_INSTRUCTIONS,
     AI_WRITTEN,
@@ -54,6 +53,7 @@ from trustindex.schemas.page_kinds import (
     RELEASE_NOTES,
     unpublished_path,
 )
+from trustindex.schemas.version_map import relnotes_folder
 
 AGENT_FILES = frozenset(
     {

@@ -27,11 +27,11 @@ from dataclasses import dataclass
 from trustindex.extractors.base import Chunk, VersionTarget
 from trustindex.extractors.docs_fences import fences
 from trustindex.extractors.markdown_lines import LOOSE_ATX_HEADING
+from trustindex.schemas.version_map import RELEASE_NOTES, relnotes_folder
 from trustindex.schemas.version_parsers import parse_npm
 from trustindex.schemas.versions import VersionSyntaxError
 
-ORIGIN = "release_notes"
-RELNOTES_DIRS = ("relnotes", "release-notes", "release_notes", "releases")
+ORIGIN = RELEASE_NOTES
 _VER = r"v?(\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z][0-9A-Za-z.-]*)?)"
 # "Midnight.js v3.0.0", "Compact compiler 0.24.0", "Midnight 3.0.6 Ledger": a name (letters first) then a version
 _PAIR = re.compile(rf"(?P<name>[A-Za-z][\w.\- ]*?)\s+{_VER}(?:\s+(?P<pre>(?:RC|rc|alpha|beta)\d*))?(?![\w.])")
@@ -48,16 +48,6 @@ class _Said:
     version: str
     where: str  # what the detail says about where it was read
     line: int  # 1-based line in the file (0: front matter)
-
-
-def relnotes_folder(path: str) -> tuple[bool, str | None]:
-    """(is the page under a release-notes directory, the component folder below it or None)."""
-    parts = path.split("/")
-    for i, part in enumerate(parts[:-1]):
-        if part.lower() in RELNOTES_DIRS:
-            below = parts[i + 1 : -1]
-            return True, below[0] if below else None
-    return False, None
 
 
 def _pairs(text: str) -> list[tuple[str, str]]:

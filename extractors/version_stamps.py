@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 from trustindex.extractors.base import Chunk, VersionTarget
 from trustindex.extractors.markdown_lines import fence_line
+from trustindex.schemas.version_map import STAMP
 from trustindex.schemas.version_parsers import parse_compact, parse_npm
 from trustindex.schemas.versions import VersionSyntaxError
 
@@ -92,7 +93,7 @@ def extract_stamps(text: str, chunks: Sequence[Chunk] | None = None) -> list[Ver
                         VersionTarget(
                             component=component,
                             constraint=m[group],
-                            origin="stamp",
+                            origin=STAMP,
                             intervals=_exact_or_partial(m[group]).to_json(),
                             chunk_ordinal=chunk,
                             detail=f"line {number}: {line.strip()[:80]}",
@@ -178,6 +179,7 @@ PRECEDENCE = {
     "compat_matrix": 1,
     "install_command": 1,
     "manifest_snippet": 1,
+    "typedoc": 1,
     "manifest": 2,
     "docs_folder": 3,
 }

@@ -6,7 +6,14 @@ from collections.abc import Callable
 
 from trustindex.extractors.base import Extraction, FileContext
 
-CONFIG_FILES = ("package.json", "Cargo.toml", "versions.json", "docusaurus.config.js", "docusaurus.config.ts")
+CONFIG_FILES = (
+    "package.json",
+    "Cargo.toml",
+    "versions.json",
+    "docusaurus.config.js",
+    "docusaurus.config.ts",
+    "typedoc.json",
+)
 
 
 def kind_of(path: str) -> str:

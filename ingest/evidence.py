@@ -24,6 +24,7 @@ from trustindex.extractors.manifests import (
     resolve_workspaces,
 )
 from trustindex.extractors.page_kind import load_page_kinds
+from trustindex.extractors.typedoc import TypedocOutputs, header_targets
 from trustindex.schemas.policy import Policy
 
 CODE_KINDS = ("typescript", "rust", "compact", "text")
@@ -53,6 +54,7 @@ class SourceEvidence:
         self.npm = resolve_workspaces(npm) if npm else {}
         self.cargo = resolve_cargo_workspace(cargo, v.cargo_allowlist) if cargo else {}
         self.docs = load_docs_versions(paths, config_files)
+        self.typedoc = TypedocOutputs(config_files)
         self.routes = load_docs_routes(paths, config_files)
         self.page_kinds = load_page_kinds([*paths, *tree_paths], config_files, self.routes)
 
@@ -88,6 +90,8 @@ class SourceEvidence:
                 out.extend(fenced)
                 ex.warnings.extend(warnings)
                 out.extend(docs_package_targets(path, text, ex, self.policy.version.npm_allowlist))
+                out.extend(header_targets(path, text))
+                out.extend(self.typedoc.targets(path))
         m = self._manifest_for(path, kind)
         if m is not None:
             out.extend(m.targets)
@@ -140,7 +144,8 @@ DOCS_CONFIG_MAX_BYTES = 1 << 20
 
 
 def docs_config_evidence(repo, entries, source, have: dict[str, bytes]) -> dict[str, bytes]:
-    """Docusaurus configs and versions files the source's include globs leave out, read as evidence only.
+    """Docusaurus configs and versions files the source's include globs leave out, read as evidence only; so are
+    TypeDoc configurations and the package.json beside each (which package and version its pages document).
 
     Which docs version a page belongs to is decided by these files, so a sources file that indexes only
     ``**/*.md*`` must still read them (they stay ``not_included`` in the report: nothing of them is indexed).
@@ -148,10 +153,17 @@ def docs_config_evidence(repo, entries, source, have: dict[str, bytes]) -> dict[
     from trustindex.crawl.git import read_blob
     from trustindex.extractors.docs_versions import is_docs_config
     from trustindex.extractors.globs import first_match
+    from trustindex.extractors.typedoc import CONFIG_NAMES
+
+    typedoc_dirs = {posixpath.dirname(e.path) for e in entries if posixpath.basename(e.path) in CONFIG_NAMES}
+
+    def wanted(path: str) -> bool:
+        name, folder = posixpath.basename(path), posixpath.dirname(path)
+        return is_docs_config(path) or (folder in typedoc_dirs and name in (*CONFIG_NAMES, "package.json"))
 
     out: dict[str, bytes] = {}
     for e in entries:
-        if e.path in have or not is_docs_config(e.path) or e.is_symlink or e.is_submodule or e.invalid:
+        if e.path in have or not wanted(e.path) or e.is_symlink or e.is_submodule or e.invalid:
             continue
         if e.size > DOCS_CONFIG_MAX_BYTES or first_match(e.path, source.exclude):
             continue

@@ -14,8 +14,9 @@ from trustindex.schemas.policy import Policy
 # bump when an extractor's output changes for the same bytes (3: evidence_class; 4: content_risk; 5: page_kind;
 # 6: an agent plugin's README is agent instructions; 7: ai_written, a page's disclosure that a model wrote it;
 # 8: content-risk rules for tool-call markup, forged result headers, credential requests and deceptive links, and
-# HTML comments left out of the served text)
-EXTRACTOR_VERSION = "8"
+# HTML comments left out of the served text;
+# 9: TypeDoc pages' package and version, a compatibility table's family glob)
+EXTRACTOR_VERSION = "9"
 
 
 def source_key(source: Source, commit: str, ids: Identities, ledger: list[LedgerEntry], policy: Policy) -> str:

@@ -2,40 +2,28 @@
 content-risk findings (small tables: rows per document, not per passage), read once when the snapshot opens.
 
 Version constraints are handed out typed (``VersionRow``, the version_targets table's columns): the version match
-(query/target_match.py), the docs version names and the listing read their fields by name, checked by mypy.
+(query/target_match.py), the docs version names and the listing read their fields by name, checked by mypy.  Their
+component names are merged as they are read (query/component_names.py: one name per component, the stored name
+kept in the detail), and each page gets the rows its docs version's map infers for it (query/version_inference.py).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import replace
 
 import pyarrow as pa
 
 from trustindex.query.columns import Columns
+from trustindex.query.component_names import snapshot_names
+from trustindex.query.version_inference import inferred_rows, pages_of
+from trustindex.query.version_rows import VERSION_ROW_FIELDS, InferredRow, VersionRow
+from trustindex.schemas.components import ComponentRegistry
 from trustindex.schemas.docs_versions import COMPONENT as DOCS_COMPONENT
-from trustindex.schemas.docs_versions import CURRENT, LATEST, names_of, version_folder
+from trustindex.schemas.docs_versions import CURRENT, LATEST, LEGACY_MARKER, names_of, superseded_by, version_folder
+from trustindex.schemas.tables import doc_id_of
 
-
-@dataclass(frozen=True, slots=True)
-class VersionRow:
-    """One stored version constraint: a row of the version_targets table (schemas/tables.py ``VERSION_TARGETS``)."""
-
-    doc_id: str
-    chunk_id: str | None  # None: the constraint holds for the whole document
-    component: str
-    constraint: str
-    intervals: str | None  # the parsed constraint (schemas/versions.py ConstraintSet JSON), when status is parsed
-    origin: str
-    status: str
-    detail: str | None
-
-    @classmethod
-    def of(cls, row: dict) -> VersionRow:
-        return cls(**{name: row[name] for name in VERSION_ROW_FIELDS})
-
-
-VERSION_ROW_FIELDS = tuple(VersionRow.__dataclass_fields__)
+__all__ = ["VERSION_ROW_FIELDS", "InferredRow", "SnapshotEvidence", "VersionRow"]
 
 
 class SnapshotEvidence:
@@ -46,17 +34,12 @@ class SnapshotEvidence:
     chunk_doc: list[str]
     chunks: Columns
 
-    def _group_evidence(self, t: dict[str, pa.Table]) -> None:
+    def _group_evidence(self, t: dict[str, pa.Table], registry: ComponentRegistry) -> None:
         self._version_folders: dict[str, str | None] = {}  # by document: its passages share its path
         self.verifications: dict[str, list[dict]] = defaultdict(list)
         for r in _rows(t, "verifications"):
             self.verifications[r["doc_id"]].append(r)
-        self.doc_versions: dict[str, list[VersionRow]] = defaultdict(list)
-        self.chunk_versions: dict[str, list[VersionRow]] = defaultdict(list)
-        self.components: dict[str, set[str]] = defaultdict(set)
-        for v in map(VersionRow.of, _rows(t, "version_targets")):
-            (self.chunk_versions[v.chunk_id] if v.chunk_id else self.doc_versions[v.doc_id]).append(v)
-            self.components[v.component].add(v.constraint)
+        self._group_versions(t, registry)
         self.doc_deprecations: dict[str, list[dict]] = defaultdict(list)
         self.chunk_deprecations: dict[str, list[dict]] = defaultdict(list)
         for r in _rows(t, "deprecations"):
@@ -65,6 +48,39 @@ class SnapshotEvidence:
         self.content_risks: dict[str, list[dict]] = defaultdict(list)
         for r in _rows(t, "content_risk"):
             self.content_risks[r["chunk_id"]].append(r)
+
+    def _group_versions(self, t: dict[str, pa.Table], registry: ComponentRegistry) -> None:
+        """Version rows by document and passage under merged names, then what each page's docs version infers."""
+        stored = [VersionRow.of(r) for r in _rows(t, "version_targets")]
+        self.component_names = snapshot_names(t, registry)
+        self.doc_versions: dict[str, list[VersionRow]] = defaultdict(list)
+        self.chunk_versions: dict[str, list[VersionRow]] = defaultdict(list)
+        self.components: dict[str, set[str]] = defaultdict(set)
+        by_doc_chunks: dict[str, list[VersionRow]] = defaultdict(list)
+        for v in map(self._merged, stored):
+            if v.chunk_id:
+                self.chunk_versions[v.chunk_id].append(v)
+                by_doc_chunks[v.doc_id].append(v)
+            else:
+                self.doc_versions[v.doc_id].append(v)
+            self.components[v.component].add(v.constraint)
+        documents = t["documents"].select(["doc_id", "source", "path"]).to_pylist() if "documents" in t else []
+        pages = pages_of(documents, self.doc_versions)
+        inferred = inferred_rows(pages, self.doc_versions, by_doc_chunks, self._folder_component)
+        for doc_id, rows in inferred.items():
+            self.doc_versions[doc_id].extend(rows)
+
+    def _folder_component(self, folder: str) -> str:
+        """The merged name of a release-notes folder's component (the registry's id when it knows the folder)."""
+        return self.component_names.resolve(folder).component or folder
+
+    def _merged(self, v: VersionRow) -> VersionRow:
+        """A stored row under its merged component name; the detail keeps the name as stored."""
+        name = self.component_names.of(v.component)
+        if name == v.component:
+            return v
+        note = f"written as {v.component!r}"
+        return replace(v, component=name, detail=f"{note}; {v.detail}" if v.detail else note)
 
     def version_rows(self, i: int) -> dict[str, list[VersionRow]]:
         """Passage ``i``'s constraints by component; chunk-scoped ones override document-scoped ones."""
@@ -77,6 +93,18 @@ class SnapshotEvidence:
         for comp in dict.fromkeys(r.component for r in chunk_rows):
             out[comp] = [r for r in chunk_rows if r.component == comp]
         return out
+
+    def superseding_rows(self, i: int) -> dict[str, list[VersionRow]] | None:
+        """The document-scoped rows (by component) of the current page a legacy passage ``i``'s page was copied to
+        (its ``superseded_by``), or None when it has none."""
+        for r in self.deprecation_rows(i):
+            newer = superseded_by(r["reason"]) if r["marker"] == LEGACY_MARKER else None
+            if newer:
+                out: dict[str, list[VersionRow]] = defaultdict(list)
+                for v in self.doc_versions.get(doc_id_of(self.chunks.value("source", i), newer), []):
+                    out[v.component].append(v)
+                return out
+        return None
 
     def content_risk_rows(self, i: int) -> list[dict]:
         return self.content_risks.get(self.chunk_ids[i], [])

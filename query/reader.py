@@ -83,14 +83,14 @@ class SnapshotData(PassageFeatures, SnapshotEvidence):
         self.attribution = RowMap(t["attribution"], "doc_id")
         # Row of each chunk's document in the documents table (-1: a chunk whose document is missing).
         self.chunk_doc_row = row_positions(chunks.column("doc_id"), t["documents"].column("doc_id"))
-        self._group_evidence(t)
-        self.sources = {r["source"]: r for r in t["sources"].to_pylist()} if "sources" in t else {}
         registry_file = self.dir / COMPONENTS
         self.registry = (
             ComponentRegistry.from_json(registry_file.read_text(encoding="utf-8"))
             if registry_file.is_file()
             else ComponentRegistry()
         )
+        self._group_evidence(t, self.registry)
+        self.sources = {r["source"]: r for r in t["sources"].to_pylist()} if "sources" in t else {}
         self._open_arrays()
 
     def _open_arrays(self) -> None:

@@ -139,6 +139,32 @@ def _link(c: dict) -> str:
     return f"{c.get('evidence_class', 'claimed')} {c['method']} ({c['tier']}{counts}{stale})"
 
 
+_OLDER = {
+    "legacy_docs_version": "legacy docs version",
+    "legacy_docs_version_targeted": "legacy docs version, targeted",
+    "unlabelled_docs_version": "earlier docs version's folder",
+    "unlabelled_docs_version_targeted": "earlier docs version's folder, targeted",
+}
+
+
+def deprecation_line(dp: dict) -> str:
+    """The deprecation factor in one line: a marker's reason, or a legacy page's doubt and what lifted it."""
+    ev = dp.get("evidence") or {}
+    if dp["status"] == "deprecated":
+        m = ev["markers"][0]
+        return f"deprecation ×{dp['multiplier']:.2f}: {m['marker']} ({m['scope']}): {m['reason']}"
+    if dp["status"] not in _OLDER:
+        return "deprecation ×1.00: not deprecated"
+    why = ev["markers"][0]["reason"] if ev.get("markers") else ev.get("version_folder", "")
+    by = ev.get("legacy_lifted_by_version_targets") or ev.get("version_folder_lifted_by_version_targets")
+    lifted = (
+        f"; not demoted: it is the version asked for ({', '.join(by)})"
+        if by
+        else ("; not demoted: the query names a docs version" if dp["status"].endswith("_targeted") else "")
+    )
+    return f"deprecation ×{dp['multiplier']:.2f} [{_OLDER[dp['status']]}]: {why}{lifted}"
+
+
 def explain_hit(h: dict) -> list[str]:
     f = h["factors"]
     out = formula_lines(h) + [
@@ -163,21 +189,19 @@ def explain_hit(h: dict) -> list[str]:
     pk = f.get("page_kind")
     if pk is not None:
         out.append(f"page kind ×{pk['multiplier']:.2f} [{pk['status']}]: {pk['evidence'].get('reason', '')}")
-    dp = f["deprecation"]
-    if dp["status"] == "deprecated":
-        m = dp["evidence"]["markers"][0]
-        out.append(f"deprecation ×{dp['multiplier']:.2f}: {m['marker']} ({m['scope']}): {m['reason']}")
-    else:
-        out.append("deprecation ×1.00: not deprecated")
+    out.append(deprecation_line(f["deprecation"]))
     vm = f["version_match"]
     if vm["status"] == "no_target":
         cons = vm["evidence"].get("constraints", {})
         out.append("version ×1.00: no target given" + (f"; states {states_text(cons)}" if cons else ""))
     else:
         for t in vm["evidence"]["targets"]:
+            kind = f"{t['status']}, inferred" if t.get("inferred") else t["status"]
+            strict = f"; strict: {t['strict']}" if t.get("strict") else ""
             out.append(
-                f"version ×{vm['multiplier']:.2f} [{t['status']}]: {t['component']} {t['target']} vs "
+                f"version ×{vm['multiplier']:.2f} [{kind}]: {t['component']} {t['target']} vs "
                 f"{t['constraint']} ({t['origin']}) {t['detail'] or ''}".rstrip()
+                + strict
                 + (
                     f"; declared {t['declared']['constraint']} ({t['declared']['origin']}): {t['declared']['status']}"
                     if t.get("declared")

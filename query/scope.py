@@ -152,6 +152,8 @@ class ScopedData(SnapshotData):
             for rs in scoped.values():
                 for r in rs:
                     self.components[r.component].add(r.constraint)
+        # the names a request may use, resolve to or be offered (did you mean) are the scope's own
+        self.component_names = base.component_names.within(set(self.components))
 
 
 def _idf(n: int, df: int) -> float:

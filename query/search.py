@@ -28,7 +28,7 @@ from trustindex.query.lexical_signals import LexicalSignals, lexical_signals
 from trustindex.query.relevance import relevance as relevance_of
 from trustindex.query.search_query import Query
 from trustindex.query.state import SearchState
-from trustindex.query.target_match import version_factor
+from trustindex.query.target_match import page_satisfies, satisfied_targets, version_factor
 from trustindex.query.trust import reference_day
 from trustindex.query.trust_factors import HitContext
 from trustindex.query.trust_factors import explain as explain_factors
@@ -116,6 +116,7 @@ class Scored:
     kept: np.ndarray  # bool, per gathered candidate: not excluded by a version or a kind of content risk
     any_version_pass: bool  # some candidate satisfies the targets (before content risk excluded any)
     version_factors: dict[int, dict]  # by row: the explained version match (only under targets)
+    lifted: dict[int, tuple[str, ...]]  # by row: a legacy page whose own evidence satisfies every target
     today: datetime
     prior: TrustPrior
     pool: Pool
@@ -153,7 +154,11 @@ def score(st: SearchState, q: Query, g: Gathered) -> Scored:
     any_version_pass = bool(keep.any())
     keep &= ~prior.excluded[rows]  # a kind of content risk the policy excludes
     c = policy.confidence
-    trust = np.clip(prior.for_targets(q.docs_targeted)[rows] * vmult, 0.0, 1.0)
+    lifted = _lifted(st, prior, q, rows, factors)
+    base = prior.for_targets(q.docs_targeted)[rows]
+    if lifted:  # the legacy doubt yields, as to a docs target, where the page's own word meets every target
+        base = np.where(np.isin(rows, list(lifted)), prior.base_docs_targeted[rows], base)
+    trust = np.clip(base * vmult, 0.0, 1.0)
     conf = (trust**c.trust_weight) * (rel**c.relevance_weight)
     pool = Pool(rows[keep], trust[keep], rel[keep], conf[keep])
     channels = _channels(st, g.lexical_ran, int(rows.size))
@@ -174,8 +179,27 @@ def score(st: SearchState, q: Query, g: Gathered) -> Scored:
         ranking_rel = terms.relevance(pool.relevance)
     ordering = S.ranking_score(pool.trust, ranking_rel, policy)
     return Scored(
-        rel, keep, any_version_pass, factors, today, prior, pool, channels, reranked, terms, ranking_rel, ordering
-    )
+        rel, keep, any_version_pass, factors, lifted, today, prior, pool, channels, reranked, terms, ranking_rel,
+        ordering,
+    )  # fmt: skip
+
+
+def _lifted(
+    st: SearchState, prior: TrustPrior, q: Query, rows: np.ndarray, factors: dict[int, dict]
+) -> dict[int, tuple[str, ...]]:
+    """Candidates of a legacy docs version (or an unlabelled version folder) that satisfy every version target (by
+    their own evidence, or by their docs version's uncontradicted map): the user asked for that version, so the page
+    is not demoted as legacy for this query, unless the current page it was copied to satisfies the targets too
+    (then the current copy is the one to read)."""
+    if not q.targets or q.docs_targeted:
+        return {}
+    out = {}
+    for i in rows[prior.older[rows]].tolist():
+        by = satisfied_targets(factors[i])
+        current = st.data.superseding_rows(i) if by else None
+        if by and not (current and page_satisfies(current, q.targets)):
+            out[i] = tuple(by)
+    return out
 
 
 def _version_match(st: SearchState, q: Query, rows: np.ndarray) -> tuple[dict[int, dict], np.ndarray, np.ndarray]:
@@ -254,7 +278,7 @@ def show(st: SearchState, q: Query, g: Gathered, s: Scored, o: Ordered, v: R.Ver
     readings = _readings(st, g, rows)
     hits = []
     for rank, (h, text, reading) in enumerate(zip(chosen, d.texts(rows), readings, strict=True), 1):
-        shown = _shown(st, h.row, s.today, s.version_factors.get(h.row), q.docs_targeted)
+        shown = _shown(st, h.row, s.today, s.version_factors.get(h.row), q.docs_targeted, s.lifted.get(h.row, ()))
         shown["text"] = text
         hits.append(R.hit(d, h, shown, reading, rank, scale))
     also = [p.words.text for p in q.phrasings]
@@ -279,17 +303,20 @@ def _readings(st: SearchState, g: Gathered, rows: list[int]) -> list[R.ChannelRe
     return out
 
 
-def factors(st: SearchState, i: int, today, vf: dict | None, targets, strict: bool, docs_targeted=False) -> dict:
+def factors(
+    st: SearchState, i: int, today, vf: dict | None, targets, strict: bool, docs_targeted=False, version_targeted=()
+) -> dict:
     """The explained factors of one hit (their multipliers are the ones the prior multiplied)."""
-    return explain_factors(HitContext(st.data, st.policy, today, i, docs_targeted, targets, strict, vf))
+    hit = HitContext(st.data, st.policy, today, i, docs_targeted, targets, strict, vf, tuple(version_targeted))
+    return explain_factors(hit)
 
 
-def _shown(st: SearchState, i: int, today, vf: dict | None, docs_targeted: bool) -> dict:
-    """Hit ``i``'s provenance and cleaned factors: worked out once a day (and docs target) per state, with the
-    search's own version match (``vf``, when it has targets) in its place."""
+def _shown(st: SearchState, i: int, today, vf: dict | None, docs_targeted: bool, lifted: tuple[str, ...]) -> dict:
+    """Hit ``i``'s provenance and cleaned factors: worked out once a day (docs target and lifting targets) per
+    state, with the search's own version match (``vf``, when it has targets) in its place."""
     out = st.shown(
-        ("hit", i, today, docs_targeted),
-        lambda: R.shown(st.data, i, factors(st, i, today, None, [], False, docs_targeted)),
+        ("hit", i, today, docs_targeted, *lifted),
+        lambda: R.shown(st.data, i, factors(st, i, today, None, [], False, docs_targeted, lifted)),
     )
     if vf is not None:
         out["factors"]["version_match"] = R.clean(vf)  # the same key: its place in the factors is kept

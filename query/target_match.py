@@ -7,6 +7,12 @@ distance), leaves silent content neutral and boosts satisfying content; strict
 mode keeps only satisfying content.  With several targets the smallest
 multiplier wins.  The semantics of constraints live in ``schemas.versions``.
 
+A version a page only inherits from its docs version (origin ``inferred``, query/version_inference.py) is weaker
+than its own: satisfying lifts by ``inferred_satisfies`` instead of ``satisfies``, an inferred break demotes by
+``inferred_breaking`` instead of excluding, and when another passage of the page states a version of the component
+that fails the target the inference is contradicted (``unknown``).  Strict mode keeps an inferred passage only
+where it satisfies and nothing contradicts it, and says so in the target's evidence (``strict``).
+
 Compile evidence (rows of origin ``compiled`` / ``compile_rejected``, one exact version per compiler that was
 run: flows.compile_step) outranks what a passage declares: compiled by a compiler whose version is in the target
 → satisfies (origin ``compiled``); else rejected by such a compiler → breaking, the error quoted.  A compiler
@@ -18,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from trustindex.query.evidence import VersionRow
+from trustindex.query.version_rows import VersionRow
 from trustindex.schemas import version_parsers
 from trustindex.schemas import versions as V
 from trustindex.schemas.compilers import COMPILE_ORIGINS, COMPILER_COMPONENT, ORIGIN_COMPILED, ORIGIN_REJECTED
@@ -27,6 +33,7 @@ from trustindex.schemas.docs_versions import COMPONENT as DOCS
 from trustindex.schemas.docs_versions import names_of
 from trustindex.schemas.errors import QueryError
 from trustindex.schemas.policy import Policy
+from trustindex.schemas.version_map import INFERRED
 
 
 @dataclass(frozen=True)
@@ -155,59 +162,137 @@ def version_factor(
     rows_by_component: dict[str, list[VersionRow]], targets: list[Target], policy: Policy, strict: bool
 ) -> tuple[dict, bool]:
     """The factor for one chunk, and whether the chunk is excluded."""
-    p = policy.version
     if not targets:
-        comps = {
-            c: [r.constraint for r in rs if r.origin not in COMPILE_ORIGINS] for c, rs in rows_by_component.items()
-        }
-        evidence: dict = {"constraints": {c: v for c, v in comps.items() if v}}
-        compiled = compile_results(rows_by_component)
-        if compiled:
-            evidence["compiled"] = compiled
-        return {"multiplier": 1.0, "status": "no_target", "evidence": evidence}, False
+        return _no_target(rows_by_component), False
     results, multipliers, excluded = [], [], False
     worst_status = "satisfies"
-    rank = {"satisfies": 0, "version_silent": 1, "unknown": 2, "near_miss": 3, "breaking": 4}
     for t in targets:
         rows = rows_by_component.get(t.component, [])
-        declared = None
         if not rows:
-            status, m_val, detail, row, level, dist = (
-                "version_silent",
-                p.silent,
-                "states no version",
-                None,
-                None,
-                None,
-            )
+            v = _Judged("version_silent", policy.version.silent, "states no version")
         else:
-            m, row, declared = _verdict(rows, t)
-            status, level, dist, detail = m.status, m.level, m.distance, m.detail
-            if status == "satisfies":
-                m_val = p.satisfies
-            elif status == "near_miss":
-                step = p.minor_step if level == "minor" else p.patch_step
-                m_val = max(p.near_miss_floor, 1.0 - step * (dist or 0))
-            elif status == "breaking":
-                m_val = 0.0
-            else:
-                m_val = p.unknown
-        if status == "breaking" or (strict and status != "satisfies"):
+            v = _judged(rows, t, policy)
+        if (v.status == "breaking" and not v.inferred) or (strict and v.status != "satisfies"):
             excluded = True
-        multipliers.append(m_val)
-        if rank[status] > rank[worst_status]:
-            worst_status = status
-        results.append(
-            {
-                "component": t.component,
-                "target": t.requested,
-                "status": status,
-                "level": level,
-                "distance": dist,
-                "detail": detail,
-                "constraint": row.constraint if row else None,
-                "origin": row.origin if row else None,
-                **({"declared": declared} if declared else {}),
-            }
-        )
+        multipliers.append(v.multiplier)
+        if _RANK[v.status] > _RANK[worst_status]:
+            worst_status = v.status
+        results.append(v.shown(t, strict))
     return {"multiplier": float(min(multipliers)), "status": worst_status, "evidence": {"targets": results}}, excluded
+
+
+_RANK = {"satisfies": 0, "version_silent": 1, "unknown": 2, "near_miss": 3, "breaking": 4}
+
+
+def _no_target(rows_by_component: dict[str, list[VersionRow]]) -> dict:
+    """Without targets: the passage's own constraints (and compile results); inferred ones are not its own."""
+    not_stated = {*COMPILE_ORIGINS, INFERRED}
+    comps = {c: [r.constraint for r in rs if r.origin not in not_stated] for c, rs in rows_by_component.items()}
+    evidence: dict = {"constraints": {c: v for c, v in comps.items() if v}}
+    compiled = compile_results(rows_by_component)
+    if compiled:
+        evidence["compiled"] = compiled
+    return {"multiplier": 1.0, "status": "no_target", "evidence": evidence}
+
+
+@dataclass(frozen=True)
+class _Judged:
+    """One target's verdict on one passage, and its multiplier."""
+
+    status: str
+    multiplier: float
+    detail: str
+    match: V.Match | None = None
+    row: VersionRow | None = None
+    declared: dict | None = None
+    contradicted_by: dict | None = None  # the page's own row an inferred verdict yields to
+
+    @property
+    def inferred(self) -> bool:
+        return self.row is not None and self.row.origin == INFERRED
+
+    def shown(self, t: Target, strict: bool) -> dict:
+        m, row = self.match, self.row
+        out = {
+            "component": t.component,
+            "target": t.requested,
+            "status": self.status,
+            "level": m.level if m else None,
+            "distance": m.distance if m else None,
+            "detail": self.detail,
+            "constraint": row.constraint if row else None,
+            "origin": row.origin if row else None,
+            **({"declared": self.declared} if self.declared else {}),
+        }
+        if self.inferred:
+            out["inferred"] = True
+            if self.contradicted_by:
+                out["contradicted_by"] = self.contradicted_by
+            if strict:
+                out["strict"] = (
+                    "accepted: inferred from the docs version, and nothing on the page contradicts it"
+                    if self.status == "satisfies"
+                    else "refused: strict mode accepts an inferred version only when it satisfies the target and "
+                    "nothing on the page contradicts it"
+                )
+        return out
+
+
+def _judged(rows: list[VersionRow], t: Target, policy: Policy) -> _Judged:
+    p = policy.version
+    m, row, declared = _verdict(rows, t)
+    inferred = row.origin == INFERRED
+    status, detail = m.status, m.detail
+    against = _contradiction(row, t) if inferred and status == "satisfies" else None
+    if against is not None:
+        status = "unknown"
+        detail = (
+            f"{row.detail}; but the page itself states {against['constraint']} ({against['origin']}), "
+            f"which does not satisfy {t.requested}"
+        )
+    elif inferred:
+        detail = "; ".join(x for x in (row.detail, m.detail) if x)
+    if status == "satisfies":
+        mult = p.inferred_satisfies if inferred else p.satisfies
+    elif status == "near_miss":
+        step = p.minor_step if m.level == "minor" else p.patch_step
+        mult = max(p.near_miss_floor, 1.0 - step * (m.distance or 0))
+    elif status == "breaking":
+        mult = p.inferred_breaking if inferred else 0.0
+    else:
+        mult = p.unknown
+    return _Judged(status, mult, detail, m, row, declared, against)
+
+
+def _contradiction(row: VersionRow, t: Target) -> dict | None:
+    """The first of the page's own rows of this component (other passages') that does not satisfy the target."""
+    for own in getattr(row, "page", ()):
+        if _classify_row(own, t).status != "satisfies":
+            return {"constraint": own.constraint, "origin": own.origin, "detail": own.detail}
+    return None
+
+
+def satisfied_targets(factor: dict) -> list[str]:
+    """The targets (``component=version``) a passage satisfies, when it satisfies every one of them (by its own
+    evidence, or by what its docs version infers and nothing on its page contradicts: marked ``(inferred)``);
+    none when any target is unsatisfied."""
+    shown = factor.get("evidence", {}).get("targets", [])
+    if shown and all(r["status"] == "satisfies" for r in shown):
+        return [f"{r['component']}={r['target']}" + (" (inferred)" if r.get("inferred") else "") for r in shown]
+    return []
+
+
+def page_satisfies(rows_by_component: dict[str, list[VersionRow]], targets: list[Target]) -> bool:
+    """Whether a page's document-scoped rows satisfy every target (the current copy of a legacy page)."""
+    for t in targets:
+        rows = rows_by_component.get(t.component, [])
+        if not rows or _judged_status(rows, t) != "satisfies":
+            return False
+    return True
+
+
+def _judged_status(rows: list[VersionRow], t: Target) -> str:
+    m, row, _declared = _verdict(rows, t)
+    if row.origin == INFERRED and m.status == "satisfies" and _contradiction(row, t) is not None:
+        return "unknown"
+    return m.status

@@ -1,5 +1,6 @@
-"""The response's ``targets``: each requested component resolved against the snapshot (an alias to its canonical
-id, a docs label to its version name), or a clear error for a component the snapshot has never seen."""
+"""The response's ``targets``: each requested component resolved against the snapshot (the registry's alias or
+family, a spelling of a merged name, a package of a name's family: query/component_names.py; a docs label to its
+version name), or one line refusing a component the snapshot has never seen, with up to three close names."""
 
 from __future__ import annotations
 
@@ -14,23 +15,21 @@ def target_report(st, targets: list[Target]) -> tuple[list[dict], list[Target]]:
     data = st.data
     out, resolved = [], []
     for t in targets:
-        # a component named by an alias (a display name, a package of a family) is its canonical id
-        asked, named = t.component, data.registry.resolve(t.component)
-        if t.component not in LABEL_COMPONENTS and named.component != t.component:
-            t = Target(named.component, t.requested, t.constraint)
+        asked, resolution = t.component, "as written"
+        if asked not in LABEL_COMPONENTS:
+            named = data.component_names.resolve(asked)
+            if named.component is None or named.component not in data.components:
+                raise QueryError(_unknown(data, t))
+            t, resolution = Target(named.component, t.requested, t.constraint), named.how
+        elif asked not in data.components:
+            raise QueryError(_unknown(data, t))
         seen = sorted(data.components.get(t.component, set()))
-        if t.component not in data.components:
-            known = ", ".join(sorted(data.components)) or "none"
-            raise QueryError(
-                f"target {t.component}={t.requested}: this snapshot has no content for component "
-                f"{t.component!r} (known: {known})"
-            )
         if t.component == DOCS_COMPONENT:
             t, how = resolve_docs_target(t, st.docs_names())
         else:
             how = {"resolved": t.requested, "resolution": "as written"}
         resolved.append(t)
-        renamed = {"component_requested": asked, "component_resolution": named.how} if asked != t.component else {}
+        renamed = {"component_requested": asked, "component_resolution": resolution} if asked != t.component else {}
         out.append(
             {
                 "component": t.component,
@@ -42,3 +41,14 @@ def target_report(st, targets: list[Target]) -> tuple[list[dict], list[Target]]:
             }
         )
     return out, resolved
+
+
+def _unknown(data, t: Target) -> str:
+    """One line: the unknown name, and the closest names the snapshot has (or where to find them all)."""
+    close = data.component_names.suggest(t.component) if t.component not in LABEL_COMPONENTS else []
+    hint = (
+        f"did you mean {' or '.join(close)}?"
+        if close
+        else f"no close name among its {len(data.components)} components (list_versions lists them)"
+    )
+    return f"target {t.component}={t.requested}: this snapshot has no content for component {t.component!r}; {hint}"

@@ -28,7 +28,7 @@ __all__ = ["TrustPrior", "attribution_multipliers", "freshness_multipliers"]
 class TrustPrior:
     """``base[row]``: the product of the query-independent factors of passage ``row``, in the registry's order
     (``for_targets(True)``: with a docs target, which lifts the legacy-version doubt); the factors' marks
-    (``excluded``, ``flagged``, ``deprecated``, ``legacy``) as boolean arrays per passage."""
+    (``excluded``, ``flagged``, ``deprecated``, ``legacy``, ``older``) as boolean arrays per passage."""
 
     def __init__(self, data, policy: Policy, today: datetime):
         self.key = (policy.policy_id, today)
@@ -46,7 +46,7 @@ class TrustPrior:
         self.base_docs_targeted = np.where(has_doc, targeted, 0.0)
         self.excluded, self.flagged = marks["excluded"], marks["flagged"]
         self.flagged_rows = np.flatnonzero(self.flagged)
-        self.deprecated, self.legacy = marks["deprecated"], marks["legacy"]
+        self.deprecated, self.legacy, self.older = marks["deprecated"], marks["legacy"], marks["older"]
 
     def for_targets(self, docs_targeted: bool) -> np.ndarray:
         return self.base_docs_targeted if docs_targeted else self.base

@@ -11,8 +11,13 @@ An alias is any name the sources write for the component: a display name as the 
 ("Midnight.js", "Compact toolchain"), a package name, a release-notes folder name.  Aliases match
 case-insensitively; a family is a glob over package names (``*`` matches any run of characters).  The build
 stores every version target under its canonical id (the name as written stays in the target's detail) and the
-snapshot keeps the registry, so a query may name a component by any alias.  Without a registry every name is
-its own component, as the sources write it.
+snapshot keeps the registry, so a query may name a component by any alias.
+
+Without a registry (or for a name it does not know) names are compared by their spelling's key (``name_key``):
+case, separators and an npm scope set aside, so "Compact compiler", "compact-compiler" and "Compact Compiler" are
+one name, and so are ``@midnight-ntwrk/compact-runtime`` and "Compact runtime"; query/component_names.py merges
+the snapshot's names that way.  A glob (``@midnight-ntwrk/midnight-js-*``) is a family, never a name: its stem
+(``family_stem``) names the component the family belongs to.
 """
 
 from __future__ import annotations
@@ -33,6 +38,59 @@ NETWORK = "network"  # the network a compatibility table's tab describes (previe
 # Components whose versions are names, matched exactly (never semver ranges).
 LABEL_COMPONENTS = frozenset({DOCS, NETWORK})
 _ID = re.compile(r"^[A-Za-z0-9@][A-Za-z0-9@/._-]{0,99}$")
+_SCOPE = re.compile(r"^@[^/\s]+/")
+_SEPARATORS = re.compile(r"[^0-9a-z]+")
+
+
+def unscoped(name: str) -> str:
+    """``@midnight-ntwrk/compact-runtime`` → ``compact-runtime`` (a name without a scope is returned as is)."""
+    return _SCOPE.sub("", name.strip())
+
+
+def kebab(name: str) -> str:
+    """A name's id form: no npm scope, lower case, every run of other characters one dash ("Midnight.js" →
+    ``midnight-js``, "Compact toolchain" → ``compact-toolchain``); a family glob's stem (no trailing ``-*``)."""
+    return _SEPARATORS.sub("-", unscoped(family_stem(name)).casefold()).strip("-")
+
+
+def name_key(name: str) -> str:
+    """The spelling-free key two names of one component share: their kebab form without its dashes
+    ("MidnightJS", "Midnight.js", ``@midnight-ntwrk/midnight-js`` → ``midnightjs``)."""
+    return kebab(name).replace("-", "")
+
+
+def is_contraction(short: str, long: str) -> bool:
+    """Whether ``short`` is ``long`` contracted: its first word whole, then a prefix of each later word, run together
+    ("Compactc" of "Compact compiler", "Compact devtools" of "Compact developer tools"); the way tools are named
+    after what they are.  Both need two words or more in ``long``, and ``short`` must be shorter."""
+    words = kebab(long).split("-")
+    key = name_key(short)
+    if len(words) < 2 or len(key) >= len(name_key(long)) or not key.startswith(words[0]):
+        return False
+    return _prefixes(key[len(words[0]) :], words[1:])
+
+
+def _prefixes(rest: str, words: list[str]) -> bool:
+    """Whether ``rest`` is a prefix of each of ``words`` in turn, run together: three letters at least (or the whole
+    word), the last word's one at least ("dev" of "developer", "c" of a last "compiler")."""
+    if not words:
+        return not rest
+    least = 1 if len(words) == 1 else min(3, len(words[0]))
+    cuts = range(len(words[0]), least - 1, -1)
+    return any(rest.startswith(words[0][:n]) and _prefixes(rest[n:], words[1:]) for n in cuts)
+
+
+def is_family_glob(name: str) -> bool:
+    """A glob over package names (``@midnight-ntwrk/midnight-js-*``): a family, never a component's name."""
+    return "*" in name
+
+
+def family_stem(name: str) -> str:
+    """The name a family glob extends (``@midnight-ntwrk/midnight-js-*`` → ``@midnight-ntwrk/midnight-js``); other
+    names unchanged."""
+    if not is_family_glob(name):
+        return name.strip()
+    return name.strip().split("*", 1)[0].rstrip("-_./ ")
 
 
 @dataclass(frozen=True)
@@ -62,15 +120,22 @@ class ComponentRegistry:
         return bool(self.components)
 
     def resolve(self, name: str) -> Resolution:
-        """The canonical id of a name: an id or alias first, then a family glob; otherwise the name as is."""
+        """The canonical id of a name: an id or alias first, then a family glob (the glob itself, or a package it
+        matches); otherwise the name as is."""
         hit = self._alias.get(name.strip().casefold())
         if hit is not None:
             return Resolution(hit, "canonical id" if hit == name.strip() else f"alias of component {hit!r}")
         for c in self.components:
             for glob in c.families:
+                if name.strip().casefold() == glob.casefold():
+                    return Resolution(c.id, f"family {glob!r} of component {c.id!r}")
                 if fnmatch.fnmatchcase(name.strip().casefold(), glob.casefold()):
                     return Resolution(c.id, f"member of family {glob!r} of component {c.id!r}")
         return Resolution(name, "as written")
+
+    def knows(self, name: str) -> bool:
+        """Whether the registry speaks for ``name`` (an id, an alias, a family glob or one of its packages)."""
+        return self.resolve(name).how != "as written"
 
     def canonical(self, name: str) -> str:
         return self.resolve(name).component

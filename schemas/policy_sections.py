@@ -140,6 +140,11 @@ class Version:
     patch_step: float = number(0.05, 0.0, 1.0)
     minor_step: float = number(0.2, 0.0, 1.0)
     near_miss_floor: float = number(0.5, 0.0, 1.0)
+    # A version a page inherits from its docs version's map (query/version_inference.py) is weaker than its own:
+    # satisfying by inference lifts less than satisfies, and an inferred break demotes instead of excluding
+    # (strict mode keeps only satisfies either way, and an inferred one only where nothing contradicts it).
+    inferred_satisfies: float = number(1.05, 0.0, 2.0)
+    inferred_breaking: float = number(0.5, 0.0, 1.0)
     npm_allowlist: tuple[str, ...] = strings("@midnight-ntwrk/*", "@midnightntwrk/*")
     cargo_allowlist: tuple[str, ...] = strings("midnight-*")
     front_matter_fields: Mapping[str, str] = string_table(

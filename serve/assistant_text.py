@@ -26,6 +26,7 @@ from trustindex.schemas.content_risk import WARNINGS
 from trustindex.schemas.embedding_model import TOKENIZER_FILE, model_path
 from trustindex.schemas.page_kinds import AI_WRITTEN, REFERENCE, UNKNOWN
 from trustindex.schemas.snapshot import ENCODER_DIR
+from trustindex.schemas.version_map import INFERRED
 
 DEFAULT_MAX_TOKENS = 3000
 DETAILS = ("compact", "full")
@@ -110,6 +111,8 @@ def trust_line(h: dict) -> str:
 
 
 def versions_line(h: dict) -> str | None:
+    """The passage's versions in one line: what it states, or how it meets each target (an inferred version, one its
+    docs version gives it, says so)."""
     vm = h["factors"]["version_match"]
     compiled = "; ".join(
         ("✓ compiles with " if c["passed"] else "✗ rejected by ") + c["compiler"]
@@ -123,7 +126,7 @@ def versions_line(h: dict) -> str | None:
         return "; ".join(x for x in (line, compiled) if x) or None
     return "version: " + "; ".join(
         f"{t['component']} {t['constraint']} {t['status']}"
-        + (f" ({t['origin']})" if t.get("declared") or t.get("origin") == "compiled" else "")
+        + (f" ({t['origin']})" if t.get("declared") or t.get("origin") in ("compiled", INFERRED) else "")
         + f" for {t['target']}"
         for t in vm["evidence"].get("targets", [])
     )

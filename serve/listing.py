@@ -9,6 +9,7 @@ from collections import Counter, defaultdict
 from trustindex.query.reader import SnapshotData
 from trustindex.query.trust import evidence_class_of
 from trustindex.schemas.errors import SnapshotError
+from trustindex.schemas.version_map import INFERRED
 from trustindex.schemas.web_url import document_url
 
 MAX_NEIGHBOURS = 20  # get_passage's bound on neighbours each side, over HTTP and MCP
@@ -151,20 +152,26 @@ def list_sources(data: SnapshotData) -> dict:
 
 
 def list_versions(data: SnapshotData) -> dict:
-    """Components and every constraint the snapshot stores for them, with origins and coverage."""
+    """Components and every constraint the snapshot stores for them, with origins and coverage; ``merged``: the
+    stored spellings one component's name stands for (query/component_names.py); ``inferred_documents``: pages that
+    only inherit a version of it from their docs version (query/version_inference.py)."""
     origins: dict[str, Counter] = defaultdict(Counter)
     docs: dict[str, set] = defaultdict(set)
+    inferred: dict[str, set] = defaultdict(set)
     for scoped in (data.doc_versions, data.chunk_versions):
         for rows in scoped.values():
             for r in rows:
                 origins[r.component][r.origin] += 1
-                docs[r.component].add(r.doc_id)
+                (inferred if r.origin == INFERRED else docs)[r.component].add(r.doc_id)
+    merged = data.component_names.variants
     comps = [
         {
             "component": c,
             "constraints": sorted(data.components[c]),
             "origins": dict(sorted(origins[c].items())),
             "documents": len(docs[c]),
+            **({"inferred_documents": len(inferred[c] - docs[c])} if inferred[c] else {}),
+            **({"merged": list(merged[c])} if c in merged else {}),
         }
         for c in sorted(data.components)
     ]

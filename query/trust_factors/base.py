@@ -23,7 +23,8 @@ from trustindex.schemas.policy import Policy
 class HitContext:
     """One passage (``row``) to explain under a policy and reference day.  ``targets``/``strict``: the query's
     version targets (none: the passage's own constraints are shown); ``version``: a version match the search
-    already worked out for this row, used as it is."""
+    already worked out for this row, used as it is; ``version_targeted``: the targets the passage's own evidence
+    satisfies, all of them (they lift a legacy page's doubt as a docs target does)."""
 
     data: Any  # query.reader.SnapshotData
     policy: Policy
@@ -33,6 +34,7 @@ class HitContext:
     targets: list = field(default_factory=list)
     strict: bool = False
     version: dict | None = None
+    version_targeted: tuple[str, ...] = ()
 
     @property
     def doc_id(self) -> str:

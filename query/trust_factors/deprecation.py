@@ -12,43 +12,56 @@ from trustindex.schemas.policy import Policy
 
 
 def deprecation_factor(
-    marks: list[dict], policy: Policy, docs_targeted: bool = False, folder: str | None = None
+    marks: list[dict],
+    policy: Policy,
+    docs_targeted: bool = False,
+    folder: str | None = None,
+    version_targeted: tuple[str, ...] = (),
 ) -> dict:
     """Deprecated content takes the deprecation multiplier; a legacy docs version's page takes the legacy one
-    too, unless the query names a docs version (then it competes as that version).  ``folder``: the released
-    version folder of a page no docs config labels (SnapshotData.version_folder), a milder doubt than legacy."""
+    too, unless the query names a docs version (then it competes as that version) or the page's own evidence
+    satisfies every version target (``version_targeted``: those targets; the user asked for that version).
+    ``folder``: the released version folder of a page no docs config labels (SnapshotData.version_folder), a
+    milder doubt than legacy, lifted the same way."""
     dp = policy.deprecation
     legacy = [m for m in marks if m["marker"] == LEGACY_MARKER]
     other = len(legacy) < len(marks)
     if not marks and folder is None:
         return {"multiplier": 1.0, "status": "not_deprecated", "evidence": {}}
+    targeted = docs_targeted or bool(version_targeted)
     older = dp.legacy_docs_multiplier if legacy else (dp.version_folder_multiplier if folder else 1.0)
-    mult = (dp.multiplier if other else 1.0) * (older if not docs_targeted else 1.0)
+    mult = (dp.multiplier if other else 1.0) * (older if not targeted else 1.0)
     evidence: dict = {"markers": [{"scope": m["scope"], "reason": m["reason"], "marker": m["marker"]} for m in marks]}
+    lifted_by = {"lifted_by_version_targets": list(version_targeted)} if version_targeted else {}
     if legacy:
         evidence["superseded_by"] = superseded_by(legacy[0]["reason"])
         evidence["legacy_lifted_by_docs_target"] = docs_targeted
+        evidence.update({f"legacy_{k}": v for k, v in lifted_by.items()})
     elif folder:
         evidence["version_folder"] = folder
         evidence["version_folder_lifted_by_docs_target"] = docs_targeted
+        evidence.update({f"version_folder_{k}": v for k, v in lifted_by.items()})
     if other:
         status = "deprecated"
     elif legacy:
-        status = "legacy_docs_version_targeted" if docs_targeted else "legacy_docs_version"
+        status = "legacy_docs_version_targeted" if targeted else "legacy_docs_version"
     else:
-        status = "unlabelled_docs_version_targeted" if docs_targeted else "unlabelled_docs_version"
+        status = "unlabelled_docs_version_targeted" if targeted else "unlabelled_docs_version"
     return {"multiplier": mult, "status": status, "evidence": evidence}
 
 
 def explain(hit: HitContext) -> dict:
     d = hit.data
-    return deprecation_factor(d.deprecation_rows(hit.row), hit.policy, hit.docs_targeted, d.version_folder(hit.row))
+    return deprecation_factor(
+        d.deprecation_rows(hit.row), hit.policy, hit.docs_targeted, d.version_folder(hit.row), hit.version_targeted
+    )
 
 
 def prior(passages: PassagesContext) -> Prior:
     """``deprecation_factor``'s product per passage, (deprecation or 1) × (legacy or folder or 1); with a docs
     target a legacy or folder page competes as its version, so the targeted prior leaves that part out.
-    Marks: ``deprecated`` (any of the three) and ``legacy``."""
+    Marks: ``deprecated`` (any of the three), ``legacy`` and ``older`` (legacy or an unlabelled version folder: the
+    doubt a docs target, or a page's own evidence satisfying every version target, lifts)."""
     d, dp = passages.data, passages.policy.deprecation
     chunks = d.chunks.table
     other = _marked(chunks, d, legacy=False)
@@ -56,7 +69,8 @@ def prior(passages: PassagesContext) -> Prior:
     not_legacy = np.where(other, dp.multiplier, 1.0)
     folder = np.array([d.version_folder(i) is not None for i in range(len(passages.rows))], dtype=bool)
     older = np.where(legacy, dp.legacy_docs_multiplier, np.where(folder, dp.version_folder_multiplier, 1.0))
-    return Prior(not_legacy * older, not_legacy, {"deprecated": other | legacy | folder, "legacy": legacy})
+    marks = {"deprecated": other | legacy | folder, "legacy": legacy, "older": legacy | folder}
+    return Prior(not_legacy * older, not_legacy, marks)
 
 
 def _marked(chunks: pa.Table, data, legacy: bool) -> np.ndarray:

@@ -117,6 +117,15 @@ def test_matrix_rows_and_tabs_target_their_chunks():
     assert component_name("**Node** (Midnight)") == "Node"
 
 
+def test_a_family_glob_row_names_its_stem_never_a_dashed_name():
+    table = (
+        "| Component | Version |\n| --- | --- |\n| `@midnight-ntwrk/midnight-js-*` | `4.1.1` |\n| **Node** | 1.0.2 |\n"
+    )
+    got = [(t.component, t.constraint) for t in matrix_targets(table)]
+    assert got == [("@midnight-ntwrk/midnight-js", "4.1.1"), ("Node", "1.0.2")]
+    assert component_name("packages `midnight-js-*`") == "midnight-js"
+
+
 # -- install commands and package.json snippets --------------------------------------------------------------
 INSTALLS = """# Install
 

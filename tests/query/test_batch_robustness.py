@@ -31,7 +31,7 @@ def _check(answers: list[dict]) -> None:
     assert sorted(errors) == [2, 3, 5, 6]
     assert all("\n" not in e for e in errors.values())
     assert "not JSON" in errors[2]
-    assert "no-such-component" in errors[3] and "known:" in errors[3] and "compact-language" in errors[3]
+    assert "no-such-component" in errors[3] and "list_versions lists them" in errors[3] and "\n" not in errors[3]
     assert "k must be an integer" in errors[5]
     assert '"query"' in errors[6]
     unseen = answers[3]

@@ -87,7 +87,7 @@ def test_policy_edit_changes_id_and_scores_without_rebuild(refreshed):
         (dict(query=""), "empty"),
         (dict(query="x" * 10_001), "limit"),
         (dict(query="counter", targets=["compact-language=banana"]), "banana"),
-        (dict(query="counter", targets=["no-such-component=1.0"]), "known:"),
+        (dict(query="counter", targets=["no-such-component=1.0"]), "no close name among its"),
         (dict(query="counter", targets=["nonsense"]), "COMPONENT=VERSION"),
         (dict(query="counter", k=0), "k must be"),
     ],
