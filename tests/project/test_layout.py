@@ -58,3 +58,12 @@ def test_the_link_tree_follows_the_trees_own_table(tmp_path):
     assert (out / "trustindex" / "lib").resolve() == (tree / "src" / "lib").resolve()
     assert (out / "trustindex" / "__init__.py").resolve() == (tree / "trustindex" / "__init__.py").resolve()
     assert sorted(p.name for p in (out / "trustindex").iterdir()) == ["__init__.py", "lib"]
+
+
+def test_test_files_are_named_once_across_the_rooms():
+    """pytest imports a test file by its base name (the rooms' folders are not packages): two rooms' files of one
+    name fail to collect ("import file mismatch"), so a name says what it tests across the whole tree."""
+    names: dict[str, list[str]] = {}
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        names.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
+    assert not {n: ps for n, ps in names.items() if len(ps) > 1}
