@@ -44,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench import eval_set  # noqa: E402
 from bench.bench_quality import ndcg_at_10, rank_files, recall_at_10  # noqa: E402
 from bench.common import CORPUS, WORK, bench_env, figure, print_figures, save, setup_env  # noqa: E402
+from trustindex.schemas.page_routes import UNROUTED  # noqa: E402
 
 RETRIEVAL_WORK = WORK / "retrieval"
 SOURCE = "midnight-docs"
@@ -371,7 +372,17 @@ def trustindex_files(index, query: str, copies: bool = True) -> list[str]:
     """The files a response names, in order: each hit's file, then (``copies``) the files of the byte-identical
     passages collapsed into it (``also_in``, shown under the hit by every rendering).  The baselines list such
     copies as results of their own, each taking a rank; here a copy takes the rank after its hit."""
-    r = index.search(query, k=SEARCH_K)
+    return response_files(index.search(query, k=SEARCH_K), copies)
+
+
+def unrouted_above_served(r: dict) -> bool:
+    """Whether a hit of a page the docs site does not serve ranks above one it serves (issue 43: never)."""
+    unrouted = [h["ranking_terms"]["route"]["status"] == UNROUTED for h in r["hits"]]
+    return any(u and not later for i, u in enumerate(unrouted) for later in unrouted[i + 1 :])
+
+
+def response_files(r: dict, copies: bool = True) -> list[str]:
+    """``trustindex_files`` of a response already made."""
     out = []
     for h in r["hits"]:
         out.append(_file(h["provenance"]))
@@ -385,12 +396,14 @@ def evaluate(index, queries: list[eval_set.JudgedQuery]) -> list[dict]:
     base = Baselines(index)
     rows = []
     for q in queries:
+        r = index.search(q.query, k=SEARCH_K)
         ranked = {
-            "trustindex": trustindex_files(index, q.query),
-            "trustindex_hits": trustindex_files(index, q.query, copies=False),
+            "trustindex": response_files(r),
+            "trustindex_hits": response_files(r, copies=False),
             **base.rank(q.query),
         }
         row = {"id": q.id, "query": q.query, "split": q.split, "kind": q.kind, "relevant": q.relevant}
+        row["unrouted_above_served"] = unrouted_above_served(r)
         for name in SYSTEMS:
             row[name] = {
                 "ndcg": round(ndcg_at_10(ranked[name], q.relevant), 4),
@@ -411,6 +424,7 @@ def summarise(rows: list[dict]) -> dict:
     for (split, kind), rs in sorted(groups.items()):
         out.setdefault(split, {})[kind] = {
             "queries": len(rs),
+            "unrouted_above_served": sum(bool(r.get("unrouted_above_served")) for r in rs),
             **{s: {m: float(np.mean([r[s][m] for r in rs])) for m in ("ndcg", "recall")} for s in SYSTEMS},
         }
     return out
@@ -442,6 +456,15 @@ def figures_of(summary: dict) -> list[dict]:
         )
         figs.append(
             figure(f"nDCG@10 trustindex, hit paths only, also_in copies left out ({split})", s[SYSTEMS[1]]["ndcg"], "")
+        )
+        figs.append(
+            figure(
+                f"answers with a page the site does not serve above one it serves ({split}; issue 43 goal 0)",
+                s["unrouted_above_served"],
+                "answers",
+                goal="0",
+                met=s["unrouted_above_served"] == 0,
+            )
         )
         figs += [figure(f"nDCG@10 {b} ({split})", s[b]["ndcg"], "") for b in BASELINES]
         figs.append(

@@ -83,6 +83,7 @@ class SnapshotData(PassageFeatures, SnapshotEvidence):
         self.chunk_doc_row = row_positions(chunks.column("doc_id"), t["documents"].column("doc_id"))
         self._group_evidence(t)
         self.sources = {r["source"]: r for r in t["sources"].to_pylist()} if "sources" in t else {}
+        self.copies_table = t.get("copies")  # passages copying another source's (query/copies.py); often absent
         registry_file = self.dir / COMPONENTS
         self.registry = (
             ComponentRegistry.from_json(registry_file.read_text(encoding="utf-8"))
