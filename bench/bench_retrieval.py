@@ -22,6 +22,9 @@ recall@10 of the grade-2 files.  Systems, all over the same snapshot in the same
   stored passage vector; files by best passage;
 - ``rrf``: the bm25s and dense top-100 passages fused by reciprocal rank fusion (k = 60); files by best passage.
 
+Also counted: answers where a hit of a page the docs site does not serve ranks above one it serves (issue 43: none;
+without a Docusaurus config in the corpus copy, Docusaurus's defaults say which pages are served).
+
 Goal (issue 16, on test): trustindex nDCG@10 ≥ the best baseline + 0.05 and ≥ 0.80.  Per-query rows (every system's
 top files, nDCG, recall) go to ``<work>/retrieval/per_query.jsonl`` for analysis.
 """
@@ -260,6 +263,22 @@ CHANGES = [
         "0.8785 -> 0.8785",
         "0.8488 -> 0.8488",
         "kept (measured on agent files: docs/benchmarks.md, issue 29)",
+    ),
+    (
+        "issue 43: a page the docs site does not serve (here, without a config: a `_` segment below docs/ or blog/, "
+        "draft: true) ranks below every served candidate, ranking_score x served_floor; it replaces the order key's "
+        "unpublished_multiplier 0.94 (which also hit `_` files outside the site's folders, e.g. api-reference/"
+        "_media/); answers with an unrouted file above a served one in their first 10 hit files: 130 -> 0 of 506; "
+        "the losses are drafts judged as answers (validator steps, `_` blog posts, guides/_lace-wallet)",
+        "0.8780 -> 0.8731 (+6/-13 queries)",
+        "0.8493 -> 0.8431 (+6/-17)",
+        "kept (the issue's rule, not a tuned weight)",
+    ),
+    (
+        "  (fusion.unrouted_yields = false: unrouted pages not demoted at all)",
+        "0.8780 -> 0.8761",
+        "0.8493 -> 0.8472",
+        "-",
     ),
 ]
 

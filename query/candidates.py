@@ -50,19 +50,19 @@ class Pool:
 
 
 def collapse(
-    groups: np.ndarray, rows: np.ndarray, order: np.ndarray, wanted: int, copies: np.ndarray | None = None
+    groups: np.ndarray, rows: np.ndarray, order: np.ndarray, wanted: int, copy_of: np.ndarray | None = None
 ) -> list[tuple[int, list[int]]]:
     """Identical passages become one hit (the first in ``order``) with the others' rows in its ``also``; the
     first ``wanted`` hits as (position, also).  ``groups``: per row, the first row with the same text (a copy of
-    another source's passage: its original's group, query/copies.py).  ``copies``: per row, whether it is such a
-    copy; a copy never heads a group that has a candidate which is no copy (it yields to the original): it waits
-    in that candidate's ``also``, whatever its own place in ``order``."""
+    another source's passage: its original's group, query/copies.py).  ``copy_of``: per row, the original it
+    copies (-1: none); a copy never heads a group that has a candidate which is no copy (it yields to the
+    original): it waits in that candidate's ``also``, whatever its own place in ``order``."""
     ranked = rows[order].tolist()
     g = groups[ranked].tolist()
     positions = order.tolist()
     if len(set(g)) == len(g):  # the common case: no two candidates share a text
         return [(j, []) for j in positions[:wanted]]
-    is_copy = copies[ranked].tolist() if copies is not None else [False] * len(ranked)
+    is_copy = (copy_of[ranked] >= 0).tolist() if copy_of is not None else [False] * len(ranked)
     heads = {text for text, c in zip(g, is_copy, strict=True) if not c}  # groups with a candidate that is no copy
     first: dict[int, int] = {}
     waiting: dict[int, list[int]] = {}  # copies ranked above their group's head

@@ -231,7 +231,7 @@ def order(st: SearchState, q: Query, s: Scored) -> Ordered:
     pool = s.pool
     d = st.data
     positions = S.order(s.score, pool.confidence, d.chunk_id_rank()[pool.rows], s.unrouted)
-    hits = collapse(d.hit_groups(), pool.rows, positions, max(q.k, COVERAGE_HITS), d.copy_of() >= 0)
+    hits = collapse(d.hit_groups(), pool.rows, positions, max(q.k, COVERAGE_HITS), d.copy_of())
     if not pool.size:
         return Ordered(hits, 0.0, 0.0)
     # the first hit's score, the pool's best but for a copy folded into its original's hit below it

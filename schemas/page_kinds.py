@@ -1,4 +1,4 @@
-"""What a page is, as evidence: the vocabulary of ``documents.page_kind`` and the draft rule both sides share.
+"""What a page is, as evidence: the vocabulary of ``documents.page_kind`` (whether the site serves it: page_routes).
 
 ``extractors/page_kind.py`` names each document's kind at build time from its path, its front matter and the
 site's configuration; the policy's ``[page_kind]`` section gives each kind a multiplier at query time

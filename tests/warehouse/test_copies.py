@@ -110,8 +110,7 @@ def test_a_search_folds_a_copy_into_its_originals_hit_and_brings_the_original_in
     groups = copy_groups(np.arange(4), copy_of)
     assert groups.tolist() == [0, 1, 0, 3]
     rows = np.array([0, 1, 2, 3])
-    copies = copy_of >= 0
     # the copy ranks first: it waits for its original, whose hit lists it, at the original's own place
-    assert collapse(groups, rows, np.array([2, 1, 0, 3]), 10, copies) == [(1, []), (0, [2]), (3, [])]
+    assert collapse(groups, rows, np.array([2, 1, 0, 3]), 10, copy_of) == [(1, []), (0, [2]), (3, [])]
     # its original is not a candidate: the copy stands as its own hit
-    assert collapse(groups, np.array([1, 2, 3]), np.array([1, 0, 2]), 10, copies) == [(1, []), (0, []), (2, [])]
+    assert collapse(groups, np.array([1, 2, 3]), np.array([1, 0, 2]), 10, copy_of) == [(1, []), (0, []), (2, [])]
