@@ -144,7 +144,8 @@ def run(data: Path) -> dict:
     mcp = ask_mcp(data, INSTALL)
     top = mcp["response"]["hits"][0]
     judged = judged_answers(index)
-    index.reload_policy(Policy.from_dict({"fusion": {"unrouted_yields": False}}))
+    copies = copy_checks(index)
+    index.reload_policy(Policy.from_dict({"fusion": {"unrouted_yields": False}}))  # the rule's cost, measured last
     judged["ndcg_without_yield"] = judged_answers(index)["ndcg"]
     return {
         "snapshot_id": index.snapshot_id,
@@ -157,7 +158,7 @@ def run(data: Path) -> dict:
             "text_head": mcp["text"][:1500],
         },
         "judged": judged,
-        "copy": copy_checks(index),
+        "copy": copies,
     }
 
 

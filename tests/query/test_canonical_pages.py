@@ -8,6 +8,7 @@ second repository carrying a copy of one of its guides, then searches.
 
 from __future__ import annotations
 
+import copy
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -140,6 +141,15 @@ def test_a_draft_ranks_below_every_served_page_and_says_why(site, tmp_path):
     assert draft["factors"]["page_kind"]["status"] == "draft"
     schema = json.loads((Path(__file__).parents[2] / "schemas" / "response.schema.json").read_text())
     jsonschema.validate(r, schema)
+    # a response whose draft was moved above a served hit, or whose floor lies above a served score, is caught
+    moved = copy.deepcopy(r)
+    moved["hits"].insert(0, moved["hits"].pop(first_draft))
+    for n, h in enumerate(moved["hits"], 1):
+        h["rank_position"] = n
+    assert any("is unrouted but ranks above served hit" in p for p in check(moved, index.policy))
+    lifted = copy.deepcopy(r)
+    lifted["hits"][first_draft]["ranking_terms"]["route"]["served_floor"] = 1.0
+    assert any("served_floor 1.0 is above a served hit's ranking_score" in p for p in check(lifted, index.policy))
 
 
 def test_the_breakdown_and_the_compact_text_name_the_rule(site):
@@ -152,7 +162,8 @@ def test_the_breakdown_and_the_compact_text_name_the_rule(site):
     assert "unpublished: the docs site serves no page for it" in render_compact(r, max_tokens=None)
 
 
-def test_a_partial_is_cited_at_the_page_that_renders_it(site):
+def test_a_partial_is_cited_at_the_page_that_renders_it(site, capsys):
+    from trustindex.cli.main import main
     from trustindex.query.render import render_table
 
     r = _index(site).search("tally circuit increments the round counter after every vote", k=5)
@@ -163,6 +174,15 @@ def test_a_partial_is_cited_at_the_page_that_renders_it(site):
     assert p["page_url"] == f"{SITE}/concepts/counters#example-the-round-counter"
     assert hit["ranking_terms"]["route"] == {"status": INCLUDED}
     assert "part of docs/concepts/counters.mdx" in render_table(r, explain=True)
+    args = ["inspect", "--data", str(site), "--source", "docs", "--path", "docs/concepts/_round_counter.mdx", "--json"]
+    assert main(args) == 0
+    route = json.loads(capsys.readouterr().out)["route"]
+    assert route["status"] == INCLUDED and route["part_of"] == "docs/concepts/counters.mdx"
+    assert route["reason"] == "'_round_counter.mdx' starts with _ (Docusaurus serves no page under it)"
+    assert (
+        main(["inspect", "--data", str(site), "--source", "docs", "--path", "docs/tutorials/_beginner/_index.mdx"]) == 0
+    )
+    assert "  route: unrouted ('_beginner' starts with _" in capsys.readouterr().out
 
 
 def test_a_copy_in_another_source_yields_to_the_original(site):
