@@ -162,6 +162,11 @@ def run(data: Path) -> dict:
     }
 
 
+def _none_of(name: str, ids: list[str], judged: dict) -> dict:
+    """A figure whose goal is that no judged answer is among ``ids``."""
+    return figure(name, len(ids), f"of {judged['queries']}", goal="0", met=not ids)
+
+
 def figures_of(r: dict) -> list[dict]:
     rt, j, c = r["routes"], r["judged"], r["copy"]
     return [
@@ -180,20 +185,10 @@ def figures_of(r: dict) -> list[dict]:
             goal="1",
             met=r["mcp_install"]["route"] == "routed",
         ),
-        figure(
-            "judged answers with an unrouted hit above a served one (real repository)",
-            len(j["unrouted_above_served"]),
-            f"of {j['queries']}",
-            goal="0",
-            met=not j["unrouted_above_served"],
+        _none_of(
+            "judged answers with an unrouted hit above a served one (real repository)", j["unrouted_above_served"], j
         ),
-        figure(
-            "judged answers query/explain.py does not reproduce (real repository)",
-            len(j["unexplained"]),
-            f"of {j['queries']}",
-            goal="0",
-            met=not j["unexplained"],
-        ),
+        _none_of("judged answers query/explain.py does not reproduce (real repository)", j["unexplained"], j),
         figure(
             "copy questions where the copy heads a hit",
             sum(q["copy_hits"] > 0 for q in c["questions"]),
