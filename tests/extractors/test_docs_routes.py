@@ -93,6 +93,20 @@ def test_the_reasons_name_the_rule():
     assert r.resolve("docs/x.md", {"draft": True}).reason.startswith("front matter draft: true")
 
 
+def test_the_draft_page_kind_follows_the_route_rule():
+    from trustindex.extractors.page_kind import load_page_kinds
+    from trustindex.schemas.page_kinds import DRAFT
+
+    pages = ["notes/_scratch.md", "notes/wip/idea.md", "main_versioned_docs/version-9.9.9/a.md", "misc/_old/x.md"]
+    kinds = load_page_kinds(pages, FILES, load_docs_routes(pages, FILES))
+    got = {p: kinds.of(p, "markdown") for p in pages}
+    assert got["notes/_scratch.md"].kind != DRAFT  # its plugin's own exclude serves it
+    assert got["notes/wip/idea.md"].reason == "unpublished: excluded by the plugin's exclude '**/wip/**'"
+    assert got["main_versioned_docs/version-9.9.9/a.md"].kind == DRAFT
+    assert got["misc/_old/x.md"].reason == "unpublished: '_old' starts with _ (the site serves no page for it)"
+    assert kinds.of("docs/a.md", "markdown", {"draft": True}).reason == "front matter draft: true"
+
+
 def test_without_a_config_the_defaults_hide_drafts_and_route_the_blog():
     r = load_docs_routes(["docs/a.md"], {})
     assert r.resolve("docs/_develop/a.md").status == UNROUTED
