@@ -33,6 +33,8 @@ Goal (issue 16, Midnight's test half): trustindex nDCG@10 ≥ the best baseline 
 (issue 43) a change that helps Midnight must not cost more than 0.01 nDCG@10; its section sets it beside the Midnight
 test half.  Results are saved under ``retrieval`` (Midnight) and ``retrieval_react``.  Per-query rows (every system's
 top files and metrics) go to ``<work>/retrieval/per_query.jsonl`` (``retrieval-react/``) for analysis.
+Also counted: answers where a hit of a page the docs site does not serve ranks above one it serves (issue 43: none;
+without a Docusaurus config in the corpus copy, Docusaurus's defaults say which pages are served).
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ from bench import eval_set  # noqa: E402
 from bench.bench_quality import ndcg_at_10, rank_files, recall_at_10, reciprocal_rank  # noqa: E402
 from bench.common import CORPUS, RESULTS, ROOT, figure, machine, print_figures, save, setup_env  # noqa: E402
 from bench.retrieval_corpora import CORPORA, MIDNIGHT, Corpus, build_snapshot, folder_as_commit  # noqa: E402
+from trustindex.schemas.page_routes import UNROUTED  # noqa: E402
 
 RETRIEVAL_WORK = MIDNIGHT.work
 SOURCE = MIDNIGHT.source
@@ -256,6 +259,22 @@ CHANGES = [
         "0.8488 -> 0.8488",
         "kept (measured on agent files: docs/benchmarks.md, issue 29)",
     ),
+    (
+        "issue 43: a page the docs site does not serve (here, without a config: a `_` segment below docs/ or blog/, "
+        "draft: true) ranks below every served candidate, ranking_score x served_floor; it replaces the order key's "
+        "unpublished_multiplier 0.94 (which also hit `_` files outside the site's folders, e.g. api-reference/"
+        "_media/); answers with an unrouted file above a served one in their first 10 hit files: 130 -> 0 of 506; "
+        "the losses are drafts judged as answers (validator steps, `_` blog posts, guides/_lace-wallet)",
+        "0.8780 -> 0.8731 (+6/-13 queries)",
+        "0.8493 -> 0.8431 (+6/-17)",
+        "kept (the issue's rule, not a tuned weight)",
+    ),
+    (
+        "  (fusion.unrouted_yields = false: unrouted pages not demoted at all)",
+        "0.8780 -> 0.8761",
+        "0.8493 -> 0.8472",
+        "-",
+    ),
 ]
 
 
@@ -347,7 +366,17 @@ def trustindex_files(index, query: str, copies: bool = True, source: str = SOURC
     """The files a response names, in order: each hit's file, then (``copies``) the files of the byte-identical
     passages collapsed into it (``also_in``, shown under the hit by every rendering).  The baselines list such
     copies as results of their own, each taking a rank; here a copy takes the rank after its hit."""
-    r = index.search(query, k=SEARCH_K)
+    return response_files(index.search(query, k=SEARCH_K), copies, source)
+
+
+def unrouted_above_served(r: dict) -> bool:
+    """Whether a hit of a page the docs site does not serve ranks above one it serves (issue 43: never)."""
+    unrouted = [h["ranking_terms"]["route"]["status"] == UNROUTED for h in r["hits"]]
+    return any(u and not later for i, u in enumerate(unrouted) for later in unrouted[i + 1 :])
+
+
+def response_files(r: dict, copies: bool = True, source: str = SOURCE) -> list[str]:
+    """``trustindex_files`` of a response already made."""
     out = []
     for h in r["hits"]:
         out.append(_file(h["provenance"], source))
@@ -371,12 +400,14 @@ def evaluate(index, queries: list[eval_set.JudgedQuery], source: str = SOURCE) -
     base = Baselines(index, source)
     rows = []
     for q in queries:
+        r = index.search(q.query, k=SEARCH_K)
         ranked = {
-            "trustindex": trustindex_files(index, q.query, source=source),
-            "trustindex_hits": trustindex_files(index, q.query, copies=False, source=source),
+            "trustindex": response_files(r, source=source),
+            "trustindex_hits": response_files(r, copies=False, source=source),
             **base.rank(q.query),
         }
         row = {"id": q.id, "query": q.query, "split": q.split, "kind": q.kind, "relevant": q.relevant}
+        row["unrouted_above_served"] = unrouted_above_served(r)
         for name in SYSTEMS:
             row[name] = {**scores_of(ranked[name], q.relevant), "top": ranked[name]}
         rows.append(row)
@@ -393,6 +424,7 @@ def summarise(rows: list[dict]) -> dict:
     for (split, kind), rs in sorted(groups.items()):
         out.setdefault(split, {})[kind] = {
             "queries": len(rs),
+            "unrouted_above_served": sum(bool(r.get("unrouted_above_served")) for r in rs),
             **{s: {m: float(np.mean([r[s][m] for r in rs])) for m in METRICS} for s in SYSTEMS},
         }
     return out
@@ -424,6 +456,15 @@ def figures_of(summary: dict, goal_on_test: bool = True) -> list[dict]:
         )
         figs.append(
             figure(f"nDCG@10 trustindex, hit paths only, also_in copies left out ({split})", s[SYSTEMS[1]]["ndcg"], "")
+        )
+        figs.append(
+            figure(
+                f"answers with a page the site does not serve above one it serves ({split}; issue 43 goal 0)",
+                s["unrouted_above_served"],
+                "answers",
+                goal="0",
+                met=s["unrouted_above_served"] == 0,
+            )
         )
         figs += [figure(f"nDCG@10 {b} ({split})", s[b]["ndcg"], "") for b in BASELINES]
         for metric in ("ndcg5", "mrr", "recall"):

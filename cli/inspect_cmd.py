@@ -9,6 +9,7 @@ from trustindex.query.component_names import ComponentNames, snapshot_names
 from trustindex.query.trust import evidence_class_of, lent_tier, page_kind_factor
 from trustindex.schemas.components import ComponentRegistry
 from trustindex.schemas.errors import TrustIndexError
+from trustindex.schemas.page_routes import effective_route
 from trustindex.schemas.policy import Policy
 from trustindex.schemas.snapshot import COMPONENTS, read_manifest, resolve_current
 from trustindex.schemas.tables import EVIDENCE_CLASSES
@@ -121,6 +122,13 @@ def inspect(a) -> int:
         "attribution": attr[0] if attr else {},
         # what the page is and its multiplier under the policy given (--policy; else the built-in one)
         "page_kind": page_kind_factor(d, Policy.load(getattr(a, "policy", None))),
+        # whether the docs site serves the page, and for a partial the page that renders it (issue 43)
+        "route": {
+            "status": effective_route(d.get("route"), d.get("part_of"), d["path"]),
+            "reason": d.get("route_reason") or "",
+            "part_of": d.get("part_of") or None,
+            "page_url": d.get("page_url") or None,
+        },
         "freshness": {
             "last_modified": d["last_modified"],
             "last_modified_commit": d["last_modified_commit"],
@@ -144,6 +152,9 @@ def inspect(a) -> int:
         print(f"  attribution: {at.get('publisher_name')} ({at.get('tier')}, via {at.get('origin')})")
         pk = out["page_kind"]
         print(f"  page kind: {pk['status']} ×{pk['multiplier']:.2f} ({pk['evidence']['reason']})")
+        rt = out["route"]
+        part = f"; part of {rt['part_of']}" if rt["part_of"] else ""
+        print(f"  route: {rt['status']} ({rt['reason'] or 'no reason stored'}{part}) {rt['page_url'] or ''}".rstrip())
         print(
             f"  freshness: last modified {d['last_modified']}, last substantive change {d['last_substantive_change']}"
         )

@@ -69,6 +69,8 @@ class Extraction:
     version_targets: list[VersionTarget] = field(default_factory=list)
     deprecations: list[Deprecation] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # the Markdown files the page renders inside itself (MDX import + <Name />, extractors/mdx_includes.py)
+    includes: list[str] = field(default_factory=list)
 
 
 class ExtractionError(Exception):

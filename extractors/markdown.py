@@ -49,6 +49,7 @@ from trustindex.extractors.markdown_sizing import (  # noqa: F401
     ChunkSizer,
     Unit,
 )
+from trustindex.extractors.mdx_includes import rendered_includes
 
 PARSE_LINE_CHARS = 1000
 MAX_PARSE_BYTES = 1024 * 1024  # ~0.5 s of tree-sitter-markdown here
@@ -93,6 +94,7 @@ def extract_markdown(data: bytes, ctx: FileContext) -> Extraction:
         ex.deprecations = markdown_deprecations(fm, text, ex.chunks)
     except Exception as exc:  # evidence must never cost the file its chunks
         ex.warnings.append(f"deprecation markers not read: {type(exc).__name__}: {exc}")
+    ex.includes = rendered_includes(text, ctx.path)
     return ex
 
 

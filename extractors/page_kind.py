@@ -18,8 +18,9 @@ names the kind:
 3. ai_written: the page says that an AI model wrote it or sections of it (extractors/ai_disclosure.py: front
    matter, a heading's ``[AI-generated]`` badge, a statement in its opening, Claude Code's signature); the one kind
    a page's text can name, because it can only lower the page;
-4. draft: a page the site does not publish, a ``_`` file or folder (schemas.page_kinds.unpublished_path, the rule
-   the search's unpublished multiplier uses) or front matter ``draft: true``;
+4. draft: a page the site does not publish: the route rule of extractors/docs_routes.py (a ``_`` segment below a
+   docs or blog folder unless the plugin's own exclude serves it, ``draft: true``, an unlisted version folder) and,
+   outside the site's folders, a ``_`` file or folder (schemas.page_routes.unpublished_path);
 5. release notes: under a release-notes folder (extractors/release_notes.py) or named as release notes or a
    changelog (``CHANGELOG.md``, ``2024-09_testnet_release_notes.mdx``, ``archived-relnotes/``);
 6. blog: under a blog plugin's folder of the site's Docusaurus config (its ``path``, ``blog`` by default; none when
@@ -39,9 +40,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from trustindex.extractors.ai_disclosure import ai_disclosure
-from trustindex.extractors.docs_routes import DocsRoutes
-from trustindex.extractors.docs_versions import DOCS_CONFIG_RE, classic_presets, content_plugin_options
-from trustindex.extractors.js_config import entries, object_at, string_literal, strip_comments
+from trustindex.extractors.docs_routes import DocsRoutes, blog_plugins
+from trustindex.extractors.docs_versions import DOCS_CONFIG_RE
+from trustindex.extractors.js_config import strip_comments
 from trustindex.schemas.page_kinds import (
     AGENT_INSTRUCTIONS,
     AI_WRITTEN,
@@ -51,8 +52,8 @@ from trustindex.schemas.page_kinds import (
     GUIDE,
     REFERENCE,
     RELEASE_NOTES,
-    unpublished_path,
 )
+from trustindex.schemas.page_routes import ROUTED, UNROUTED, unpublished_path
 from trustindex.schemas.version_map import relnotes_folder
 
 AGENT_FILES = frozenset(
@@ -154,11 +155,9 @@ class PageKinds:
         disclosed = ai_disclosure(text, fm)
         if disclosed:
             return PageKind(AI_WRITTEN, f"written by an AI model: {disclosed}")
-        if unpublished_path(path):
-            part = next(p for p in parts if p.startswith("_"))
-            return PageKind(DRAFT, f"unpublished: {part!r} starts with _ (the site serves no page for it)")
-        if fm.get("draft") is True:
-            return PageKind(DRAFT, "front matter draft: true")
+        draft = self._draft(path, parts, fm)
+        if draft:
+            return PageKind(DRAFT, draft)
         in_notes, _component = relnotes_folder(path)
         stems = [*parts[:-1], parts[-1].rsplit(".", 1)[0]]
         named = next(
@@ -193,6 +192,19 @@ class PageKinds:
             return f"at an agent plugin's root: {plugin_root}"
         key = next((k for k in AGENT_FRONT_MATTER if k in fm), None)
         return f"front matter only agent tools read: {key}" if key else None
+
+    def _draft(self, path: str, parts: list[str], fm: Mapping) -> str | None:
+        """Why the site publishes no page for the file (the route rule, extractors/docs_routes.py; outside the
+        site's folders, a ``_`` file or folder), or None: a plugin whose own exclude serves ``_`` files is obeyed."""
+        route = self.routes.resolve(path, fm) if self.routes is not None else None
+        if route is not None and route.status == ROUTED:
+            return None
+        if unpublished_path(path):
+            part = next(p for p in parts if p.startswith("_"))
+            return f"unpublished: {part!r} starts with _ (the site serves no page for it)"
+        if fm.get("draft") is True:
+            return "front matter draft: true"
+        return f"unpublished: {route.reason}" if route is not None and route.status == UNROUTED else None
 
     def _blog(self, path: str, parts: list[str]) -> str | None:
         if self.blog_dirs is None:
@@ -243,28 +255,6 @@ def load_page_kinds(
     return PageKinds(frozenset(skills), frozenset(plugins), blog_folders, routes, frozenset(roots))
 
 
-# options only the blog plugin takes: a site's own plugin that wraps it (Docusaurus's way to extend the blog, e.g.
-# ["./plugins/blog-plugin.js", {blogTitle: ..., path: "./blog"}] in the Midnight docs) is a blog plugin too
-BLOG_ONLY_OPTIONS = frozenset({"blogTitle", "blogDescription", "blogSidebarTitle", "blogListComponent", "postsPerPage"})
-_PLUGIN_ENTRY = re.compile(r"\[\s*([\"'])([^\"'\n]+)\1\s*,")
-
-
 def blog_dirs(config: str, root: str) -> list[str]:
-    """The folders of the blog plugins a Docusaurus config declares (the classic preset's blog at ``blog/`` unless
-    it says ``blog: false``; a plugin of the site's own whose options only a blog takes)."""
-    src = strip_comments(config)
-    out = []
-    wrapped = []
-    for m in _PLUGIN_ENTRY.finditer(src):
-        obj = object_at(src, m.end()) if m[2] != "@docusaurus/plugin-content-blog" else None
-        if obj and BLOG_ONLY_OPTIONS & set(entries(obj)):
-            wrapped.append(obj)
-    for obj in [*content_plugin_options(src, "blog"), *wrapped]:
-        given = entries(obj).get("path")
-        folder = string_literal(given) if given is not None else "blog"
-        if folder:
-            out.append(root + posixpath.normpath(folder).lstrip("/").rstrip("/") + "/")
-    presets = classic_presets(src)
-    if presets and not any("blog" in entries(p) for p in presets):
-        out.append(f"{root}blog/")
-    return out
+    """The folders of the blog plugins a Docusaurus config declares (extractors/docs_routes.py ``blog_plugins``)."""
+    return [b.folder for b in blog_plugins(strip_comments(config), root)]

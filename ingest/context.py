@@ -60,6 +60,11 @@ class SourceContext:
         h = self.history.get(path)
         return h.touches[:MAX_TOUCHES] if h else []
 
+    def created(self, path: str) -> datetime:
+        """The date of the first commit that touched the file (the commit's own time when it has no history)."""
+        h = self.history.get(path)
+        return h.touches[-1].commit_date if h and h.touches else self.head_time
+
     def is_substantive(self, c: CommitInfo, path: str) -> bool:
         return is_substantive(self.repo, c, path, self.bulk, self._substantive)
 

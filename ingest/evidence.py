@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from trustindex.extractors.base import Deprecation, Extraction, ExtractionError, VersionTarget
 from trustindex.extractors.docs_fences import fence_pragma_targets, record_disagreements
-from trustindex.extractors.docs_routes import load_docs_routes
+from trustindex.extractors.docs_routes import Route, load_docs_routes
 from trustindex.extractors.docs_versions import docs_version_deprecations, docs_version_targets, load_docs_versions
 from trustindex.extractors.manifests import (
     manifest_deprecation,
@@ -25,6 +25,7 @@ from trustindex.extractors.manifests import (
 )
 from trustindex.extractors.page_kind import load_page_kinds
 from trustindex.extractors.typedoc import TypedocOutputs, header_targets
+from trustindex.schemas.page_routes import OFF_SITE
 from trustindex.schemas.policy import Policy
 
 CODE_KINDS = ("typescript", "rust", "compact", "text")
@@ -58,11 +59,14 @@ class SourceEvidence:
         self.routes = load_docs_routes(paths, config_files)
         self.page_kinds = load_page_kinds([*paths, *tree_paths], config_files, self.routes)
 
-    def page_url(self, site_url: str, path: str, kind: str, front_matter: dict) -> str:
-        """The page a person opens for ``path`` on the source's published site ("" when it has none)."""
-        if not site_url or kind != "markdown":
-            return ""
-        return self.routes.page_url(site_url, path, front_matter) or ""
+    def site_page(self, site_url: str, path: str, kind: str, front_matter: dict) -> tuple[Route, str]:
+        """Whether the site serves ``path`` (extractors/docs_routes.py) and the page a person opens for it on the
+        source's published site ("" when it has none)."""
+        if kind != "markdown":
+            return Route(OFF_SITE, f"not a Markdown page (a {kind} file)"), ""
+        route = self.routes.resolve(path, front_matter)
+        url = self.routes.page_url(site_url, path, front_matter) if site_url and route.route is not None else None
+        return route, url or ""
 
     def _manifest_for(self, path: str, kind: str):
         if kind not in CODE_KINDS:

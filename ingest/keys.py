@@ -15,8 +15,9 @@ from trustindex.schemas.policy import Policy
 # 6: an agent plugin's README is agent instructions; 7: ai_written, a page's disclosure that a model wrote it;
 # 8: content-risk rules for tool-call markup, forged result headers, credential requests and deceptive links, and
 # HTML comments left out of the served text;
-# 9: TypeDoc pages' package and version, a compatibility table's family glob)
-EXTRACTOR_VERSION = "9"
+# 9: TypeDoc pages' package and version, a compatibility table's family glob;
+# 10: a page's route status, the partials it renders, its creation date, blog posts' site URLs)
+EXTRACTOR_VERSION = "10"
 
 
 def source_key(source: Source, commit: str, ids: Identities, ledger: list[LedgerEntry], policy: Policy) -> str:

@@ -72,6 +72,7 @@ def _document_row(
     last_sub = next((c for c in touches if subst[c.sha]), touches[-1] if touches else None)
     fm = extraction.front_matter if extraction else {}
     page_kind = ctx.evidence.page_kinds.of(path, kind, fm, text)
+    route, page_url = ctx.evidence.site_page(ctx.source.site_url, path, kind, fm)
     return {
         "doc_id": doc_id,
         "source": ctx.source.name,
@@ -87,10 +88,15 @@ def _document_row(
         "last_substantive_commit": last_sub.sha if last_sub else ctx.commit,
         "front_matter": json.dumps(fm, sort_keys=True, default=str),
         "url": file_url(ctx.source.web_template, ctx.source.name, ctx.commit, path),
-        "page_url": ctx.evidence.page_url(ctx.source.site_url, path, kind, fm),
+        "page_url": page_url,
         "page_kind": page_kind.kind,
         "page_kind_reason": page_kind.reason,
         "warnings": list(extraction.warnings) if extraction else [],
+        "route": route.status,
+        "route_reason": route.reason,
+        "includes": list(extraction.includes) if extraction else [],
+        "part_of": "",  # set for the whole source once every page is read (ingest/includes.py)
+        "created": _utc(ctx.created(path)),
     }
 
 

@@ -36,6 +36,7 @@ from trustindex.ingest.context import SourceContext
 from trustindex.ingest.dispatch import extractor_for, kind_of
 from trustindex.ingest.evidence import SourceEvidence, docs_config_evidence
 from trustindex.ingest.files import skip_rule_for_bytes, skip_rule_for_entry
+from trustindex.ingest.includes import attach_partials
 from trustindex.ingest.incremental import Previous, carried_rows, plan
 from trustindex.ingest.rows import Row, document_rows, empty_rows
 from trustindex.ingest.vouches import ledger_links, signature_evidence
@@ -134,6 +135,7 @@ def ingest_source(
         for name, r in carried.items():
             rows[name].extend(r)
     _extract_all(ctx, blobs, rows, report, on_chunks)
+    attach_partials(rows["documents"], evidence.routes)
 
     result = SourceResult(source.name, commit, note=inc.note, signature_checks=signed.count)
     for name, r in rows.items():

@@ -49,21 +49,31 @@ class Pool:
         return c
 
 
-def collapse(groups: np.ndarray, rows: np.ndarray, order: np.ndarray, wanted: int) -> list[tuple[int, list[int]]]:
+def collapse(
+    groups: np.ndarray, rows: np.ndarray, order: np.ndarray, wanted: int, copy_of: np.ndarray | None = None
+) -> list[tuple[int, list[int]]]:
     """Identical passages become one hit (the first in ``order``) with the others' rows in its ``also``; the
-    first ``wanted`` hits as (position, also).  ``groups``: per row, the first row with the same text."""
+    first ``wanted`` hits as (position, also).  ``groups``: per row, the first row with the same text (a copy of
+    another source's passage: its original's group, query/copies.py).  ``copy_of``: per row, the original it
+    copies (-1: none); a copy never heads a group that has a candidate which is no copy (it yields to the
+    original): it waits in that candidate's ``also``, whatever its own place in ``order``."""
     ranked = rows[order].tolist()
     g = groups[ranked].tolist()
     positions = order.tolist()
     if len(set(g)) == len(g):  # the common case: no two candidates share a text
         return [(j, []) for j in positions[:wanted]]
+    is_copy = (copy_of[ranked] >= 0).tolist() if copy_of is not None else [False] * len(ranked)
+    heads = {text for text, c in zip(g, is_copy, strict=True) if not c}  # groups with a candidate that is no copy
     first: dict[int, int] = {}
+    waiting: dict[int, list[int]] = {}  # copies ranked above their group's head
     hits: list[tuple[int, list[int]]] = []
-    for j, r, text in zip(positions, ranked, g, strict=True):
+    for j, r, text, c in zip(positions, ranked, g, is_copy, strict=True):
         h = first.get(text)
-        if h is None:
-            first[text] = len(hits)
-            hits.append((j, []))
-        else:
+        if h is not None:
             hits[h][1].append(r)
+        elif c and text in heads:
+            waiting.setdefault(text, []).append(r)
+        else:
+            first[text] = len(hits)
+            hits.append((j, waiting.pop(text, [])))
     return hits[:wanted]

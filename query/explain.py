@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 
 from trustindex.query.score import weights_in_use
+from trustindex.schemas.page_routes import UNROUTED
 from trustindex.schemas.policy import Policy
 from trustindex.schemas.trust_factors import FACTOR_NAMES
 
@@ -39,12 +40,17 @@ def recompute(hit: dict) -> Recomputed:
     elif "page" in terms:
         p = terms["page"]
         total = rel + sum(p[n]["weight"] * p[n]["value"] for n in ("support", "page_vector", "page_terms"))
-        ranking_rel = (p["unpublished"]["multiplier"] if p["unpublished"]["applies"] else 1.0) * total / p["normaliser"]
+        ranking_rel = total / p["normaliser"]
     else:
         ranking_rel = rel
     wt, wr = terms["trust_weight"], terms["relevance_weight"]
     ranking_rel = min(1.0, max(0.0, ranking_rel))
-    return Recomputed(trust, rel, ranking_rel, trust**wt * ranking_rel**wr, trust**wt * rel**wr)
+    floor = terms.get("route", {}).get("served_floor", 1.0)  # an unrouted page yields (query/routes.py)
+    return Recomputed(trust, rel, ranking_rel, floor * trust**wt * ranking_rel**wr, trust**wt * rel**wr)
+
+
+def _unrouted(h: dict) -> bool:
+    return h["ranking_terms"].get("route", {}).get("status") == UNROUTED
 
 
 def check(response: dict, policy: Policy) -> list[str]:
@@ -56,17 +62,39 @@ def check(response: dict, policy: Policy) -> list[str]:
     for h in hits:
         problems += [f"hit {h['rank_position']}: {p}" for p in _check_hit(h, policy, lexical_ran)]
     for a, b in zip(hits, hits[1:], strict=False):
-        ka = (-a["ranking_score"], -a["confidence"], a["chunk_id"])
-        kb = (-b["ranking_score"], -b["confidence"], b["chunk_id"])
+        ka = (-a["ranking_score"], _unrouted(a), -a["confidence"], a["chunk_id"])
+        kb = (-b["ranking_score"], _unrouted(b), -b["confidence"], b["chunk_id"])
         if ka > kb:
             problems.append(f"hit {b['rank_position']} should rank above hit {a['rank_position']}")
         if b["display_confidence"] > a["display_confidence"]:
             problems.append(f"display_confidence rises at hit {b['rank_position']}")
+    problems += _route_problems(hits, policy)
     if [h["rank_position"] for h in hits] != list(range(1, len(hits) + 1)):
         problems.append("rank_position is not 1, 2, 3, …")
     if response["abstained"] and response["match_tier"] != "low":
         problems.append(f"abstained but match_tier {response['match_tier']}")
     return problems
+
+
+def _route_problems(hits: list[dict], policy: Policy) -> list[str]:
+    """An unrouted hit above a served one, or a floor that is not the served hits' lower bound, while the policy
+    has unrouted pages yield."""
+    if not policy.fusion.unrouted_yields:
+        return []
+    out = []
+    served = [h for h in hits if not _unrouted(h)]
+    for h in hits:
+        if not _unrouted(h):
+            continue
+        above = [s for s in served if s["rank_position"] > h["rank_position"]]
+        if above:
+            out.append(f"hit {h['rank_position']} is unrouted but ranks above served hit {above[0]['rank_position']}")
+        floor = h["ranking_terms"]["route"].get("served_floor")
+        if served and floor is None:
+            out.append(f"hit {h['rank_position']} is unrouted but shows no served_floor")
+        if floor is not None and any(s["ranking_score"] < floor for s in served):
+            out.append(f"hit {h['rank_position']}: served_floor {floor} is above a served hit's ranking_score")
+    return out
 
 
 def _check_hit(h: dict, policy: Policy, lexical_ran: bool) -> list[str]:
@@ -98,8 +126,6 @@ def _check_hit(h: dict, policy: Policy, lexical_ran: bool) -> list[str]:
                 out.append(f"{name} weight {p[name]['weight']} is not the policy's {w}")
         if abs(p["normaliser"] - normaliser) > 1e-6:
             out.append(f"normaliser {p['normaliser']} is not the policy's {normaliser}")
-        if p["unpublished"]["multiplier"] != policy.fusion.unpublished_multiplier:
-            out.append("unpublished multiplier is not the policy's")
     return out
 
 
@@ -108,10 +134,18 @@ def formula_lines(h: dict) -> list[str]:
     t = h["ranking_terms"]
     wt, wr = t["trust_weight"], t["relevance_weight"]
     power = lambda w: "" if w == 1 else f"^{w:g}"  # noqa: E731 - a one-line formatter
+    route = t.get("route", {})
+    floor = route.get("served_floor")
+    yielded = f"served floor {floor:.6f} × " if floor is not None else ""
     lines = [
-        f"ranking score {h['ranking_score']:.6f} = trust {h['trust_score']:.3f}{power(wt)} × ranking relevance "
-        f"{t['ranking_relevance']:.4f}{power(wr)}"
+        f"ranking score {h['ranking_score']:.6f} = {yielded}trust {h['trust_score']:.3f}{power(wt)} × ranking "
+        f"relevance {t['ranking_relevance']:.4f}{power(wr)}"
     ]
+    if floor is not None:
+        lines.append(
+            "the docs site does not serve this page (unrouted): it ranks below every served candidate, its score × "
+            "the lowest of theirs"
+        )
     if "rerank" in t:
         lines.append(
             f"ranking relevance = cross-encoder probability {t['rerank']['value']:.4f}"
@@ -121,9 +155,8 @@ def formula_lines(h: dict) -> list[str]:
     elif "page" in t:
         p = t["page"]
         lent = f" from {len(p['support']['lenders'])} page-mate(s)" if p["support"]["lenders"] else ""
-        unpublished = f"{p['unpublished']['multiplier']:g} (unpublished page) × " if p["unpublished"]["applies"] else ""
         lines.append(
-            f"ranking relevance = {unpublished}(relevance {h['relevance_score']:.4f} + {p['support']['weight']:g} × "
+            f"ranking relevance = (relevance {h['relevance_score']:.4f} + {p['support']['weight']:g} × "
             f"support {p['support']['value']:.4f}{lent} + {p['page_vector']['weight']:g} × page vector "
             f"{p['page_vector']['value']:.4f} + {p['page_terms']['weight']:g} × page terms "
             f"{p['page_terms']['value']:.4f}) / {p['normaliser']:g}"

@@ -1,6 +1,7 @@
 """What a search reads of a snapshot's passages and pages beyond their rows: texts and their terms, identical-text
-groups, pages (each document's passages, its unit mean vector, its term coverage), the chunk-id order, and the
-unpublished pages.  Each is worked out on first use and kept; ``warm`` prepares them all for a long-lived process.
+groups, pages (each document's passages, its unit mean vector, its term coverage), the chunk-id order, and whether
+the docs site serves each passage's page.  Each is worked out on first use and kept; ``warm`` prepares them all for
+a long-lived process.
 
 The part of ``SnapshotData`` (query/reader.py) that a search's ranking stages read; the opening and checking of
 the snapshot's files stays there, its evidence in query/evidence.py.
@@ -15,11 +16,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from trustindex.query.columns import Columns, RowMap
+from trustindex.query.copies import copy_groups, copy_rows
 from trustindex.query.dense import drop_mapped_pages
 from trustindex.query.lexical import LexicalIndex
 from trustindex.query.pages import TermPages, page_term_coverage, pool_term_coverage, stored_page_by_page
 from trustindex.query.passage_text import PassageTexts
-from trustindex.query.unpublished import unpublished_mask
+from trustindex.query.routes import route_codes
 from trustindex.schemas.lexical import tokenize
 
 PASSAGE_TERMS_KEPT = TEXTS_KEPT = 8192
@@ -42,6 +44,7 @@ class PassageFeatures:
     embeddings: np.ndarray
     lexical: LexicalIndex
     passage_texts: PassageTexts
+    copies_table: pa.Table | None
 
     def _init_features(self) -> None:
         self._page_rows: dict[str, np.ndarray] | None = None
@@ -52,7 +55,9 @@ class PassageFeatures:
         self._page_vectors: np.ndarray | None = None
         self._term_pages: TermPages | None = None
         self._page_by_page: bool | None = None  # stored_page_by_page()
-        self._unpublished: np.ndarray | None = None  # unpublished_rows()
+        self._route_codes: np.ndarray | None = None  # route_codes()
+        self._copy_of: np.ndarray | None = None  # copy_of()
+        self._groups: np.ndarray | None = None  # hit_groups()
         self._passage_terms: dict[int, frozenset[str]] = {}
         self._texts: dict[int, str] = {}
 
@@ -78,6 +83,18 @@ class PassageFeatures:
             groups = np.array([first.setdefault(t, i) for i, t in enumerate(digests)], dtype=np.int64)
             self._text_groups = groups
         return groups
+
+    def copy_of(self) -> np.ndarray:
+        """Per passage, the row of the original of another source it copies (-1: none; query/copies.py)."""
+        if self._copy_of is None:
+            self._copy_of = copy_rows(self.copies_table, self.chunks.table.column("chunk_id"), self.n)
+        return self._copy_of
+
+    def hit_groups(self) -> np.ndarray:
+        """Per passage, the group a search collapses into one hit: identical texts, and a copy with its original."""
+        if self._groups is None:
+            self._groups = copy_groups(self.text_groups(), self.copy_of())
+        return self._groups
 
     def page_rows(self) -> dict[str, np.ndarray]:
         """Per document, the rows of its passages (built on first use; a search's page-level channel reads it).
@@ -134,11 +151,12 @@ class PassageFeatures:
             self._page_by_page = stored_page_by_page(self.chunk_doc_row)
         return self._page_by_page
 
-    def unpublished_rows(self) -> np.ndarray:
-        """Per passage, whether its page is one the docs site does not serve (query/unpublished.py), worked out once."""
-        if self._unpublished is None:
-            self._unpublished = unpublished_mask(self.docs.table.column("path").to_pylist(), self.chunk_doc_row)
-        return self._unpublished
+    def route_codes(self) -> np.ndarray:
+        """Per passage, its page's route status (query/routes.py: an index in schemas.page_routes.ROUTE_STATUSES),
+        worked out once."""
+        if self._route_codes is None:
+            self._route_codes = route_codes(self.docs.table, self.chunk_doc_row)
+        return self._route_codes
 
     def page_term_coverage(self, tokens: list[str], pages: np.ndarray) -> np.ndarray:
         """Per entry of ``pages`` (rows of the documents table), the idf-weighted share of the query's terms the page
@@ -178,9 +196,10 @@ class PassageFeatures:
         text groups, pages and chunk-id order, every page's vector and, below PROVENANCE_LISTS_BELOW rows, as Python
         lists, the columns each hit's provenance reads (a scalar read from Arrow costs ~15 µs)."""
         self.passage_texts.build()
-        self.text_groups()
+        self.hit_groups()
         self.chunk_page()
         self.chunk_id_rank()
+        self.route_codes()
         self._warm_page_vectors()
         self.stored_page_by_page()
         if self.n < PROVENANCE_LISTS_BELOW:

@@ -91,6 +91,7 @@ class SnapshotData(PassageFeatures, SnapshotEvidence):
         )
         self._group_evidence(t, self.registry)
         self.sources = {r["source"]: r for r in t["sources"].to_pylist()} if "sources" in t else {}
+        self.copies_table = t.get("copies")  # passages copying another source's (query/copies.py); often absent
         self._open_arrays()
 
     def _open_arrays(self) -> None:

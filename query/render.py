@@ -165,6 +165,12 @@ def deprecation_line(dp: dict) -> str:
     return f"deprecation ×{dp['multiplier']:.2f} [{_OLDER[dp['status']]}]: {why}{lifted}"
 
 
+def _also(p: dict) -> str:
+    """One place a hit's text is also found; a copy from another source says so (it yields to this hit)."""
+    where = f"{p['source']}/{p['path']}"
+    return f"{where} (copy of {p['copy_of']}, yields to it)" if p.get("copy_of") else where
+
+
 def explain_hit(h: dict) -> list[str]:
     f = h["factors"]
     out = formula_lines(h) + [
@@ -214,8 +220,13 @@ def explain_hit(h: dict) -> list[str]:
     if cr["status"] != "no_findings":
         for x in cr["evidence"]["findings"]:
             out.append(f"content risk ×{cr['multiplier']:.2f} [{x['kind']}]: {x['reason']} (line {x['start_line']})")
+    p = h.get("provenance", {})
+    if p.get("part_of"):
+        out.append(f"part of {p['part_of']}: a partial that page renders (MDX import), cited at its page")
+    if p.get("copy_of"):
+        out.append(f"copy of {p['copy_of']} (the original, of a higher tier or older, is not a candidate here)")
     if h["also_in"]:
-        out.append("also in: " + ", ".join(f"{p['source']}/{p['path']}" for p in h["also_in"][:5]))
+        out.append("also in: " + ", ".join(_also(a) for a in h["also_in"][:5]))
     snippet = textwrap.shorten(h["text"].replace("\n", " "), 160)
     out.append(f"“{snippet}”")
     return out

@@ -13,7 +13,8 @@ from trustindex.schemas.web_url import cite_lines
 # 3: answer_confidence is P(the top hit's page answers), calibration_status and low_confidence (issue 16)
 # 4: ranking_score is the ordering score (query/score.py) with its terms in ranking_terms; display_confidence
 #    follows it; abstention_note; an abstained response is never high (issue 26)
-SCORE_CONTRACT_VERSION = "4"
+# 5: an unrouted page yields to every served one (ranking_terms.route); provenance part_of and copy_of (issue 43)
+SCORE_CONTRACT_VERSION = "5"
 
 
 def provenance(d, i: int) -> dict:
@@ -23,6 +24,11 @@ def provenance(d, i: int) -> dict:
     headings = list(v("heading_path", i) or [])
     url = cite_lines(doc["url"], start, end) if doc["url"] else None
     site_page = doc.get("page_url")
+    original = int(d.copy_of()[i])
+    copy_of = None
+    if original >= 0:
+        od = d.docs[d.chunk_doc[original]]
+        copy_of = f"{od['source']}/{od['path']}"
     return {
         "source": doc["source"],
         "repo": doc["repo"],
@@ -34,8 +40,10 @@ def provenance(d, i: int) -> dict:
         "symbol_path": v("symbol_path", i),
         "url": url,
         # the page a person opens: the published site's page and section when the source has a site_url,
-        # else the hosting URL
-        "page_url": passage_page_url(site_page, headings) if site_page else url,
+        # else the hosting URL; for a partial, the page that imports it (part_of)
+        "page_url": passage_page_url(site_page, headings, not doc.get("part_of")) if site_page else url,
+        "part_of": doc.get("part_of") or None,
+        "copy_of": copy_of,
     }
 
 
@@ -56,6 +64,7 @@ class Candidate:
     ranking_relevance: float
     page_terms: dict | None  # the page-level terms as shown (None when a cross-encoder read the pool)
     rerank: float | None  # the cross-encoder's probability, where it read the passage
+    route: dict  # ranking_terms.route: the page's route status (query/routes.py)
     also: list[int]
 
 
@@ -126,6 +135,7 @@ def hit(d, c: Candidate, shown: dict, reading: ChannelReading, rank: int, scale:
         terms["page"] = c.page_terms
     if scale.reranked:
         terms["rerank"] = {"read": c.rerank is not None, "value": 0.0 if c.rerank is None else c.rerank}
+    terms["route"] = c.route
     channels = {
         "dense": {"rank": reading.dense_rank, "score": _round(reading.cosine)},
         "lexical": {"rank": reading.lexical_rank, "score": _round(reading.bm25)},

@@ -1,17 +1,19 @@
 """The ordering score: the one number that orders a response, and the terms each hit shows of it.
 
-    ranking_score     = trust_score ^ trust_weight × ranking_relevance ^ relevance_weight
+    ranking_score     = [served_floor ×] trust_score ^ trust_weight × ranking_relevance ^ relevance_weight
     ranking_relevance = rerank probability                     when a cross-encoder read the passage (0 unread)
-                      = unpublished × (relevance_score + page_weight × support + page_vector_weight × page_vector
-                                       + page_terms_weight × page_terms) / normaliser           otherwise
+                      = (relevance_score + page_weight × support + page_vector_weight × page_vector
+                         + page_terms_weight × page_terms) / normaliser                         otherwise
     normaliser        = 1 + page_weight × page_passages + page_vector_weight + page_terms_weight (the terms in use)
-    ties              : equal ranking_score (as shown, 6 decimals) → higher confidence, then the smaller chunk_id
+    served_floor      = for a page the docs site does not serve (unrouted), the lowest ranking_score (as shown) of
+                        the pool's served candidates, so it ranks below every one of them (query/routes.py)
+    ties              : equal ranking_score (as shown, 6 decimals) → served before unrouted, then higher confidence,
+                        then the smaller chunk_id
 
 ``relevance_score`` is the passage's own (query/relevance.py: its channels' saturated scores, policy-weighted);
 ``support`` the sum of its page's best ``page_passages`` *eligible* other candidates' relevance, each scaled by
 min(1, lender's trust / borrower's trust); ``page_vector`` the dense relevance of the mean vector of the page's
-eligible passages; ``page_terms`` the idf-weighted share of the query's terms found in those passages;
-``unpublished`` ``fusion.unpublished_multiplier`` for a page the site does not serve, else 1.  A passage is
+eligible passages; ``page_terms`` the idf-weighted share of the query's terms found in those passages.  A passage is
 eligible to lend when no content risk was found in it and, under targets, its version match is not penalised
 (excluded passages are not candidates at all): a flagged passage cannot lift its page-mates by its relevance, and a
 low-trust page-mate lends only its share (issue 26).  Every term is in 0..1 and the normaliser is their weights'
@@ -27,15 +29,15 @@ import numpy as np
 
 from trustindex.query.pages import term_postings
 from trustindex.query.relevance import dense_relevance, lexical_relevance
-from trustindex.query.unpublished import unpublished_key
 from trustindex.schemas.policy import Policy
 
 FORMULA = (
-    "ranking_score = trust_score^trust_weight × ranking_relevance^relevance_weight; ranking_relevance = the "
-    "cross-encoder's probability when one read the passage (0 when it did not), else unpublished × "
-    "(relevance_score + page_weight × support + page_vector_weight × page_vector + page_terms_weight × page_terms) "
-    "/ (1 + the weights of the page terms in use, page_weight counted page_passages times); ties: higher "
-    "confidence, then the smaller chunk_id"
+    "ranking_score = trust_score^trust_weight × ranking_relevance^relevance_weight, × served_floor for a page the "
+    "docs site does not serve (the lowest ranking_score of the pool's served candidates: it ranks below all of "
+    "them); ranking_relevance = the cross-encoder's probability when one read the passage (0 when it did not), "
+    "else (relevance_score + page_weight × support + page_vector_weight × page_vector + page_terms_weight × "
+    "page_terms) / (1 + the weights of the page terms in use, page_weight counted page_passages times); ties: "
+    "served before unrouted, then higher confidence, then the smaller chunk_id"
 )
 DECIMALS = 6  # the response's rounding: the order is read from the shown numbers, so it is reproducible from them
 
@@ -52,16 +54,14 @@ class PageTerms:
     support: np.ndarray
     vector: np.ndarray
     terms: np.ndarray
-    unpublished: np.ndarray  # bool
     weights: dict[str, float]  # page_weight / page_vector_weight / page_terms_weight in use (0: left out)
     normaliser: float
-    multiplier: float  # fusion.unpublished_multiplier
     lenders: list[list[int]] = field(default_factory=list)  # per candidate, the positions that lent it support
 
     def relevance(self, own: np.ndarray) -> np.ndarray:
         w = self.weights
         total = own + w["support"] * self.support + w["page_vector"] * self.vector + w["page_terms"] * self.terms
-        return unpublished_key(total / self.normaliser, np.arange(own.size), self.unpublished, self.multiplier)
+        return total / self.normaliser
 
     def explained(self, j: int, chunk_ids, rows: np.ndarray) -> dict:
         """Candidate ``j``'s page terms as a hit shows them (``chunk_ids``: the snapshot's, ``rows``: the pool's)."""
@@ -75,7 +75,6 @@ class PageTerms:
             "page_vector": {"value": float(self.vector[j]), "weight": w["page_vector"]},
             "page_terms": {"value": float(self.terms[j]), "weight": w["page_terms"]},
             "normaliser": self.normaliser,
-            "unpublished": {"applies": bool(self.unpublished[j]), "multiplier": self.multiplier},
         }
 
 
@@ -161,10 +160,21 @@ def ranking_score(trust: np.ndarray, relevance: np.ndarray, policy: Policy) -> n
     return (np.asarray(trust) ** c.trust_weight) * (np.clip(relevance, 0.0, 1.0) ** c.relevance_weight)
 
 
-def order(score: np.ndarray, confidence: np.ndarray, id_rank: np.ndarray) -> np.ndarray:
-    """Positions best first: by the shown ranking score, then the shown confidence (both descending), then the
-    chunk id (``id_rank``: each candidate's place among the sorted chunk ids) — the tie rule of the formula."""
-    return np.lexsort((id_rank, -shown(confidence), -shown(score)))
+def yield_unrouted(score: np.ndarray, unrouted: np.ndarray, on: bool) -> tuple[np.ndarray, float | None]:
+    """``score`` (one a candidate) with each unrouted candidate's × the lowest shown score of the served ones, and
+    that floor (None when nothing yields: the rule is off, or the pool has no unrouted or no served candidate)."""
+    served = ~unrouted
+    if not on or not unrouted.any() or not served.any():
+        return score, None
+    floor = float(shown(score[served]).min())
+    return np.where(unrouted, score * floor, score), floor
+
+
+def order(score: np.ndarray, confidence: np.ndarray, id_rank: np.ndarray, unrouted: np.ndarray) -> np.ndarray:
+    """Positions best first: by the shown ranking score (descending), a served candidate before an unrouted one,
+    then the shown confidence (descending), then the chunk id (``id_rank``: each candidate's place among the
+    sorted chunk ids) — the tie rule of the formula."""
+    return np.lexsort((id_rank, -shown(confidence), unrouted, -shown(score)))
 
 
 @dataclass
@@ -204,9 +214,7 @@ def page_terms(
             by_page = dict(zip(keep, redo.tolist(), strict=True))
             for pos in np.flatnonzero(np.isin(page, list(keep))).tolist():
                 terms[pos] = by_page[int(page[pos])]
-    unpublished = d.unpublished_rows()[pool.rows]
-    mult = float(policy.fusion.unpublished_multiplier)
-    return PageTerms(sup, vector, terms, unpublished, w, z, mult, lenders)
+    return PageTerms(sup, vector, terms, w, z, lenders)
 
 
 def _kept_rows(d, page_number: int, withheld: np.ndarray) -> np.ndarray:

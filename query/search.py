@@ -23,9 +23,11 @@ from trustindex.query import score as S
 from trustindex.query.abstention import Outcome, abstention_note
 from trustindex.query.answer_confidence import COVERAGE_HITS, ChannelOutcome, match_tier, measure, probability
 from trustindex.query.candidates import Pool, collapse
+from trustindex.query.copies import with_originals
 from trustindex.query.fusion import CAP_REACH, per_page_capped, rrf_pool, top_ranking
 from trustindex.query.lexical_signals import LexicalSignals, lexical_signals
 from trustindex.query.relevance import relevance as relevance_of
+from trustindex.query.routes import UNROUTED_CODE, route_term
 from trustindex.query.search_query import Query
 from trustindex.query.state import SearchState
 from trustindex.query.target_match import page_satisfies, satisfied_targets, version_factor
@@ -101,6 +103,7 @@ def gather(st: SearchState, q: Query) -> Gathered:
     if lex.identifier is not None:
         rankings.append((pooled(best(lex.identifier)), fz.identifier_weight))
     pool_rows, _fused = rrf_pool(rankings, fz.rrf_k, d.n)
+    pool_rows = with_originals(pool_rows, d.copy_of())  # a copy's original may answer in its place
     lex_top = lex_all[:depth] if lex_all is not None else None
     cosines = st.dense.cosines(q.vector, pool_rows)
     return Gathered(pool_rows, cosines, lex, dense_all[:depth], dense_cos[:depth], lex_top)
@@ -125,6 +128,12 @@ class Scored:
     page_terms: S.PageTerms | None  # None when a cross-encoder read the pool (or the pool is empty)
     ranking_relevance: np.ndarray
     score: np.ndarray  # the ordering score (query/score.py)
+    routes: np.ndarray  # each candidate's route status (query/routes.py codes)
+    served_floor: float | None  # what an unrouted candidate's score was multiplied by (None: none yielded)
+
+    @property
+    def unrouted(self) -> np.ndarray:
+        return self.routes == UNROUTED_CODE
 
     def candidate(self, j: int, also: list[int], chunk_ids) -> R.Candidate:
         pool, terms = self.pool, self.page_terms
@@ -137,6 +146,7 @@ class Scored:
             ranking_relevance=float(self.ranking_relevance[j]),
             page_terms=terms.explained(j, chunk_ids, pool.rows) if terms is not None else None,
             rerank=pool.rerank[j] if pool.rerank is not None else None,
+            route=route_term(int(self.routes[j]), self.served_floor),
             also=also,
         )
 
@@ -177,11 +187,27 @@ def score(st: SearchState, q: Query, g: Gathered) -> Scored:
         )
         terms = S.page_terms(st.data, policy, pool, q.vector, q.tokens, g.lexical_ran, lending)
         ranking_rel = terms.relevance(pool.relevance)
-    ordering = S.ranking_score(pool.trust, ranking_rel, policy)
+    routes = st.data.route_codes()[pool.rows]
+    ordering, floor = S.yield_unrouted(
+        S.ranking_score(pool.trust, ranking_rel, policy), routes == UNROUTED_CODE, policy.fusion.unrouted_yields
+    )
     return Scored(
-        rel, keep, any_version_pass, factors, lifted, today, prior, pool, channels, reranked, terms, ranking_rel,
+        rel,
+        keep,
+        any_version_pass,
+        factors,
+        lifted,
+        today,
+        prior,
+        pool,
+        channels,
+        reranked,
+        terms,
+        ranking_rel,
         ordering,
-    )  # fmt: skip
+        routes,
+        floor,
+    )
 
 
 def _lifted(
@@ -222,16 +248,18 @@ class Ordered:
 
     hits: list[tuple[int, list[int]]]  # at least COVERAGE_HITS (the answer signals read them), else k
     best_confidence: float  # over the whole pool
-    best_score: float  # the pool's best ordering score, as shown
+    best_score: float  # the first hit's ordering score, as shown (the best of every candidate that heads a hit)
 
 
 def order(st: SearchState, q: Query, s: Scored) -> Ordered:
     pool = s.pool
-    positions = S.order(s.score, pool.confidence, st.data.chunk_id_rank()[pool.rows])
-    hits = collapse(st.data.text_groups(), pool.rows, positions, max(q.k, COVERAGE_HITS))
+    d = st.data
+    positions = S.order(s.score, pool.confidence, d.chunk_id_rank()[pool.rows], s.unrouted)
+    hits = collapse(d.hit_groups(), pool.rows, positions, max(q.k, COVERAGE_HITS), d.copy_of())
     if not pool.size:
         return Ordered(hits, 0.0, 0.0)
-    return Ordered(hits, float(pool.confidence.max()), float(S.shown(s.score).max()))
+    # the first hit's score, the pool's best but for a copy folded into its original's hit below it
+    return Ordered(hits, float(pool.confidence.max()), float(S.shown(s.score[hits[0][0]])))
 
 
 # -- judge ----------------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""What a page is, as evidence: the vocabulary of ``documents.page_kind`` and the draft rule both sides share.
+"""What a page is, as evidence: the vocabulary of ``documents.page_kind`` (whether the site serves it: page_routes).
 
 ``extractors/page_kind.py`` names each document's kind at build time from its path, its front matter and the
 site's configuration; the policy's ``[page_kind]`` section gives each kind a multiplier at query time
@@ -20,9 +20,3 @@ DRAFT = "draft"  # a page the site does not publish: a "_" file or folder, or fr
 CODE = "code"  # source code
 UNKNOWN = "unknown"  # a snapshot built before documents had a page_kind
 PAGE_KINDS = (REFERENCE, GUIDE, BLOG, RELEASE_NOTES, AGENT_INSTRUCTIONS, AI_WRITTEN, DRAFT, CODE, UNKNOWN)
-
-
-def unpublished_path(path: str) -> bool:
-    """Whether a repository path has a folder or file name that starts with ``_``: Docusaurus (the docs, blog and
-    pages plugins' default ``exclude``) serves no page for it (partials, drafts, hidden sections)."""
-    return any(part.startswith("_") for part in path.split("/"))

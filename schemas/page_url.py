@@ -23,10 +23,11 @@ def heading_anchor(heading: str) -> str:
     return _DROP.sub("", text).replace(" ", "-")
 
 
-def passage_page_url(page_url: str, heading_path: list[str]) -> str:
+def passage_page_url(page_url: str, heading_path: list[str], titled: bool = True) -> str:
     """``page_url`` with the anchor of the passage's own section: none for the page's title (the first heading)
-    or a passage before any section."""
-    if len(heading_path) < 2:
+    or a passage before any section.  ``titled`` False: the passage is a partial rendered inside the page
+    (query/response.py), whose first heading is a section of that page, not its title."""
+    if len(heading_path) < (2 if titled else 1):
         return page_url
     anchor = heading_anchor(heading_path[-1])
     return f"{page_url}#{anchor}" if anchor else page_url

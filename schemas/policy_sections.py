@@ -177,10 +177,10 @@ class PageKind:
     """What a page is (schemas/page_kinds.py; read from paths, front matter and the site config at build time): each
     kind's trust multiplier.  Content written to steer AI agents (AGENTS.md, CLAUDE.md, skills, plugin prompts)
     yields to the reference written for people unless the operator raises it, and so does a page that says an AI
-    model wrote it (ai_written); "unknown" is a snapshot built before pages had a kind.  Drafts also take
-    fusion.unpublished_multiplier on their order key.  One field per kind (PAGE_KINDS); measured on the real docs'
-    and the organisation's judged queries (docs/benchmarks.md): every kind but agent_instructions and ai_written
-    1.0."""
+    model wrote it (ai_written); "unknown" is a snapshot built before pages had a kind.  A page the site does not
+    serve also ranks below every served one (fusion.unrouted_yields).  One field per kind (PAGE_KINDS); measured on
+    the real docs' and the organisation's judged queries (docs/benchmarks.md): every kind but agent_instructions and
+    ai_written 1.0."""
 
     reference: float = number(1.0, 0.0, 2.0)
     guide: float = number(1.0, 0.0, 2.0)
@@ -244,11 +244,11 @@ class Fusion:
     # the idf-weighted share of the query's terms found anywhere in the page; 0 leaves it out.  Real docs, dev
     # half: 0.075 ranked files best (nDCG@10 +0.002 dev, +0.009 test; docs/benchmarks.md).
     page_terms_weight: float = number(0.075, 0.0, 10.0)
-    # A passage of a page the docs site does not serve (a file or folder name starting with "_": Docusaurus's
-    # partials, drafts and hidden sections; query/unpublished.py) has its order key scaled by this; 1 leaves
-    # it alone.  Real docs, dev half: 0.94 ranked files better than 1 (nDCG@10 0.8757 -> 0.8803, +17/-3
-    # queries; 0.92 / 0.96: 0.8786 / 0.8784).
-    unpublished_multiplier: float = number(0.94, 0.0, 1.0)
+    # A passage of a page the docs site does not serve (unrouted: under a "_" path segment, draft: true, a version
+    # the versions file does not list; schemas/page_routes.py) ranks below every served candidate of the pool: its
+    # ranking_score is x the lowest served one's (query/routes.py).  false ranks it as any other page.  (Issue 43:
+    # it replaced a multiplier of 0.94 on such a page's ranking relevance, which let a draft outrank the routed page.)
+    unrouted_yields: bool = flag(True)
     candidate_depth: int = integer(100, 1, 100_000)
     # Per-page cap on each channel's candidates (query/fusion.py per_page_capped): a page gives a channel at
     # most this many passages before the channel is cut to candidate_depth, so one long page cannot fill the

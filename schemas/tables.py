@@ -58,6 +58,17 @@ DOCUMENTS = pa.schema(
         ("page_kind", pa.string()),
         ("page_kind_reason", pa.string()),
         ("warnings", pa.list_(pa.string())),
+        # whether the docs site serves the page (schemas.page_routes: routed, unrouted, off_site) and the rule that
+        # said so (extractors/docs_routes.py); a snapshot written before these columns reads the "_" path rule
+        ("route", pa.string()),
+        ("route_reason", pa.string()),
+        # the Markdown files the page renders (MDX import, extractors/mdx_includes.py), and, for such a file, the
+        # routed page of the same source that renders it ("" when none; ingest/includes.py): cited at its page_url
+        ("includes", pa.list_(pa.string())),
+        ("part_of", pa.string()),
+        # the date of the first commit that touched the file (its creation): a copy across sources yields to the
+        # earlier original (warehouse/copies.py)
+        ("created", _ts),
     ]
 )
 
@@ -199,6 +210,19 @@ COMPILE_CHECKS = pa.schema(
     ]
 )
 
+# One row per passage that copies a passage of another source (warehouse/copies.py, written at build over every
+# source, only when there is a copy): ``copy_of`` the original's chunk id (higher attribution tier, then the
+# document first committed earlier); ``similarity`` the Jaccard similarity of their normalised word shingles;
+# ``method`` identical_normalised_text or minhash_jaccard.
+COPIES = pa.schema(
+    [
+        ("chunk_id", pa.string()),
+        ("copy_of", pa.string()),
+        ("similarity", pa.float64()),
+        ("method", pa.string()),
+    ]
+)
+
 # Tables whose rows each belong to one document (they carry its doc_id).
 PER_DOCUMENT_TABLES = ("chunks", "attribution", "verifications", "version_targets", "deprecations", "content_risk")
 # What ingesting a document writes: its documents row and its per-document rows.
@@ -217,6 +241,7 @@ TABLES: dict[str, pa.Schema] = {
     "ingest_report": INGEST_REPORT,
     "sources": SOURCES,
     "compile_checks": COMPILE_CHECKS,
+    "copies": COPIES,
 }
 
 

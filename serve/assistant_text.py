@@ -25,6 +25,7 @@ from trustindex.schemas.answer_signals import LOW_CONFIDENCE
 from trustindex.schemas.content_risk import WARNINGS
 from trustindex.schemas.embedding_model import TOKENIZER_FILE, model_path
 from trustindex.schemas.page_kinds import AI_WRITTEN, REFERENCE, UNKNOWN
+from trustindex.schemas.page_routes import UNROUTED
 from trustindex.schemas.snapshot import ENCODER_DIR
 from trustindex.schemas.version_map import INFERRED
 
@@ -140,7 +141,16 @@ def render_hit(h: dict) -> str:
         f"[{h['rank_position']}]{mark} {p['source']}/{p['path']}:{p['start_line']}" + (f" § {where}" if where else "")
     ]
     if p.get("page_url"):
-        lines.append(p["page_url"])
+        lines.append(p["page_url"] + (f" (rendered from {p['path']})" if p.get("part_of") else ""))
+    if p.get("copy_of"):
+        lines.append(f"copy of {p['copy_of']}")
+    if h["ranking_terms"].get("route", {}).get("status") == UNROUTED:
+        lines.append(
+            "unpublished: the docs site serves no page for it (a draft or partial); ranked below every page it serves"
+        )
+    copies = [f"{a['source']}/{a['path']}" for a in h.get("also_in", []) if a.get("copy_of")]
+    if copies:
+        lines.append("copied in: " + ", ".join(copies[:3]))
     if (vl := versions_line(h)) is not None:
         lines.append(vl)
     lines.append("trust: " + trust_line(h))

@@ -34,6 +34,7 @@ from trustindex.schemas.snapshot import (
 )
 from trustindex.schemas.tables import SCHEMA_VERSION, SOURCE_TABLES, table_from_rows
 from trustindex.warehouse.bm25 import build_bm25
+from trustindex.warehouse.copies import COPY_DETECTION, find_copies
 from trustindex.warehouse.tables import concat, write_table
 
 SORT_KEYS = {
@@ -128,6 +129,9 @@ def write_snapshot_files(
     checked = [t["compile_checks"] for _s, t in sorted(per_source.items()) if "compile_checks" in t]
     if checked:  # only where compilers are configured: snapshots without them keep their files
         tables["compile_checks"] = concat(checked, "compile_checks", SORT_KEYS["compile_checks"])
+    copies = find_copies(tables["chunks"], tables["documents"], tables["attribution"])
+    if copies.num_rows:  # only where one source copies another's passages: other snapshots keep their files
+        tables["copies"] = copies
     with progress.stage("tables", sum(t.num_rows for t in tables.values()), unit="rows") as bar:
         for name, t in tables.items():
             write_table(t, build_dir / TABLE_FILES[name])
@@ -197,6 +201,7 @@ def build_inputs_key(
         "sources": sorted(keys.items()),
         "embedder": embedder_identity(backend),
         "ann_min_rows": ann_min_rows,
+        "copies": COPY_DETECTION,
         **({"components": components} if components else {}),
         **({"compiled": compiled} if compiled else {}),
         "rows": sorted(

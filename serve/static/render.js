@@ -198,7 +198,9 @@ function card(h, query) {
     : el("span", { class: "page" }, title || where);
   const fresh = (h.factors && h.factors.freshness && h.factors.freshness.evidence) || {};
   const factors = FACTORS.filter((n) => h.factors && h.factors[n]).map((n) => factorRow(n, h.factors[n]));
-  const also = (h.also_in || []).map((a) => `${a.source}/${a.path}`);
+  // a copy from another source yields to this hit (issue 43): it is listed here, marked as the copy it is
+  const also = (h.also_in || []).map((a) => `${a.source}/${a.path}` + (a.copy_of ? " (a copy of this)" : ""));
+  const unrouted = ((h.ranking_terms || {}).route || {}).status === "unrouted";
   const ch = h.channels || {};
   return el(
     "article",
@@ -210,8 +212,11 @@ function card(h, query) {
       el("span", { class: "pct", "aria-label": `displayed confidence ${pct(h.display_confidence)}` }, pct(h.display_confidence)),
       el("h3", {}, heading),
       h.low_confidence ? el("span", { class: "badge warn" }, "for reference only") : null,
+      unrouted ? el("span", { class: "badge warn" }, "not published on the site") : null,
     ),
     el("p", { class: "where" }, el("code", {}, where), ` · commit ${(p.commit || "?").slice(0, 12)}`),
+    p.part_of ? el("p", { class: "part-of" }, `shown on the page ${p.part_of}, which renders this partial`) : null,
+    p.copy_of ? el("p", { class: "copy-of" }, `a copy of ${p.copy_of}`) : null,
     (p.heading_path || []).length ? el("p", { class: "path" }, p.heading_path.join(" › ")) : null,
     el(
       "p",

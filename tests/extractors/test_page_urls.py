@@ -71,8 +71,9 @@ def routes():
         # a second docs plugin with its own route base path and no versions
         ("api-docs/README.md", {}, f"{SITE}/api"),
         ("api-docs/classes/Wallet.md", {}, f"{SITE}/api/classes/Wallet"),
-        # outside every docs plugin, and partials: no page
-        ("blog/2025-01-01-hello.md", {}, None),
+        # the classic preset's blog (issue 43): the date in the file name becomes the post's path
+        ("blog/2025-01-01-hello.md", {}, f"{SITE}/blog/2025/01/01/hello"),
+        # outside every docs and blog plugin, and partials: no page
         ("docs/_partials/_ports.md", {}, None),
         ("README.md", {}, None),
     ],
@@ -132,10 +133,10 @@ def test_demo_docs_hits_cite_their_published_page(index):
     docs = [p for p in by_path.values() if p["source"] == "midnight-docs"]
     assert len(docs) >= 2, "too few midnight-docs hits"
     for p in docs:
-        if "/_partials/" in p["path"]:  # included into pages, never published alone
-            assert p["page_url"] is None
-        else:
-            assert p["page_url"].startswith("https://docs.midnight.example/")
+        assert p["page_url"].startswith("https://docs.midnight.example/")
+        if "/_partials/" in p["path"]:  # never published alone: cited at the page that renders it (issue 43)
+            assert p["part_of"] == "docs/guides/proof-server.md"
+            assert p["page_url"].startswith("https://docs.midnight.example/guides/proof-server")
     legacy = by_path.get("versioned_docs/version-0.1.0/guides/proof-server.md")
     current = by_path.get("docs/guides/proof-server.md")
     assert current and current["page_url"].split("#")[0] == "https://docs.midnight.example/guides/proof-server"

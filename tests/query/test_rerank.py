@@ -33,14 +33,18 @@ def test_rerank_is_the_named_relevance_of_the_order_and_never_changes_confidence
     ranked = idx.search(q, k=50)
     assert ranked["channels"]["rerank"]["ran"] is True
     reranked = [h for h in ranked["hits"] if "rerank" in h["channels"]]
-    assert len(reranked) == 10 and [h["rank_position"] for h in reranked] == list(range(1, 11))
+    # a page the site does not serve (the demo's draft) yields to every served candidate, read or not (issue 43):
+    # the cross-encoder read 10, those of the draft rank below every served candidate of the pool
+    served = [h for h in ranked["hits"] if h["ranking_terms"]["route"]["status"] != "unrouted"]
+    read = [h for h in reranked if h in served]
+    assert 0 < len(read) < 10 and [h["rank_position"] for h in read] == list(range(1, len(read) + 1))
     # the cross-encoder's probability is the ranking relevance: ranking_score = probability × trust
-    for h in reranked:
+    for h in read:
         assert h["ranking_terms"]["rerank"] == {"read": True, "value": h["channels"]["rerank"]["score"]}
         assert "page" not in h["ranking_terms"]
         assert h["ranking_score"] == pytest.approx(h["channels"]["rerank"]["score"] * h["trust_score"], abs=2e-6)
-    # the passages it did not read follow, by confidence (the tie rule), at a ranking score of 0
-    unread = ranked["hits"][10:]
+    # the served passages it did not read follow, by confidence (the tie rule), at a ranking score of 0
+    unread = served[len(read) :]
     assert unread and all(h["ranking_score"] == 0 and not h["ranking_terms"]["rerank"]["read"] for h in unread)
     assert [h["confidence"] for h in unread] == sorted((h["confidence"] for h in unread), reverse=True)
     assert check(ranked, policy) == [] and check(plain, Policy.default()) == []

@@ -24,23 +24,19 @@ import pytest
 from tests.kits.realdata import REAL_DOCS, ROOT, needs_real_docs
 from trustindex.layout import link_tree
 
-# The last commit that intentionally changed responses: issue 42's version truth (3697674, on 3391988's extractors): the
-# policy gains version.inferred_satisfies and inferred_breaking, so every response's policy_id changes; with it set
-# aside, 349 of the 816 are the old base's byte for byte; 409 untargeted ones keep their hits and differ only in the
-# versions a hit states (stored names shown merged, "Compact language" as compact-language, and the TypeDoc pages'
-# package versions); 50 targeted ones differ in how the target's name resolved, 36 of them also in their hits (a version
-# inferred from the docs version, a legacy page that satisfies the target no longer demoted); 6 searches refused for an
-# unknown name (Compact developer tools, compact-devtools, wallet-sdk on this corpus copy) now answer, and the 2
-# refusals left (midnight-node) are one line with close names instead of every name. Before it: de4a3f0, the page kind
-# ai_written (issue 29: the policy gains a [page_kind] ai_written weight, so every response's policy_id changes; nothing
-# else in the real docs' responses did, no page of that corpus saying a model wrote it). Before that: c3077a7, the merge
-# of encoder recipe 5 (issue 30 item 1: static int8 activation scales, so a snapshot built by this tree carries other
-# vectors, and BASE must embed queries the same way); 3175725, the merge of main into page_kind (issue 29 item 4: every
-# hit's factors gain page_kind); before that 3a384d7, the merge of issue 27 (a response's "signed") onto issue 26's
-# ranking.
-# A deliberate ranking (or response) change moves BASE to its own commit in that commit, saying
-# why; a refactor never moves it.
-BASE = "3697674b3341d40ff24514e1897e35bdc3c6fac6"
+# The last commit that intentionally changed responses: canonical pages (issue 43 item 2, d277e67): a page the docs site
+# does not serve ranks below every served one (ranking_score x ranking_terms.route.served_floor, replacing
+# fusion.unpublished_multiplier 0.94, so the policy_id changes too), every hit shows ranking_terms.route, every
+# provenance part_of and copy_of, score_contract_version 5; blog posts cite the site's blog (no site_url in the bench's
+# snapshot, so no URL changed there).  Before it: de4a3f0, the page kind ai_written (issue 29: the policy gains a
+# [page_kind] ai_written weight, so every response's policy_id changes; nothing else in the real docs' responses did, no
+# page of that corpus saying a model wrote it).  Before that: c3077a7, the merge of encoder recipe 5 (issue 30 item 1:
+# static int8 activation scales, so a snapshot built by this tree carries other vectors, and BASE must embed queries the
+# same way); 3175725, the merge of main into page_kind (issue 29 item 4: every hit's factors gain page_kind); before
+# that 3a384d7, the merge of issue 27 (a response's "signed") onto issue 26's ranking.
+# A deliberate ranking (or response) change moves BASE to its own commit in that commit, saying why; a refactor never
+# moves it.
+BASE = "d277e6773266ed94181e4b06b3993ba8d8ba3b98"
 DUMP = Path(__file__).resolve().parents[1] / "kits" / "response_dump.py"
 SHOWN_DIFFERENCES = 3
 
@@ -116,7 +112,8 @@ def test_responses_are_those_of_the_base_commit(tmp_path):
     day = datetime.now(UTC).strftime("%Y-%m-%d")
     procs = {"base": _dump(base_pkg, cases_file, data, day), "working tree": _dump(None, cases_file, data, day)}
     (base_where, base), (now_where, now) = (_answers(p, side) for side, p in procs.items())
-    # a base from aea07a7 on finds its rooms in its own tree (trustindex/__init__.py's finder): the links' targets
+    # the base tree's own room finder (trustindex/__init__.py since the rooms' layout) may answer from its folder,
+    # which the package's link points to: the same files either way
     assert Path(base_where["package"]).resolve() == (base_pkg / "trustindex" / "query").resolve(), base_where
     assert now_where["package"] == str(ROOT / "query"), now_where
     assert len(base) == len(now) == len(cases)

@@ -26,7 +26,6 @@ const config = {
             current: { label: 'v1' },
             '0.1.0': { label: 'v0 (Legacy)', banner: 'unmaintained' },
           },
-          exclude: ['**/_partials/**'],
         },
         blog: {
           showReadingTime: true,
