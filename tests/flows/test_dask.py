@@ -95,7 +95,9 @@ def _check_cluster_build(result: RefreshResult, local: RefreshResult, data: Path
     assert distinct > 256  # enough texts for a shard on each of two threads
     assert stage["count"] == distinct and stage["shards"] >= 2 and stage["workers"] == workers, stage
     [build_embed] = [s for s in result.stages if s["stage"] == "embed"]
-    assert build_embed["count"] == 0 and build_embed["cache_hits"] == distinct  # the build embedded nothing
+    # the build embedded nothing and found every text the cluster encoded this run, counted there (issue 41 item 4)
+    assert build_embed["count"] == 0 and build_embed["cache_hits"] == 0, build_embed
+    assert build_embed["counted_by_sources"] == distinct, build_embed
     assert result.embeddings.encoded == distinct and result.embeddings.cache_hits == 0
     verify_snapshot(data / "snapshots" / result.snapshot_id, checksums=True)
 
