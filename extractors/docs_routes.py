@@ -31,6 +31,8 @@ _VERSIONS_RE = re.compile(r"^(?P<root>(?:.*/)?)(?:(?P<id>[^/]+)_)?versions\.json
 _VERSIONED_RE = re.compile(r"^(?P<root>(?:.*/)?)(?:(?P<id>[^/]+)_)?versioned_docs/version-(?P<ver>[^/]+)/(?P<rel>.+)$")
 _NUMBER_PREFIX = re.compile(r"^\d+\s*[-_.]\s*(?=.)")
 _DOC_EXT = (".md", ".mdx")
+# sidebarPath: "./sidebars.js" or require.resolve("./sidebars.js") (the form Docusaurus's templates write)
+_SIDEBAR_PATH = re.compile(r"(?:require\.resolve\(\s*)?([\"'])(?P<path>[^\"'\n]+)\1\s*\)?")
 
 
 @dataclass
@@ -42,6 +44,13 @@ class _Plugin:
     versions: list[str] = field(default_factory=list)  # versions.json, newest first
     last_version: str | None = None
     version_paths: dict[str, str] = field(default_factory=dict)
+    sidebar: str | None = None  # the sidebars file (``sidebarPath``), relative to the repository
+
+    def folder(self, version: str = CURRENT) -> str:
+        """The folder holding this plugin's pages of ``version``, relative to the repository ("" or ending in /)."""
+        if version != CURRENT:
+            return f"{self.root}{'' if self.id == 'default' else self.id + '_'}versioned_docs/version-{version}/"
+        return f"{self.root}{self.path}/" if self.path else self.root
 
     def version_segment(self, version: str) -> str:
         if version in self.version_paths:
@@ -52,7 +61,7 @@ class _Plugin:
         return "next" if version == CURRENT else version
 
 
-def _doc_route(rel: str, front_matter: Mapping) -> str:
+def doc_route(rel: str, front_matter: Mapping) -> str:
     """The doc path of a page at ``rel`` (relative to its version folder)."""
     stem = rel.rsplit(".", 1)[0]
     parts = [_NUMBER_PREFIX.sub("", p) for p in stem.split("/")]
@@ -70,29 +79,43 @@ def _doc_route(rel: str, front_matter: Mapping) -> str:
     return "/".join(parts)
 
 
+def doc_id(rel: str, front_matter: Mapping) -> str:
+    """The doc id a sidebar names a page at ``rel`` (relative to its version folder) by: its path without the
+    extension and number prefixes, front matter ``id`` renaming the last segment (``index`` stays ``index``)."""
+    parts = [_NUMBER_PREFIX.sub("", p) for p in rel.rsplit(".", 1)[0].split("/")]
+    own = front_matter.get("id")
+    if isinstance(own, str) and own.strip() and "/" not in own:
+        parts[-1] = own.strip()
+    return "/".join(parts)
+
+
 class DocsRoutes:
-    def __init__(self, plugins: list[_Plugin]):
+    def __init__(self, plugins: list[_Plugin], configured: bool = True):
         # the longest folder first, so that a plugin nested in another's folder wins
         self.plugins = sorted(plugins, key=lambda p: -len(p.root + p.path))
+        self.configured = configured  # False: no Docusaurus config was found, the plugin is Docusaurus's default
+
+    def locate(self, path: str) -> tuple[_Plugin, str, str] | None:
+        """The docs plugin holding ``path``, the docs version and the path relative to that version's folder."""
+        m = _VERSIONED_RE.match(path)
+        if m:
+            plugin = next((p for p in self.plugins if p.root == m["root"] and p.id == (m["id"] or "default")), None)
+            return (plugin, m["ver"], m["rel"]) if plugin else None
+        for p in self.plugins:
+            base = p.folder()
+            if path.startswith(base):
+                return p, CURRENT, path[len(base) :]
+        return None
 
     def route(self, path: str, front_matter: Mapping | None = None) -> str | None:
         """The page's path on the site (no leading slash; "" is the site root), or None outside the docs."""
         if not path.endswith(_DOC_EXT) or posixpath.basename(path).startswith("_"):
             return None  # a partial (``_name.md``) is included into pages, never published alone
-        m = _VERSIONED_RE.match(path)
-        plugin, version, rel = None, CURRENT, None
-        if m:
-            plugin = next((p for p in self.plugins if p.root == m["root"] and p.id == (m["id"] or "default")), None)
-            version, rel = m["ver"], m["rel"]
-        else:
-            for p in self.plugins:
-                base = f"{p.root}{p.path}/" if p.path else p.root
-                if path.startswith(base):
-                    plugin, rel = p, path[len(base) :]
-                    break
-        if plugin is None or rel is None:
+        found = self.locate(path)
+        if found is None:
             return None
-        segments = [plugin.route_base, plugin.version_segment(version), _doc_route(rel, front_matter or {})]
+        plugin, version, rel = found
+        segments = [plugin.route_base, plugin.version_segment(version), doc_route(rel, front_matter or {})]
         return "/".join(s for s in segments if s)
 
     def page_url(self, site_url: str, path: str, front_matter: Mapping | None = None) -> str | None:
@@ -130,7 +153,7 @@ def load_docs_routes(paths: Iterable[str], files: Mapping[str, bytes]) -> DocsRo
     for key, listed in versions.items():
         if key in plugins:
             plugins[key].versions = listed
-    return DocsRoutes(list(plugins.values()))
+    return DocsRoutes(list(plugins.values()), configured=bool(configs))
 
 
 def _read_plugin(obj: str, root: str, plugins: dict[tuple[str, str], _Plugin]) -> None:
@@ -144,6 +167,9 @@ def _read_plugin(obj: str, root: str, plugins: dict[tuple[str, str], _Plugin]) -
         p.route_base = base.strip("/")
     if "lastVersion" in opts:
         p.last_version = string_literal(opts["lastVersion"])
+    sidebar = _SIDEBAR_PATH.fullmatch(opts.get("sidebarPath", "").strip())
+    if sidebar:
+        p.sidebar = posixpath.normpath(posixpath.join(root or ".", sidebar["path"]))
     configured = object_at(opts.get("versions", ""), 0)
     for name, body in (entries(configured) if configured else {}).items():
         vpath = entries(object_at(body, 0) or "{}").get("path")

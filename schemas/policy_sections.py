@@ -239,6 +239,16 @@ class Fusion:
     # the idf-weighted share of the query's terms found anywhere in the page; 0 leaves it out.  Real docs, dev
     # half: 0.075 ranked files best (nDCG@10 +0.002 dev, +0.009 test; docs/benchmarks.md).
     page_terms_weight: float = number(0.075, 0.0, 10.0)
+    # The site's links (query/page_links.py): the order key gains anchor_weight x the query's BM25 over the anchor
+    # texts and navigation labels pointing at the page, saturated as s / (s + anchor_half), and authority_weight x
+    # n / (n + authority_k), n the page's inbound links from other pages of its own site outside its folder.  Both
+    # are shown in every hit; both weigh 0 because the test half did not agree (real docs, dev half: authority
+    # 0.075 at k 3 0.8781 -> 0.8846, test 0.8493 -> 0.8476; anchor 0.05 at half 2 0.8819 dev, 0.8456 test;
+    # docs/benchmarks.md).  The shapes are the dev half's best (half 2 of 2 / 4 / 8, k 3 of 3 / 5 / 10).
+    anchor_weight: float = number(0.0, 0.0, 10.0)
+    anchor_half: float = number(2.0, 0.01, 1000.0)
+    authority_weight: float = number(0.0, 0.0, 10.0)
+    authority_k: float = number(3.0, 0.01, 100_000.0)
     # A passage of a page the docs site does not serve (a file or folder name starting with "_": Docusaurus's
     # partials, drafts and hidden sections; query/unpublished.py) has its order key scaled by this; 1 leaves
     # it alone.  Real docs, dev half: 0.94 ranked files better than 1 (nDCG@10 0.8757 -> 0.8803, +17/-3
