@@ -108,7 +108,9 @@ def test_responses_are_those_of_the_base_commit(tmp_path):
     day = datetime.now(UTC).strftime("%Y-%m-%d")
     procs = {"base": _dump(base_pkg, cases_file, data, day), "working tree": _dump(None, cases_file, data, day)}
     (base_where, base), (now_where, now) = (_answers(p, side) for side, p in procs.items())
-    assert base_where["package"] == str(base_pkg / "trustindex" / "query"), base_where
+    # the base tree's own rooms: since aea07a7 its trustindex/__init__.py maps them (install_checkout_finder) to the
+    # folders its links point at, so the package is named by the linked tree's path
+    assert Path(base_where["package"]).resolve() == (base_pkg / "trustindex" / "query").resolve(), base_where
     assert now_where["package"] == str(ROOT / "query"), now_where
     assert len(base) == len(now) == len(cases)
     differ = [j for j, (a, b) in enumerate(zip(base, now, strict=True)) if a != b]
