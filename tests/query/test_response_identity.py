@@ -24,15 +24,18 @@ import pytest
 from tests.kits.realdata import REAL_DOCS, ROOT, needs_real_docs
 from trustindex.layout import link_tree
 
-# The last commit that intentionally changed responses: the page kind ai_written (issue 29: the policy gains a
-# [page_kind] ai_written weight, so every response's policy_id changes; nothing else in the real docs' responses
-# did, no page of that corpus saying a model wrote it).  Before it: c3077a7, the merge of encoder recipe 5 (issue 30
-# item 1: static int8 activation scales, so a snapshot built by this tree carries other vectors, and BASE must embed
-# queries the same way); 3175725, the merge of main into page_kind (issue 29 item 4: every hit's factors gain
-# page_kind); before that 3a384d7, the merge of issue 27 (a response's "signed") onto issue 26's ranking.
-# A deliberate ranking (or response) change moves BASE to its own commit in that commit, saying
-# why; a refactor never moves it.
-BASE = "de4a3f071b87b372eb290fa5fe402eabc7b1ce09"
+# The last commit that intentionally changed responses: the site's links (issue 43 item 1: the policy's [fusion] gains
+# anchor_weight, anchor_half, authority_weight and authority_k, so every response's policy_id changes, and each hit's
+# ranking_terms.page gains anchor and authority with their values and weights; both weigh 0, and with policy_id and
+# those two terms set aside all 816 responses over the real docs are the old base's byte for byte).  Before it:
+# de4a3f0, the page kind ai_written (issue 29: the policy gains a [page_kind] ai_written weight, so every response's
+# policy_id changes; nothing else in the real docs' responses did, no page of that corpus saying a model wrote it);
+# c3077a7, the merge of encoder recipe 5 (issue 30 item 1: static int8 activation scales, so a snapshot built by
+# this tree carries other vectors, and BASE must embed queries the same way); 3175725, the merge of main into
+# page_kind (issue 29 item 4: every hit's factors gain page_kind); before that 3a384d7, the merge of issue 27 (a
+# response's "signed") onto issue 26's ranking.  A deliberate ranking (or response) change moves BASE to its own
+# commit in that commit, saying why; a refactor never moves it.
+BASE = "289e7e5271514bbefcba6811eb739cd237099285"
 DUMP = Path(__file__).resolve().parents[1] / "kits" / "response_dump.py"
 SHOWN_DIFFERENCES = 3
 
