@@ -27,7 +27,7 @@ _ANY_TAG = re.compile(r"<[^<>]*>")
 # An HTML/JSX tag inside anchor text (CommonMark leaves <code style={{...}}> as text: not valid HTML); a generic
 # type's <K, V> is no tag (no attribute after its name)
 _TAG_TEXT = re.compile(r"</?[A-Za-z][\w.-]*(?:\s[^<>]*)?/?>")
-_MD_LINK = re.compile(r"(?<!!)\[(?P<text>[^\]\n]{1,300})\]\((?P<target><[^>\n]*>|[^)\s]+)(?:\s+[\"'][^\n]*?[\"'])?\)")
+_MD_LINK = re.compile(r"(?<!!)\[(?P<text>[^\[\]\n]{1,300})\]\((?P<target><[^>\n]*>|[^)\s]+)(?:\s+[\"'][^\n]*?[\"'])?\)")
 _SPACES = re.compile(r"\s+")
 MAX_TEXT = 300  # characters of anchor text kept: a link around a whole paragraph says little more
 
@@ -40,26 +40,39 @@ class PageLink:
     line: int  # 1-based line in the file
 
 
+# What may start a link in a block's inline text: "[" (a link, a reference, a linked image) or "<" (an autolink or an
+# HTML/JSX element); a paragraph without either holds no link and is not parsed inline.
+_MAY_LINK = re.compile(r"[\[<]")
+_PAGE_MAY_LINK = re.compile(r"\]\s*[(:\[]|\]$|<[A-Za-z]|<https?:", re.M)
+
+
 @cache
 def _parser():
     from markdown_it import MarkdownIt
 
     md = MarkdownIt("commonmark", {"html": True})
     md.normalizeLink = lambda url: url  # the target as written (percent-escapes are the resolver's to read)
+    # blocks only: each block's inline text is parsed below when it may hold a link (half the time went to
+    # parsing the inline text of paragraphs that hold none); emphasis only marks words, never a link
+    md.disable(["inline", "emphasis"])
     return md
 
 
 def page_links(text: str) -> list[PageLink]:
     """Every link of a Markdown/MDX page (front matter left out), in the order written."""
     start = body_offset(text)
+    if not _PAGE_MAY_LINK.search(text, start):
+        return []  # nothing that opens a link, a reference, an autolink or an element: no parse at all
     first_line = text.count("\n", 0, start) + 1
-    env: dict = {}
-    tokens = _parser().parse(text[start:], env)
+    md, env = _parser(), {}
+    tokens = md.parse(text[start:], env)
     defined = {ref["href"] for ref in env.get("references", {}).values()}
     out: list[PageLink] = []
     for tok in tokens:
         line = first_line + (tok.map[0] if tok.map else 0)
-        if tok.type == "inline":
+        if tok.type == "inline" and _MAY_LINK.search(tok.content):
+            tok.children = []
+            md.inline.parse(tok.content, md, env, tok.children)
             out.extend(_inline_links(tok, line, defined))
         elif tok.type == "html_block":
             out.extend(raw_block_links(tok.content, line))
@@ -74,7 +87,7 @@ def _inline_links(tok, line: int, defined: set[str]) -> list[PageLink]:
         words = ""
         if child.type in ("softbreak", "hardbreak"):
             line, words = line + 1, " "
-        elif child.type in ("text", "code_inline", "image"):
+        elif child.type in ("text", "text_special", "code_inline", "image"):  # text_special: an escaped character
             words = child.content  # an image's content is its alt text
         elif child.type == "link_open":
             href = str(child.attrs.get("href", ""))
@@ -149,9 +162,10 @@ def _attributes(src: str) -> dict[str, str]:
 
 
 def clean_text(text: str) -> str:
-    """Anchor text as a reader sees it: Markdown emphasis and code marks dropped, spaces collapsed, cut at
-    MAX_TEXT characters; a text that is only a URL says nothing of the page and reads as ""."""
-    text = _TAG_TEXT.sub(" ", html.unescape(text).replace("`", "").replace("**", "").replace("__", ""))
+    """Anchor text as a reader sees it: emphasis marks (``*``, ``__``: the parser leaves them in) and code marks
+    dropped, spaces collapsed, cut at MAX_TEXT characters; a text that is only a URL says nothing of the page and
+    reads as ""."""
+    text = _TAG_TEXT.sub(" ", html.unescape(text).replace("`", "").replace("*", "").replace("__", ""))
     text = _SPACES.sub(" ", text).strip()
     if re.fullmatch(r"(?:https?://|www\.)\S*", text):
         return ""

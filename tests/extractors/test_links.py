@@ -69,6 +69,16 @@ def test_a_page_s_links_with_their_text_target_and_line():
     ]  # not links: front matter, a code span, a fence, an image, the reference definition itself
 
 
+def test_escapes_and_code_beside_a_link_stay_out_of_its_text():
+    # TypeDoc escapes underscores; a grammar table inside a <div> (raw HTML to CommonMark) puts code before links
+    text = "- [MAX\\_FIELD](variables/MAX_FIELD.md)\n\n<div>\n| `[` [*tuple-arg*](#tuple-argument) `]` |\n</div>\n"
+    assert [(x.text, x.target) for x in page_links(text)] == [
+        ("MAX_FIELD", "variables/MAX_FIELD.md"),
+        ("tuple-arg", "#tuple-argument"),
+    ]
+    assert page_links("# A page\n\nNo link at all, not even [brackets] or a < sign.\n") == []
+
+
 def test_anchor_text_reads_as_a_reader_sees_it():
     assert clean_text("  the **`compact`**\n  compiler ") == "the compact compiler"
     assert clean_text("<code style={{ fontWeight: 'normal' }}>Int!</code>") == "Int!"
