@@ -30,6 +30,7 @@ _TAG_TEXT = re.compile(r"</?[A-Za-z][\w.-]*(?:\s[^<>]*)?/?>")
 _MD_LINK = re.compile(r"(?<!!)\[(?P<text>[^\[\]\n]{1,300})\]\((?P<target><[^>\n]*>|[^)\s]+)(?:\s+[\"'][^\n]*?[\"'])?\)")
 _SPACES = re.compile(r"\s+")
 MAX_TEXT = 300  # characters of anchor text kept: a link around a whole paragraph says little more
+MAX_LINK_SPAN = 4000  # characters between an element's opening and closing tag read as its text
 
 
 @dataclass(frozen=True)
@@ -142,7 +143,8 @@ def raw_block_links(block: str, first_line: int) -> list[PageLink]:
             continue
         text = ""
         if not m["close"]:
-            end = re.compile(rf"</\s*{re.escape(m['name'])}\s*>").search(block, m.end())
+            # the closing tag within a link's reach (an unclosed tag costs a bounded look, not the rest of the block)
+            end = re.compile(rf"</\s*{re.escape(m['name'])}\s*>").search(block, m.end(), m.end() + MAX_LINK_SPAN)
             text = clean_text(_ANY_TAG.sub(" ", block[m.end() : end.start()])) if end else ""
         text = text or clean_text(next((attrs[k] for k in _TEXT_ATTRS if k in attrs), ""))
         out.append((m.start(), PageLink(HTML, text, target, first_line + block.count("\n", 0, m.start()))))

@@ -27,6 +27,7 @@ VERSIONED_SIDEBARS_RE = re.compile(
 CATEGORY_RE = re.compile(r"^(?:.*/)?_category_\.(?:json|ya?ml)$")
 MAX_ITEMS = 20_000  # items read from one file: a hostile sidebar cannot make the walk unbounded
 MAX_NAV_BYTES = 1 << 20
+MAX_DEPTH = 32  # nesting walked: a sidebar nests a few levels; a hostile one cannot make the walk recurse without end
 
 
 def is_navigation_file(path: str) -> bool:
@@ -42,7 +43,7 @@ def navigation_links(path: str, data: bytes) -> list[PageLink]:
     if path.endswith(".json"):
         try:
             value = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser's stack
             return []
     else:
         value = exported_value(text)
@@ -58,7 +59,7 @@ def navigation_links(path: str, data: bytes) -> list[PageLink]:
 def _walk_tree(node, out: list[PageLink], depth: int) -> None:
     """A navigation tree of another generator: every object with a label (``title``/``label``) and an address
     (``path``/``href``/``to``) is a link; its lists are walked."""
-    if len(out) >= MAX_ITEMS or depth > 32:
+    if len(out) >= MAX_ITEMS or depth > MAX_DEPTH:
         return
     if isinstance(node, dict):
         label = next((node[k] for k in ("title", "label") if isinstance(node.get(k), str)), "")
@@ -75,11 +76,13 @@ def _walk_tree(node, out: list[PageLink], depth: int) -> None:
             _walk_tree(child, out, depth + 1)
 
 
-def _walk(items, out: list[PageLink]) -> None:
+def _walk(items, out: list[PageLink], depth: int = 0) -> None:
     """Docusaurus sidebar items: a list of items, or the shorthand ``{"Category label": [items]}``."""
+    if depth > MAX_DEPTH:
+        return
     if isinstance(items, dict) and "type" not in items:  # shorthand categories (their labels name no page)
         for sub in items.values():
-            _walk(sub, out)
+            _walk(sub, out, depth + 1)
         return
     for item in items if isinstance(items, list) else [items]:
         if len(out) >= MAX_ITEMS or not isinstance(item, dict):
@@ -94,7 +97,7 @@ def _walk(items, out: list[PageLink]) -> None:
             link = item.get("link")
             if isinstance(link, dict) and link.get("type") == "doc" and isinstance(link.get("id"), str) and label:
                 out.append(PageLink(SIDEBAR, label, link["id"], 0))
-            _walk(item.get("items", []), out)
+            _walk(item.get("items", []), out, depth + 1)
 
 
 def _category_links(path: str, text: str) -> list[PageLink]:

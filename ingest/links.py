@@ -66,12 +66,17 @@ def navigation_files(repo, entries, source, max_bytes: int = MAX_NAV_BYTES) -> d
 
 
 def navigation_rows(source: str, files: dict[str, bytes]) -> list[Row]:
-    """The site's navigation labels as link rows (no page holds them: no doc_id, no chunk_id)."""
-    return [
-        _row(None, None, source, path, link)
-        for path, data in sorted(files.items())
-        for link in navigation_links(path, data)
-    ]
+    """The site's navigation labels as link rows (no page holds them: no doc_id, no chunk_id).  A file that cannot
+    be read is no evidence and fails nothing."""
+    rows = []
+    for path, data in sorted(files.items()):
+        try:
+            links = navigation_links(path, data)
+        except Exception as exc:  # a reader's bug on hostile input: that file alone is left out
+            log.warning("navigation file %s not read: %s: %s", path, type(exc).__name__, exc)
+            continue
+        rows += [_row(None, None, source, path, link) for link in links]
+    return rows
 
 
 def resolve_links(

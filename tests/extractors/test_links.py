@@ -255,3 +255,17 @@ def test_site_urls_compare_without_scheme_slash_or_fragment():
     assert site_key("https://docs.example.org/guides/x/index.html") == "docs.example.org/guides/x"
     assert site_key("https://docs.example.org/a%20b") == "docs.example.org/a b"
     assert site_key("/guides/x") is None and site_key("mailto:a@b") is None
+
+
+def test_hostile_navigation_and_pages_are_read_within_bounds(tmp_path):
+    deep_json = ("[" * 5000 + "]" * 5000).encode()
+    assert navigation_links("main_versioned_sidebars/version-x-sidebars.json", deep_json) == []
+    assert navigation_links("src/sidebarDeep.json", deep_json) == []
+    deep_js = ("module.exports = {s: " + "[" * 3000 + "]" * 3000 + "};").encode()
+    assert navigation_links("sidebars.js", deep_js) == []
+    ran = tmp_path / "ran"
+    code = f"module.exports = f(require('child_process').execSync('touch {ran}'));".encode()
+    assert navigation_links("sidebars.js", code) == [] and not ran.exists()  # read as data, never run
+    # 20,000 unclosed link elements in one raw block: each looks a bounded way for its closing tag
+    unclosed = "<div>\n" + '<a href="/x">x ' * 20_000 + "\n</div>\n"
+    assert len(page_links(unclosed)) == 20_000
