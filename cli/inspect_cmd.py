@@ -203,6 +203,8 @@ def stats(a) -> int:
             print(f"  freshness (days since substantive change): {s['freshness_days']}")
             if "documents_per_page_kind" in s:
                 print("  page kinds: " + ", ".join(f"{k} {n}" for k, n in s["documents_per_page_kind"].items()))
+            if "links_per_status" in s:
+                print("  links: " + ", ".join(f"{k} {n}" for k, n in s["links_per_status"].items()))
             for compiler, c in s.get("compile_checks", {}).items():
                 print(f"  compile checks, {compiler}: " + ", ".join(f"{v} {k}" for k, v in c.items()))
     return 0
@@ -231,6 +233,10 @@ def stats_from(con, snapshot: Path | None = None) -> dict:
         ):
             if r["source"] in out:
                 out[r["source"]].setdefault("documents_per_page_kind", {})[r["page_kind"]] = r["n"]
+    if _has_table(con, "links"):  # the site's links (issue 43): what they name, unresolved ones counted
+        for r in fetch_dicts(con, "SELECT source, status, count(*) AS n FROM links GROUP BY 1, 2 ORDER BY 1, 2"):
+            if r["source"] in out:
+                out[r["source"]].setdefault("links_per_status", {})[r["status"]] = r["n"]
     return out
 
 

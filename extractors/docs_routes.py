@@ -56,6 +56,8 @@ _BLOG_INDEX = re.compile(r"(?:/index)?\.mdx?$")
 _BRACES = re.compile(r"\{([^{}]*)\}")
 # what a URL path keeps as written (RFC 3986 pchar and "/"); anything else (spaces, non-ASCII) is percent-encoded
 _URL_SAFE = "/!$&'()*+,;=:@-._~%"
+# sidebarPath: "./sidebars.js" or require.resolve("./sidebars.js") (the form Docusaurus's templates write)
+_SIDEBAR_PATH = re.compile(r"(?:require\.resolve\(\s*)?([\"'])(?P<path>[^\"'\n]+)\1\s*\)?")
 
 
 @dataclass
@@ -68,6 +70,13 @@ class _Plugin:
     last_version: str | None = None
     version_paths: dict[str, str] = field(default_factory=dict)
     exclude: tuple[str, ...] | None = None  # the plugin's exclude option; None: Docusaurus's default
+    sidebar: str | None = None  # the sidebars file (``sidebarPath``), relative to the repository
+
+    def folder(self, version: str = CURRENT) -> str:
+        """The folder holding this plugin's pages of ``version``, relative to the repository ("" or ending in /)."""
+        if version != CURRENT:
+            return f"{self.root}{'' if self.id == 'default' else self.id + '_'}versioned_docs/version-{version}/"
+        return f"{self.root}{self.path}/" if self.path else self.root
 
     def version_segment(self, version: str) -> str:
         if version in self.version_paths:
@@ -104,7 +113,7 @@ class Route:
     route: str | None = None
 
 
-def _doc_route(rel: str, front_matter: Mapping) -> str:
+def doc_route(rel: str, front_matter: Mapping) -> str:
     """The doc path of a page at ``rel`` (relative to its version folder)."""
     stem = rel.rsplit(".", 1)[0]
     parts = [_NUMBER_PREFIX.sub("", p) for p in stem.split("/")]
@@ -119,6 +128,16 @@ def _doc_route(rel: str, front_matter: Mapping) -> str:
         parts[-1] = doc_id.strip()
     elif parts[-1].lower() in ("index", "readme") or (len(parts) > 1 and parts[-1].lower() == parts[-2].lower()):
         parts = parts[:-1]
+    return "/".join(parts)
+
+
+def doc_id(rel: str, front_matter: Mapping) -> str:
+    """The doc id a sidebar names a page at ``rel`` (relative to its version folder) by: its path without the
+    extension and number prefixes, front matter ``id`` renaming the last segment (``index`` stays ``index``)."""
+    parts = [_NUMBER_PREFIX.sub("", p) for p in rel.rsplit(".", 1)[0].split("/")]
+    own = front_matter.get("id")
+    if isinstance(own, str) and own.strip() and "/" not in own:
+        parts[-1] = own.strip()
     return "/".join(parts)
 
 
@@ -164,15 +183,16 @@ def _docs_page(plugin: _Plugin, version: str, rel: str, fm: Mapping) -> Route:
         return unserved
     if version != CURRENT and version not in plugin.versions:
         return Route(UNROUTED, f"version {version} is not listed in {plugin.versions_file}")
-    route = "/".join(s for s in (plugin.route_base, plugin.version_segment(version), _doc_route(rel, fm)) if s)
+    route = "/".join(s for s in (plugin.route_base, plugin.version_segment(version), doc_route(rel, fm)) if s)
     return Route(ROUTED, f"a page of the docs plugin {plugin.id!r}", route)
 
 
 class DocsRoutes:
-    def __init__(self, plugins: list[_Plugin], blogs: Iterable[_Blog] = ()):
+    def __init__(self, plugins: list[_Plugin], blogs: Iterable[_Blog] = (), configured: bool = True):
         # the longest folder first, so that a plugin nested in another's folder wins
         self.plugins = sorted(plugins, key=lambda p: -len(p.root + p.path))
         self.blogs = sorted(blogs, key=lambda b: -len(b.folder))
+        self.configured = configured  # False: no Docusaurus config was found, the plugin is Docusaurus's default
 
     @property
     def blog_folders(self) -> tuple[str, ...]:
@@ -183,7 +203,7 @@ class DocsRoutes:
         fm = front_matter or {}
         if not path.endswith(_DOC_EXT):
             return Route(OFF_SITE, "not a Markdown page")
-        docs = self._docs(path)
+        docs = self.locate(path)
         if docs is not None:
             return _docs_page(*docs, fm)
         blog = next((b for b in self.blogs if path.startswith(b.folder)), None)
@@ -194,14 +214,14 @@ class DocsRoutes:
             )
         return Route(OFF_SITE, "outside the site's docs and blog folders")
 
-    def _docs(self, path: str) -> tuple[_Plugin, str, str] | None:
-        """The docs plugin, version and path in the version folder of ``path``, or None outside every plugin."""
+    def locate(self, path: str) -> tuple[_Plugin, str, str] | None:
+        """The docs plugin holding ``path``, the docs version and the path relative to that version's folder."""
         m = _VERSIONED_RE.match(path)
         if m:
             plugin = next((p for p in self.plugins if p.root == m["root"] and p.id == (m["id"] or "default")), None)
             return (plugin, m["ver"], m["rel"]) if plugin else None
         for p in self.plugins:
-            base = f"{p.root}{p.path}/" if p.path else p.root
+            base = p.folder()
             if path.startswith(base):
                 return p, CURRENT, path[len(base) :]
         return None
@@ -209,7 +229,7 @@ class DocsRoutes:
     def site_root(self, path: str) -> str:
         """The folder of the site (where its docusaurus config lives) whose docs or blog hold ``path``: what an
         ``@site/`` import means there ("" when no plugin holds it)."""
-        docs = self._docs(path)
+        docs = self.locate(path)
         if docs is not None:
             return docs[0].root
         return next((b.root for b in self.blogs if path.startswith(b.folder)), "")
@@ -257,7 +277,7 @@ def load_docs_routes(paths: Iterable[str], files: Mapping[str, bytes]) -> DocsRo
     for key, listed in versions.items():
         if key in plugins:
             plugins[key].versions = listed
-    return DocsRoutes(list(plugins.values()), blogs)
+    return DocsRoutes(list(plugins.values()), blogs, configured=bool(configs))
 
 
 def _read_plugin(obj: str, root: str, plugins: dict[tuple[str, str], _Plugin]) -> None:
@@ -273,6 +293,9 @@ def _read_plugin(obj: str, root: str, plugins: dict[tuple[str, str], _Plugin]) -
         p.last_version = string_literal(opts["lastVersion"])
     if (exclude := string_list(opts.get("exclude"))) is not None:
         p.exclude = tuple(exclude)
+    sidebar = _SIDEBAR_PATH.fullmatch(opts.get("sidebarPath", "").strip())
+    if sidebar:
+        p.sidebar = posixpath.normpath(posixpath.join(root or ".", sidebar["path"]))
     configured = object_at(opts.get("versions", ""), 0)
     for name, body in (entries(configured) if configured else {}).items():
         vpath = entries(object_at(body, 0) or "{}").get("path")

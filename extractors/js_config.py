@@ -112,3 +112,77 @@ def string_list(value: str | None) -> list[str] | None:
     items = [s.strip() for s in segments(inner) if s.strip()]
     out = [string_literal(s) for s in items]
     return None if any(v is None for v in out) else [v for v in out if v is not None]
+
+
+class Unread:
+    """A value that is not a plain literal (a call, a variable, a template with ``${…}``): read as nothing."""
+
+    def __repr__(self) -> str:
+        return "UNREAD"
+
+
+UNREAD = Unread()
+MAX_LITERAL_DEPTH = 32  # a sidebar nests a few levels; a hostile file cannot make the reader recurse without end
+
+
+def literal(value: str, depth: int = 0):
+    """A JS value read as data: an object literal as a dict, an array as a list, strings, numbers, booleans and
+    null as themselves; anything else (a call, a variable, a spread's contents) as ``UNREAD``."""
+    value = value.strip().rstrip(";").strip()
+    if depth > MAX_LITERAL_DEPTH or not value:
+        return UNREAD
+    if value[0] in "{[":
+        inner = object_at(value, 0) if value[0] == "{" else _array_at(value)
+        if inner is None:
+            return UNREAD
+        if value[0] == "[":
+            items = [s for s in segments("{" + inner[1:-1] + "}") if s.strip()]
+            return [literal(s, depth + 1) for s in items]
+        return {k: literal(v, depth + 1) for k, v in entries(inner).items()}
+    text = string_literal(value)
+    if text is not None:
+        return text
+    if value in ("true", "false"):
+        return value == "true"
+    if value == "null":
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return UNREAD
+
+
+def _array_at(src: str) -> str | None:
+    """The balanced ``[...]`` at the start of ``src``."""
+    depth, j = 0, 0
+    while j < len(src):
+        c = src[j]
+        if c in "\"'`":
+            j = skip_string(src, j)
+            continue
+        depth += c in "[{("
+        depth -= c in "]})"
+        j += 1
+        if depth == 0:
+            return src[:j]
+    return None
+
+
+def exported_value(src: str):
+    """What a config module exports (``module.exports = …``, ``export default …``), read as data; an exported
+    name is followed to its ``const``/``let``/``var`` definition (a TypeScript type annotation allowed).  UNREAD
+    when neither is there."""
+    src = strip_comments(src)
+    m = re.search(r"(?:module\.exports\s*=|export\s+default)\s*", src)
+    if not m:
+        return UNREAD
+    rest = src[m.end() :]
+    name = re.match(r"([A-Za-z_$][\w$]*)\s*(?:;|$)", rest)
+    if name:
+        d = re.search(rf"(?:const|let|var)\s+{re.escape(name[1])}\s*(?::[^=]+)?=\s*", src)
+        if not d:
+            return UNREAD
+        rest = src[d.end() :]
+    rest = rest.lstrip()
+    start = object_at(rest, 0) if rest.startswith(("{", "(")) else _array_at(rest) if rest.startswith("[") else None
+    return literal(start) if start else UNREAD

@@ -16,8 +16,9 @@ from trustindex.schemas.policy import Policy
 # 8: content-risk rules for tool-call markup, forged result headers, credential requests and deceptive links, and
 # HTML comments left out of the served text;
 # 9: TypeDoc pages' package and version, a compatibility table's family glob;
-# 10: a page's route status, the partials it renders, its creation date, blog posts' site URLs)
-EXTRACTOR_VERSION = "10"
+# 10: a page's route status, the partials it renders, its creation date, blog posts' site URLs;
+# 11: links, each page's links and the site's navigation, resolved to pages)
+EXTRACTOR_VERSION = "11"
 
 
 def source_key(source: Source, commit: str, ids: Identities, ledger: list[LedgerEntry], policy: Policy) -> str:

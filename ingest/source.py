@@ -38,6 +38,7 @@ from trustindex.ingest.evidence import SourceEvidence, docs_config_evidence
 from trustindex.ingest.files import skip_rule_for_bytes, skip_rule_for_entry
 from trustindex.ingest.includes import attach_partials
 from trustindex.ingest.incremental import Previous, carried_rows, plan
+from trustindex.ingest.links import navigation_files, navigation_rows, resolve_links
 from trustindex.ingest.rows import Row, document_rows, empty_rows
 from trustindex.ingest.vouches import ledger_links, signature_evidence
 from trustindex.runtime import progress
@@ -136,6 +137,11 @@ def ingest_source(
             rows[name].extend(r)
     _extract_all(ctx, blobs, rows, report, on_chunks)
     attach_partials(rows["documents"], evidence.routes)
+    # every link (carried forward or new, the site's navigation too) resolved over the source as it now is
+    nav = navigation_rows(source.name, navigation_files(repo, entries, source))
+    rows["links"] = resolve_links(
+        source.name, rows["links"] + nav, rows["documents"], [e.path for e in entries], evidence.routes
+    )
 
     result = SourceResult(source.name, commit, note=inc.note, signature_checks=signed.count)
     for name, r in rows.items():

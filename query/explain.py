@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from trustindex.query.score import weights_in_use
+from trustindex.query.score import LINK_TERMS, PAGE_TERM_NAMES, weights_in_use
 from trustindex.schemas.page_routes import UNROUTED
 from trustindex.schemas.policy import Policy
 from trustindex.schemas.trust_factors import FACTOR_NAMES
@@ -39,7 +39,7 @@ def recompute(hit: dict) -> Recomputed:
         ranking_rel = terms["rerank"]["value"] if terms["rerank"]["read"] else 0.0
     elif "page" in terms:
         p = terms["page"]
-        total = rel + sum(p[n]["weight"] * p[n]["value"] for n in ("support", "page_vector", "page_terms"))
+        total = rel + sum(p[n]["weight"] * p[n]["value"] for n in PAGE_TERM_NAMES if n in p)
         ranking_rel = total / p["normaliser"]
     else:
         ranking_rel = rel
@@ -120,7 +120,7 @@ def _check_hit(h: dict, policy: Policy, lexical_ran: bool) -> list[str]:
         out.append("trust/relevance weights are not the policy's")
     if "page" in terms:
         p = terms["page"]
-        weights, normaliser = weights_in_use(policy, lexical_ran)
+        weights, normaliser = weights_in_use(policy, lexical_ran, all(n in p for n in LINK_TERMS))
         for name, w in weights.items():
             if p[name]["weight"] != round(w, 6):
                 out.append(f"{name} weight {p[name]['weight']} is not the policy's {w}")
@@ -159,7 +159,7 @@ def formula_lines(h: dict) -> list[str]:
             f"ranking relevance = (relevance {h['relevance_score']:.4f} + {p['support']['weight']:g} × "
             f"support {p['support']['value']:.4f}{lent} + {p['page_vector']['weight']:g} × page vector "
             f"{p['page_vector']['value']:.4f} + {p['page_terms']['weight']:g} × page terms "
-            f"{p['page_terms']['value']:.4f}) / {p['normaliser']:g}"
+            f"{p['page_terms']['value']:.4f}{_link_terms(p)}) / {p['normaliser']:g}"
         )
     parts = " + ".join(f"{c['weight']:g} × {name} {c['value']:.4f}" for name, c in t["passage"].items())
     weight = sum(c["weight"] for c in t["passage"].values())
@@ -169,3 +169,14 @@ def formula_lines(h: dict) -> list[str]:
         "evidence floor reads it)"
     )
     return lines
+
+
+def _link_terms(p: dict) -> str:
+    """The site's links' terms as ``formula_lines`` writes them ("" for a snapshot without links indexed)."""
+    if not all(n in p for n in LINK_TERMS):
+        return ""
+    a, au = p["anchor"], p["authority"]
+    return (
+        f" + {a['weight']:g} × anchor text {a['value']:.4f} + {au['weight']:g} × authority {au['value']:.4f} "
+        f"({au['inbound']} inbound link{'' if au['inbound'] == 1 else 's'})"
+    )

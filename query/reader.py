@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 from trustindex.query.columns import Columns, RowMap
 from trustindex.query.evidence import SnapshotEvidence
 from trustindex.query.lexical import LexicalIndex
+from trustindex.query.page_links import PageLinks
 from trustindex.query.passage_features import PassageFeatures
 from trustindex.query.passage_text import TEXT_COLUMN, PassageTexts
 from trustindex.schemas.components import ComponentRegistry
@@ -117,6 +118,8 @@ class SnapshotData(PassageFeatures, SnapshotEvidence):
                 f"snapshot {self.manifest.snapshot_id}: BM25 field index covers {self.field_lexical.n_docs} "
                 f"passages, the chunks table has {self.n}"
             )
+        # What the site's links say of each page (anchor texts, inbound links); a snapshot built before has none.
+        self.page_links = PageLinks.open(self.dir, len(self.docs), f"snapshot {self.manifest.snapshot_id}")
 
 
 def row_positions(values: pa.ChunkedArray, keys: pa.ChunkedArray) -> np.ndarray:

@@ -3,8 +3,10 @@
     ranking_score     = [served_floor ×] trust_score ^ trust_weight × ranking_relevance ^ relevance_weight
     ranking_relevance = rerank probability                     when a cross-encoder read the passage (0 unread)
                       = (relevance_score + page_weight × support + page_vector_weight × page_vector
-                         + page_terms_weight × page_terms) / normaliser                         otherwise
-    normaliser        = 1 + page_weight × page_passages + page_vector_weight + page_terms_weight (the terms in use)
+                         + page_terms_weight × page_terms + anchor_weight × anchor
+                         + authority_weight × authority) / normaliser                           otherwise
+    normaliser        = 1 + page_weight × page_passages + page_vector_weight + page_terms_weight + anchor_weight
+                        + authority_weight (the terms in use)
     served_floor      = for a page the docs site does not serve (unrouted), the lowest ranking_score (as shown) of
                         the pool's served candidates, so it ranks below every one of them (query/routes.py)
     ties              : equal ranking_score (as shown, 6 decimals) → served before unrouted, then higher confidence,
@@ -13,7 +15,9 @@
 ``relevance_score`` is the passage's own (query/relevance.py: its channels' saturated scores, policy-weighted);
 ``support`` the sum of its page's best ``page_passages`` *eligible* other candidates' relevance, each scaled by
 min(1, lender's trust / borrower's trust); ``page_vector`` the dense relevance of the mean vector of the page's
-eligible passages; ``page_terms`` the idf-weighted share of the query's terms found in those passages.  A passage is
+eligible passages; ``page_terms`` the idf-weighted share of the query's terms found in those passages;
+``anchor`` the query's BM25 over the anchor texts pointing at the page, saturated, and ``authority`` n / (n + k) of
+its inbound links from its own site (query/page_links.py; both only in a snapshot with links indexed).  A passage is
 eligible to lend when no content risk was found in it and, under targets, its version match is not penalised
 (excluded passages are not candidates at all): a flagged passage cannot lift its page-mates by its relevance, and a
 low-trust page-mate lends only its share (issue 26).  Every term is in 0..1 and the normaliser is their weights'
@@ -27,6 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from trustindex.query.page_links import authority
 from trustindex.query.pages import term_postings
 from trustindex.query.relevance import dense_relevance, lexical_relevance
 from trustindex.schemas.policy import Policy
@@ -36,8 +41,9 @@ FORMULA = (
     "docs site does not serve (the lowest ranking_score of the pool's served candidates: it ranks below all of "
     "them); ranking_relevance = the cross-encoder's probability when one read the passage (0 when it did not), "
     "else (relevance_score + page_weight × support + page_vector_weight × page_vector + page_terms_weight × "
-    "page_terms) / (1 + the weights of the page terms in use, page_weight counted page_passages times); ties: "
-    "served before unrouted, then higher confidence, then the smaller chunk_id"
+    "page_terms + anchor_weight × anchor + authority_weight × authority) / (1 + the weights of the page terms in "
+    "use, page_weight counted page_passages times); ties: served before unrouted, then higher confidence, then the "
+    "smaller chunk_id"
 )
 DECIMALS = 6  # the response's rounding: the order is read from the shown numbers, so it is reproducible from them
 
@@ -54,13 +60,16 @@ class PageTerms:
     support: np.ndarray
     vector: np.ndarray
     terms: np.ndarray
-    weights: dict[str, float]  # page_weight / page_vector_weight / page_terms_weight in use (0: left out)
+    weights: dict[str, float]  # page_weight / page_vector_weight / page_terms_weight ... in use (0: left out)
     normaliser: float
     lenders: list[list[int]] = field(default_factory=list)  # per candidate, the positions that lent it support
+    links: Links | None = None  # the site's links' terms (None: the snapshot has no links indexed)
 
     def relevance(self, own: np.ndarray) -> np.ndarray:
         w = self.weights
         total = own + w["support"] * self.support + w["page_vector"] * self.vector + w["page_terms"] * self.terms
+        if self.links is not None:
+            total = total + w["anchor"] * self.links.anchor + w["authority"] * self.links.authority
         return total / self.normaliser
 
     def explained(self, j: int, chunk_ids, rows: np.ndarray) -> dict:
@@ -74,12 +83,33 @@ class PageTerms:
             },
             "page_vector": {"value": float(self.vector[j]), "weight": w["page_vector"]},
             "page_terms": {"value": float(self.terms[j]), "weight": w["page_terms"]},
+            **(self.links.explained(j, w) if self.links is not None else {}),
             "normaliser": self.normaliser,
         }
 
 
-def weights_in_use(policy: Policy, lexical_ran: bool) -> tuple[dict[str, float], float]:
-    """The page terms' weights (0 for a term left out) and the normaliser they give."""
+@dataclass
+class Links:
+    """Per candidate of a pool: the page terms of the site's links (query/page_links.py)."""
+
+    anchor: np.ndarray  # the query's saturated BM25 over the page's anchor texts
+    authority: np.ndarray  # n / (n + authority_k)
+    inbound: np.ndarray  # n: the page's inbound links from other pages of its own site
+
+    def explained(self, j: int, w: dict[str, float]) -> dict:
+        return {
+            "anchor": {"value": float(self.anchor[j]), "weight": w["anchor"]},
+            "authority": {"value": float(self.authority[j]), "weight": w["authority"], "inbound": int(self.inbound[j])},
+        }
+
+
+LINK_TERMS = ("anchor", "authority")  # in a hit's page terms only when the snapshot has links indexed
+PAGE_TERM_NAMES = ("support", "page_vector", "page_terms", *LINK_TERMS)  # the weighted page terms, in order
+
+
+def weights_in_use(policy: Policy, lexical_ran: bool, links: bool = False) -> tuple[dict[str, float], float]:
+    """The page terms' weights (0 for a term left out) and the normaliser they give; ``links``: the snapshot has
+    the site's links indexed (the anchor and authority terms exist)."""
     fz = policy.fusion
     passages = fz.page_passages
     w = {
@@ -87,7 +117,10 @@ def weights_in_use(policy: Policy, lexical_ran: bool) -> tuple[dict[str, float],
         "page_vector": float(fz.page_vector_weight),
         "page_terms": float(fz.page_terms_weight) if lexical_ran else 0.0,
     }
-    return w, 1.0 + w["support"] * passages + w["page_vector"] + w["page_terms"]
+    if links:
+        w["anchor"] = float(fz.anchor_weight) if lexical_ran else 0.0
+        w["authority"] = float(fz.authority_weight)
+    return w, 1.0 + w["support"] * passages + sum(v for k, v in w.items() if k != "support")
 
 
 def support(
@@ -191,7 +224,7 @@ def page_terms(
     d, policy: Policy, pool, query_vector: np.ndarray, tokens: list[str], lexical_ran: bool, lending: Lending
 ):
     """The page-level terms of every candidate of ``pool`` (query/candidates.py), read from eligible passages only."""
-    w, z = weights_in_use(policy, lexical_ran)
+    w, z = weights_in_use(policy, lexical_ran, d.page_links is not None)
     m = pool.size
     pages, page = pool.pages(d.chunk_page())
     sup, lenders = support(pool.relevance, pool.trust, page, lending.lender, policy.fusion.page_passages)
@@ -214,7 +247,19 @@ def page_terms(
             by_page = dict(zip(keep, redo.tolist(), strict=True))
             for pos in np.flatnonzero(np.isin(page, list(keep))).tolist():
                 terms[pos] = by_page[int(page[pos])]
-    return PageTerms(sup, vector, terms, w, z, lenders)
+    links = _links(d, policy, d.chunk_doc_row[pool.rows], tokens)
+    return PageTerms(sup, vector, terms, w, z, lenders, links)
+
+
+def _links(d, policy: Policy, doc_rows: np.ndarray, tokens: list[str]) -> Links | None:
+    """The site's links' terms of each candidate's page (None when the snapshot has no links indexed)."""
+    index = d.page_links
+    if index is None:
+        return None
+    fz = policy.fusion
+    anchor = index.anchor(tokens, doc_rows, fz.anchor_half)  # shown beside its weight even when that is 0
+    inbound = index.links_in(doc_rows)
+    return Links(anchor, authority(inbound, fz.authority_k), inbound)
 
 
 def _kept_rows(d, page_number: int, withheld: np.ndarray) -> np.ndarray:

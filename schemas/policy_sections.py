@@ -249,6 +249,16 @@ class Fusion:
     # ranking_score is x the lowest served one's (query/routes.py).  false ranks it as any other page.  (Issue 43:
     # it replaced a multiplier of 0.94 on such a page's ranking relevance, which let a draft outrank the routed page.)
     unrouted_yields: bool = flag(True)
+    # The site's links (query/page_links.py): the order key gains anchor_weight x the query's BM25 over the anchor
+    # texts and navigation labels pointing at the page, saturated as s / (s + anchor_half), and authority_weight x
+    # n / (n + authority_k), n the page's inbound links from other pages of its own site outside its folder.  Both
+    # are shown in every hit; both weigh 0 because the test half did not agree (real docs, dev half: authority
+    # 0.075 at k 3 0.8781 -> 0.8846, test 0.8493 -> 0.8476; anchor 0.05 at half 2 0.8819 dev, 0.8456 test;
+    # docs/benchmarks.md).  The shapes are the dev half's best (half 2 of 2 / 4 / 8, k 3 of 3 / 5 / 10).
+    anchor_weight: float = number(0.0, 0.0, 10.0)
+    anchor_half: float = number(2.0, 0.01, 1000.0)
+    authority_weight: float = number(0.0, 0.0, 10.0)
+    authority_k: float = number(3.0, 0.01, 100_000.0)
     candidate_depth: int = integer(100, 1, 100_000)
     # Per-page cap on each channel's candidates (query/fusion.py per_page_capped): a page gives a channel at
     # most this many passages before the channel is cut to candidate_depth, so one long page cannot fill the

@@ -32,9 +32,16 @@ BM25_DIR = "bm25"  # bm25s index files + our tokenizer config
 # BM25 over each passage's fields (title and heading path, symbol, file name): field-aware lexical scoring.
 # Optional: a snapshot built before it has none and is searched over the passage text alone.
 BM25_FIELDS_DIR = "bm25_fields"
+# What the site's links say of each page (warehouse/page_links.py, query/page_links.py): a BM25 index whose documents
+# are the documents table's rows, each the anchor texts and navigation labels that point at that page, and each
+# page's inbound links from other pages of its own site.  Optional: a snapshot built before it has none, and its
+# hits show no anchor or authority term.
+PAGE_LINKS_DIR = "page_links"
+ANCHORS_DIR = f"{PAGE_LINKS_DIR}/anchors"
+INBOUND = f"{PAGE_LINKS_DIR}/inbound.npy"  # int32, one count a documents row
 # The set of index files a build writes; part of the build's inputs, so a data directory whose snapshot predates
-# an index (2: bm25_fields) is rebuilt once by the next refresh rather than reused without it.
-INDEX_FORMAT = 2
+# an index (2: bm25_fields; 3: page_links) is rebuilt once by the next refresh rather than reused without it.
+INDEX_FORMAT = 3
 COMPONENTS = "components.json"  # the operator's component registry (schemas/components.py), when one was given
 ENCODER_DIR = "encoder"  # query encoder files when the backend is ONNX
 TABLE_FILES = {name: f"{name}.parquet" for name in TABLES}

@@ -223,8 +223,38 @@ COPIES = pa.schema(
     ]
 )
 
-# Tables whose rows each belong to one document (they carry its doc_id).
-PER_DOCUMENT_TABLES = ("chunks", "attribution", "verifications", "version_targets", "deprecations", "content_risk")
+# The site's links (schemas/links.py): one row per link a page or the site's navigation writes, resolved to the page
+# it names where it names one.  ``doc_id``/``chunk_id``: the page and passage holding it (null for a sidebar or a
+# _category_ label; ``path`` is then that file); ``fragment``: the "#section" it names (it may name the passage).
+LINKS = pa.schema(
+    [
+        ("doc_id", pa.string()),
+        ("chunk_id", pa.string()),
+        ("source", pa.string()),
+        ("path", pa.string()),
+        ("line", pa.int32()),
+        ("kind", pa.string()),  # schemas.links.LINK_KINDS
+        ("text", pa.string()),  # the anchor text (or the sidebar label) as a reader sees it
+        ("target", pa.string()),  # as written
+        ("status", pa.string()),  # schemas.links.LINK_STATUSES
+        ("target_source", pa.string()),
+        ("target_path", pa.string()),
+        ("target_doc_id", pa.string()),
+        ("fragment", pa.string()),
+        ("resolved_by", pa.string()),  # schemas.links BY_*; "" when unresolved
+    ]
+)
+
+# Tables whose rows each belong to one document (they carry its doc_id; a link of the site's navigation has none).
+PER_DOCUMENT_TABLES = (
+    "chunks",
+    "attribution",
+    "verifications",
+    "version_targets",
+    "deprecations",
+    "content_risk",
+    "links",
+)
 # What ingesting a document writes: its documents row and its per-document rows.
 DOCUMENT_TABLES = ("documents", *PER_DOCUMENT_TABLES)
 # One source's tables at one commit: every ingested document's rows and the account of every tree entry.
@@ -238,6 +268,7 @@ TABLES: dict[str, pa.Schema] = {
     "version_targets": VERSION_TARGETS,
     "deprecations": DEPRECATIONS,
     "content_risk": CONTENT_RISK,
+    "links": LINKS,
     "ingest_report": INGEST_REPORT,
     "sources": SOURCES,
     "compile_checks": COMPILE_CHECKS,

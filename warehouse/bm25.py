@@ -138,7 +138,9 @@ def _vectorised_bm25():
                 dtype=self.dtype,
             )
             # bm25s per passage: tf / (k1 * ((1 - b) + b * l_d / l_avg) + tf), l_avg a float64 mean, so float64
-            length_norm = self.k1 * ((1 - self.b) + self.b * lengths.astype(np.float64) / lengths.mean())
+            # (passages without a token, as most pages of the anchor-text index have: no pair reads the mean)
+            mean = lengths.mean() if lengths.any() else 1.0
+            length_norm = self.k1 * ((1 - self.b) + self.b * lengths.astype(np.float64) / mean)
             scores = np.empty(len(tf), dtype=self.dtype)
             for i in range(0, len(tf), BLOCK):  # float64 per block: four corpus-long float64 arrays were ~0.3 GB
                 tf64 = tf[i : i + BLOCK].astype(np.float64)

@@ -35,6 +35,7 @@ from trustindex.schemas.snapshot import (
 from trustindex.schemas.tables import SCHEMA_VERSION, SOURCE_TABLES, table_from_rows
 from trustindex.warehouse.bm25 import build_bm25
 from trustindex.warehouse.copies import COPY_DETECTION, find_copies
+from trustindex.warehouse.page_links import resolve_site_urls, write_page_links
 from trustindex.warehouse.tables import concat, write_table
 
 SORT_KEYS = {
@@ -61,6 +62,14 @@ SORT_KEYS = {
         ("chunk_id", "ascending"),
         ("start_char", "ascending"),
         ("rule", "ascending"),
+    ],
+    "links": [
+        ("source", "ascending"),
+        ("path", "ascending"),
+        ("line", "ascending"),
+        ("kind", "ascending"),
+        ("target", "ascending"),
+        ("text", "ascending"),
     ],
     "ingest_report": [("source", "ascending"), ("path", "ascending")],
     "compile_checks": [
@@ -122,6 +131,8 @@ def write_snapshot_files(
     tables = {}
     for name in SOURCE_TABLES:
         tables[name] = concat([t[name] for _s, t in sorted(per_source.items())], name, SORT_KEYS[name])
+    # a URL of an indexed source's published site names that page (another repository's link to the docs)
+    tables["links"] = resolve_site_urls(tables["links"], tables["documents"])
     if components:
         tables["version_targets"] = canonical_version_targets(tables["version_targets"], components)
         (build_dir / COMPONENTS).write_text(components.to_json() + "\n", encoding="utf-8")
@@ -137,6 +148,7 @@ def write_snapshot_files(
             write_table(t, build_dir / TABLE_FILES[name])
             counts[name] = t.num_rows
             bar.advance(t.num_rows)
+    write_page_links(build_dir, tables.pop("links"), tables["documents"])
     # What the stages below hold is the build's peak memory (issue 29: ~92k chunks): only the chunks stay, the
     # float32 vectors and the cache's copy of them go once the float16 matrix exists, the body texts once their
     # BM25 is built.

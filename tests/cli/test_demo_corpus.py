@@ -100,7 +100,7 @@ def test_config_files_copied_and_corpus_size(out):
         assert (out / f).read_bytes() == (EXAMPLES / f).read_bytes()
     assert (out / "policy.toml").exists() == (EXAMPLES / "policy.toml").exists()
     total = sum(len(files_at(repo(out, n).head.commit)) for n in bd.REPOS)
-    assert 40 <= total <= 62, total
+    assert 40 <= total <= 64, total  # 64: the docs' sidebars.js and a _category_.json (issue 43)
 
 
 def test_cli_entry_point_usage_error(capsys):

@@ -129,6 +129,22 @@ def test_every_real_docs_answer_is_ordered_by_its_shown_score_and_reproduced(rea
         _ordered_and_reproduced(real_index.search(q.query, k=10), real_index.policy)
 
 
+@needs_real_docs
+def test_with_the_site_s_links_weighted_every_real_docs_answer_is_still_reproduced(real_index):
+    """The anchor-text and authority terms (issue 43) ship at weight 0; weighted, they must explain the order too."""
+    from bench import eval_set
+
+    links_on = Policy.from_dict({"fusion": {"anchor_weight": 0.05, "anchor_half": 2.0, "authority_weight": 0.075}})
+    real_index.reload_policy(links_on)
+    try:
+        for q in eval_set.load():
+            r = real_index.search(q.query, k=10)
+            _ordered_and_reproduced(r, links_on)
+            assert all({"anchor", "authority"} <= set(h["ranking_terms"]["page"]) for h in r["hits"])
+    finally:
+        real_index.reload_policy(None)
+
+
 def test_a_passage_whose_version_is_penalised_lends_nothing(index):
     # 0.23.2 is a near miss of the pragmas that pin 0.23 / 0.23.0: those passages stay, penalised
     r = index.search("counter contract circuit runtime", k=50, targets={"compact-language": "0.23.2"})

@@ -29,12 +29,14 @@ from trustindex.schemas.snapshot import (
     BM25_DIR,
     BM25_FIELDS_DIR,
     EMBEDDINGS,
+    PAGE_LINKS_DIR,
     TABLE_FILES,
     read_manifest,
     resolve_current,
 )
 from trustindex.warehouse.bm25 import build_bm25
 from trustindex.warehouse.build import field_input
+from trustindex.warehouse.page_links import write_page_links
 from trustindex.warehouse.snapshots import current_id, finish_snapshot, new_build_dir, set_current
 from trustindex.warehouse.tables import write_table
 
@@ -76,9 +78,13 @@ def publish_without(data: Path, drop_source: str, corrupt: bool = False) -> str:
     kept = pq.read_table(build / TABLE_FILES["chunks"])
     build_bm25(embedding_input(kept), build / BM25_DIR)
     build_bm25(field_input(kept), build / BM25_FIELDS_DIR)
+    if (build / TABLE_FILES["links"]).is_file():  # what the kept pages' links say of them
+        write_page_links(
+            build, pq.read_table(build / TABLE_FILES["links"]), pq.read_table(build / TABLE_FILES["documents"])
+        )
     for p in live.rglob("*"):  # anything else the snapshot carries (an ONNX encoder) goes along unchanged
         rel = p.relative_to(live)
-        rebuilt = rel.parts[0] in (BM25_DIR, BM25_FIELDS_DIR)
+        rebuilt = rel.parts[0] in (BM25_DIR, BM25_FIELDS_DIR, PAGE_LINKS_DIR)
         if p.is_file() and p.name != "manifest.json" and not (build / rel).exists() and not rebuilt:
             (build / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(p, build / rel)

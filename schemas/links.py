@@ -1,0 +1,60 @@
+"""The site's links as evidence: the vocabulary of the ``links`` table, and how a site's URL is compared.
+
+A link is what another author called a page: its anchor text names the page in the words of someone who did not
+write it, and a page many other pages link to is one the site itself points readers at.  extractors/links.py reads
+a page's Markdown/MDX links, extractors/site_nav.py a Docusaurus site's sidebars and ``_category_`` labels;
+extractors/link_targets.py resolves each to a page of its source; warehouse/page_links.py resolves links to another
+source's published site and turns them into the snapshot's ``page_links/`` index, which query/page_links.py reads.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import unquote, urlsplit
+
+# Where a link was written (the links table's ``kind``)
+MARKDOWN = "markdown"  # [text](target)
+REFERENCE = "reference"  # [text][label] with a [label]: target definition
+AUTOLINK = "autolink"  # <https://...>
+HTML = "html"  # <a href>, <Link to>, a JSX element with href= (MDX)
+SIDEBAR = "sidebar"  # a sidebar's doc item (target: the doc id) or a category linked to a doc
+SIDEBAR_HREF = "sidebar_href"  # a sidebar's link item (target: a URL or route)
+CATEGORY = "category"  # a _category_ file's label (target: its folder)
+LINK_KINDS = (MARKDOWN, REFERENCE, AUTOLINK, HTML, SIDEBAR, SIDEBAR_HREF, CATEGORY)
+NAVIGATION_KINDS = (SIDEBAR, SIDEBAR_HREF, CATEGORY)  # written in the site's navigation, not on a page
+
+# What a link points at (the links table's ``status``)
+PAGE = "page"  # a page of the index (target_source, target_path, target_doc_id)
+FILE = "file"  # a file of the repository that is no page of the index (an image, a script)
+EXTERNAL = "external"  # a URL outside every indexed site
+UNRESOLVED = "unresolved"  # nothing it could name: counted, never an error
+LINK_STATUSES = (PAGE, FILE, EXTERNAL, UNRESOLVED)
+
+# How a page was found (``resolved_by``)
+BY_FRAGMENT = "fragment"  # "#section": the linking page itself
+BY_PATH = "path"  # a file path, relative to the page or to a content folder
+BY_ROUTE = "route"  # a route of the site (Docusaurus routing: slugs, ids, number prefixes, versions)
+BY_DOC_ID = "doc_id"  # a sidebar's doc id
+BY_FOLDER = "folder"  # a category's folder: its index page
+BY_SITE_URL = "site_url"  # an absolute URL of a source's published site (the documents' page_url)
+
+
+def split_target(target: str) -> tuple[str, str]:
+    """``target`` without its query and fragment, and the fragment ("" when none)."""
+    head, _sep, fragment = target.partition("#")
+    return head.partition("?")[0], fragment
+
+
+def site_key(url: str) -> str | None:
+    """An http(s) URL as a site's page is compared: host lower-cased, no scheme, query, fragment, ``index.html`` or
+    ``.html`` and no trailing slash, percent-escapes decoded; None for anything that is not an http(s) URL."""
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        return None
+    path = unquote(parts.path)
+    for suffix in ("/index.html", ".html"):
+        if path.endswith(suffix):
+            path = path[: -len(suffix)]
+    return f"{parts.netloc.lower()}/{path.strip('/')}".rstrip("/")

@@ -1,0 +1,88 @@
+"""A source's links table (issue 43 item 1): every page's links and the site's navigation, each resolved over the
+source as it is at that commit, also after an incremental refresh carried the linking page forward unread."""
+
+from __future__ import annotations
+
+from trustindex.extractors.base import approx_token_count
+from trustindex.ingest.incremental import Previous
+from trustindex.ingest.source import ingest_source
+from trustindex.schemas.config import Identities, Source
+from trustindex.schemas.links import BY_DOC_ID, BY_FOLDER, BY_PATH, BY_ROUTE, PAGE, UNRESOLVED
+from trustindex.schemas.policy import Policy
+from trustindex.schemas.tables import doc_id_of
+
+CONFIG = """module.exports = { presets: [['classic', ({ docs: {
+  routeBasePath: '/', sidebarPath: require.resolve('./sidebars.js'),
+} })]] };
+"""
+SIDEBARS = """module.exports = { docs: [
+  { type: 'doc', id: 'guides/proof-server', label: 'Run a proof server' },
+  { type: 'doc', id: 'guides/not-yet', label: 'Coming soon' },
+] };
+"""
+PADDING = "Midnight keeps private state on the user's device and proves what the ledger needs to know.\n" * 25
+INTRO = f"""# Introduction
+
+Start with the [installation guide](./getting-started/install.md#prerequisites).
+
+{PADDING}
+
+## Next
+
+Then [run a proof server](/guides/proof-server) and read the [FAQ](faq.md).
+
+{PADDING}
+"""
+
+
+def _ingest(repo, data, previous=None):
+    src = Source("docs", str(repo), "main", "p", include=("**/*.md",))
+    return ingest_source(src, data, Identities(), [], Policy.default(), approx_token_count, previous=previous)
+
+
+def test_links_are_resolved_over_the_source_as_it_now_is(tmp_path):
+    from tests.kits.gitutil import RepoBuilder
+
+    rb = RepoBuilder(tmp_path / "repo")
+    rb.commit(
+        {
+            "docusaurus.config.js": CONFIG,
+            "sidebars.js": SIDEBARS,  # not included: read as evidence all the same
+            "docs/intro.md": INTRO,
+            "docs/getting-started/install.md": "# Install\n\n## Prerequisites\n\nNode 20.\n",
+            "docs/getting-started/_category_.json": '{"label": "Getting started"}',
+            "docs/getting-started/index.md": "# Getting started\n\nRead [the intro](../intro.md).\n",
+            "docs/guides/proof-server.md": "# Proof server\n\nIt proves.\n",
+        },
+        "docs",
+    )
+    first = _ingest(rb.path, tmp_path / "data")
+    links = {(r["path"], r["text"]): r for r in first.tables["links"].to_pylist()}
+    install = links[("docs/intro.md", "installation guide")]
+    assert (install["status"], install["target_path"], install["fragment"], install["resolved_by"]) == (
+        PAGE,
+        "docs/getting-started/install.md",
+        "prerequisites",
+        BY_PATH,
+    )
+    assert install["target_doc_id"] == doc_id_of("docs", "docs/getting-started/install.md")
+    assert install["doc_id"] == doc_id_of("docs", "docs/intro.md") and install["line"] == 3
+    chunks = {r["chunk_id"]: r for r in first.tables["chunks"].to_pylist()}
+    assert chunks[install["chunk_id"]]["heading_path"] == ["Introduction"]  # the passage that holds it
+    proof = links[("docs/intro.md", "run a proof server")]
+    assert (proof["status"], proof["resolved_by"]) == (PAGE, BY_ROUTE)
+    assert chunks[proof["chunk_id"]]["heading_path"] == ["Introduction", "Next"]
+    assert links[("docs/intro.md", "FAQ")]["status"] == UNRESOLVED  # counted, not an error
+    label = links[("sidebars.js", "Run a proof server")]
+    assert (label["doc_id"], label["status"], label["resolved_by"]) == (None, PAGE, BY_DOC_ID)
+    assert links[("docs/getting-started/_category_.json", "Getting started")]["resolved_by"] == BY_FOLDER
+    assert links[("sidebars.js", "Coming soon")]["status"] == UNRESOLVED
+
+    # the FAQ and the sidebar's page appear; intro.md is carried forward unread, and its link now resolves
+    head = rb.commit({"docs/faq.md": "# FAQ\n\nAsk.\n", "docs/guides/not-yet.md": "# Soon\n\nHere.\n"}, "more")
+    second = _ingest(rb.path, tmp_path / "data", Previous(first.commit, first.tables))
+    assert second.note.startswith("incremental") and second.commit == head
+    links = {(r["path"], r["text"]): r for r in second.tables["links"].to_pylist()}
+    assert links[("docs/intro.md", "FAQ")]["target_path"] == "docs/faq.md"
+    assert links[("sidebars.js", "Coming soon")]["target_path"] == "docs/guides/not-yet.md"
+    assert len(links) == len(second.tables["links"])  # the navigation's rows once, not carried and read again
