@@ -1,0 +1,167 @@
+"""Fit the ranking relevance's weights on the dev half of bench/eval, choose by cross-validation, report test once.
+
+    PYTHONPATH=. .venv/bin/python bench/fit_default_fusion.py [--data DIR] [--k 100] [--write]
+
+1. Features (dev queries only): every hit of ``Index.search(query, k)`` under the hand-set policy, with the terms it
+   shows (``ranking_terms``: passage dense/lexical/identifier, page support/page_vector/page_terms/..., trust, the
+   unpublished multiplier) and the files it names (its own, then its ``also_in`` copies).
+2. Cross-validation (5 folds by query, dev only): the pairwise fit of calibration/fusion.py at each penalty,
+   reranking each held-out fold from its features; the penalty with the best mean held-out nDCG@10 is chosen
+   (``inf``: the hand weights, nothing moved).
+3. The chosen fit on all of dev, then the real search under it on dev and test against the hand weights in the
+   same run (bench_retrieval's ``trustindex_files``: the bench's own reading of a response).
+4. ``--write``: the fit becomes schemas/default_fusion.toml (the shipped weights, overlaid on the built-in policy like
+   the calibration) only if it beats the hand weights on test; the section of docs/benchmarks.md says either way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench import eval_set  # noqa: E402
+from bench.bench_quality import ndcg_at_10  # noqa: E402
+from bench.bench_retrieval import RETRIEVAL_WORK, build_data, trustindex_files  # noqa: E402
+from bench.common import CORPUS, figure, print_figures, save, setup_env  # noqa: E402
+from trustindex.calibration import fusion as F  # noqa: E402
+
+PENALTIES = (0.0, 0.001, 0.01, 0.1, 1.0)
+FOLDS = 5
+
+
+def page_term_names(policy) -> tuple[str, ...]:
+    """The page terms a hit shows under this policy (query/score.py ``PageTerms.explained``), in its order."""
+    from trustindex.query.score import weights_in_use
+
+    return tuple(weights_in_use(policy, True)[0])
+
+
+def hand_weights(policy, page_terms) -> F.Weights:
+    from trustindex.query.score import weights_in_use
+
+    r = policy.relevance
+    w, _ = weights_in_use(policy, True)
+    return F.Weights(
+        passage={"dense": r.dense_weight, "lexical": r.lexical_weight, "identifier": r.identifier_weight},
+        page={t: w[t] for t in page_terms},
+        trust_weight=policy.confidence.trust_weight,
+    )
+
+
+def features(index, queries, k: int, page_terms) -> list[F.QueryHits]:
+    out = []
+    for q in queries:
+        r = index.search(q.query, k=k)
+        hits = r["hits"]
+        passage = np.full((len(hits), len(F.PASSAGE_TERMS)), np.nan)
+        page = np.zeros((len(hits), len(page_terms)))
+        trust, unpub, files = np.zeros(len(hits)), np.ones(len(hits)), []
+        for j, h in enumerate(hits):
+            terms = h["ranking_terms"]
+            for i, t in enumerate(F.PASSAGE_TERMS):
+                if t in terms["passage"]:
+                    passage[j, i] = terms["passage"][t]["value"]
+            pg = terms.get("page", {})
+            for i, t in enumerate(page_terms):
+                page[j, i] = pg.get(t, {}).get("value", 0.0)
+            u = pg.get("unpublished", {})
+            unpub[j] = u.get("multiplier", 1.0) if u.get("applies") else 1.0
+            trust[j] = h["trust_score"]
+            p = h["provenance"]
+            files.append(tuple(dict.fromkeys([p["path"], *(c["path"] for c in h["also_in"])])))
+        out.append(F.QueryHits(q.id, passage, page, trust, unpub, tuple(files), dict(q.relevant)))
+    return out
+
+
+# The policy key of each page term's weight (query/score.py weights_in_use).
+PAGE_KEYS = {"support": "page_weight", "page_vector": "page_vector_weight", "page_terms": "page_terms_weight"}
+
+
+def policy_file(w: F.Weights, path: Path) -> Path:
+    """A policy.toml that sets the fitted weights (everything else as the built-in policy)."""
+    lines = [
+        "[relevance]",
+        f"dense_weight = {w.passage['dense']}",
+        f"lexical_weight = {w.passage['lexical']}",
+        f"identifier_weight = {min(w.passage['identifier'], 1.0)}",
+        "[fusion]",
+        *(f"{PAGE_KEYS[t]} = {v}" for t, v in w.page.items()),
+        "[confidence]",
+        f"trust_weight = {w.trust_weight}",
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def real_ndcg(index, queries) -> dict[str, float]:
+    per: dict[str, list[float]] = {}
+    for q in queries:
+        per.setdefault(q.split, []).append(ndcg_at_10(trustindex_files(index, q.query), q.relevant))
+    return {s: float(np.mean(v)) for s, v in sorted(per.items())}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, help="an existing data directory of the real-docs corpus")
+    ap.add_argument("--k", type=int, default=100, help="hits read per dev query (default 100)")
+    ap.add_argument("--write", action="store_true", help="write schemas/default_fusion.toml if test agrees")
+    a = ap.parse_args(argv)
+    setup_env()
+    from trustindex.query.index import Index
+
+    data = a.data
+    if data is None:
+        if not CORPUS.is_dir():
+            print(f"fusion fit: skipped, the real docs corpus is not at {CORPUS}")
+            return 0
+        data = build_data(RETRIEVAL_WORK)
+    t0 = time.perf_counter()
+    index = Index.open(data_dir=data, warm=True)
+    hand_policy = index.policy
+    terms = page_term_names(hand_policy)
+    hand = hand_weights(hand_policy, terms)
+    in_domain = [q for q in eval_set.load() if q.in_domain]
+    dev = [q for q in in_domain if q.split == "dev"]
+    feats = features(index, dev, a.k, terms)
+    start = np.maximum(hand.vector(terms), 1e-3)  # a weight of 0 cannot move in log space: start it just above
+    cv = F.cross_validate(feats, start, PENALTIES, FOLDS)
+    best = max(cv, key=lambda lam: (cv[lam], -lam if math.isfinite(lam) else -1e9))
+    print(f"  cross-validation (mean held-out nDCG@10, reranked from features): {cv}; chosen {best}", flush=True)
+    fitted = hand if not math.isfinite(best) else F.Weights.of(F.fit(feats, start, best), terms).normalised()
+    with tempfile.TemporaryDirectory() as tmp:
+        pol = policy_file(fitted, Path(tmp) / "fitted.toml")
+        before = real_ndcg(index, in_domain)
+        index.reload_policy(str(pol))
+        after = real_ndcg(index, in_domain)
+    wall = time.perf_counter() - t0
+    ship = after["test"] > before["test"] and after["dev"] >= before["dev"]
+    result = {
+        "hand": hand.__dict__,
+        "fitted": fitted.__dict__,
+        "fusion_id": F.fusion_id(fitted, f"dev of bench/eval on {index.snapshot_id}"),
+        "cross_validation": {str(k): v for k, v in cv.items()},
+        "chosen_penalty": str(best),
+        "real_search": {"hand": before, "fitted": after},
+        "ships": ship,
+        "wall_s": wall,
+    }
+    print(json.dumps(result, indent=1))
+    figs = [figure(f"nDCG@10 hand weights ({s})", before[s], "") for s in before] + [
+        figure(f"nDCG@10 fitted weights ({s})", after[s], "") for s in after
+    ]
+    print_figures("fusion fit", figs)
+    if a.write:
+        save("fusion_fit", {"figures": figs, **result})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
