@@ -101,6 +101,14 @@ def recall_at_10(ranked_paths, judgments: dict, grade: int = 2, k: int = K) -> f
     return len(want & set(_distinct(ranked_paths, k))) / len(want)
 
 
+def reciprocal_rank(ranked_paths, judgments: dict, grade: int = 1, k: int = K) -> float:
+    """1 / rank of the first file judged ``grade`` or higher in the top k (0 when none is): one query's MRR@k."""
+    for rank, path in enumerate(_distinct(ranked_paths, k), 1):
+        if judgments.get(path, 0) >= grade:
+            return 1.0 / rank
+    return 0.0
+
+
 def rank_files(chunk_scores: np.ndarray, chunk_file: np.ndarray, nfiles: int, k: int = K) -> list[int]:
     """File indices ordered by their best chunk's score, best first, at most k (ties: lower index first).
 

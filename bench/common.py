@@ -202,7 +202,18 @@ def save(key: str, result: dict, results: Path = RESULTS, docs: Path | None = DO
         docs.write_text(render(data))
 
 
-ORDER = ["extraction", "embedding", "quality", "retrieval", "lexical", "query", "serve", "refresh", "signatures"]
+ORDER = [
+    "extraction",
+    "embedding",
+    "quality",
+    "retrieval",
+    "retrieval_react",
+    "lexical",
+    "query",
+    "serve",
+    "refresh",
+    "signatures",
+]
 
 
 # bench/version_coverage.py over ../shared/corpus/midnight-docs with its Docusaurus config (--config-from the

@@ -43,6 +43,7 @@ STEPS = [
     "signatures",
     "quality",
     "retrieval",
+    "retrieval_react",
     "calibration",
 ]
 
@@ -81,6 +82,8 @@ def step_args(step: str, quick: bool) -> list[str]:
         return [str(b / "bench_quality.py")] + (["--queries", "3", "--chunks", "200"] if quick else [])
     if step == "retrieval":  # the real-docs snapshot is built once under the work directory, then reused
         return [str(b / "bench_retrieval.py")] + (["--splits", "dev"] if quick else [])
+    if step == "retrieval_react":  # issue 43's second corpus; skips in one line without the React docs mirror
+        return [str(b / "bench_retrieval.py"), "--corpus", "react"] + (["--splits", "dev"] if quick else [])
     if step == "calibration":  # needs a real-docs data directory ($TRUSTINDEX_REALDOCS_DATA); says so and skips
         return [str(b / "bench_calibration.py")]
     raise ValueError(step)

@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from bench.bench_quality import QUERIES, load_queries, ndcg_at_10, rank_files, recall_at_10
+from bench.bench_quality import QUERIES, load_queries, ndcg_at_10, rank_files, recall_at_10, reciprocal_rank
 from tests.kits.realdata import REAL_DOCS, needs_real_docs
 
 CORPUS = REAL_DOCS
@@ -111,6 +111,20 @@ def test_recall_of_grade_2_files():
     assert recall_at_10(["a", "b", "x"], judg) == 0.5
     assert recall_at_10(["c", "a"], judg) == 1.0
     assert recall_at_10([f"x{i}" for i in range(10)] + ["a"], judg) == 0.0
+
+
+def test_reciprocal_rank_of_the_first_judged_file_in_the_top_10():
+    judg = {"a": 2, "b": 1}
+    assert reciprocal_rank(["x", "b", "a"], judg) == 0.5  # any judged file counts, grade 1 too
+    assert reciprocal_rank(["x", "b", "a"], judg, grade=2) == pytest.approx(1 / 3)
+    assert reciprocal_rank(["x", "x", "y", "a"], judg) == pytest.approx(1 / 3)  # ranks count distinct files
+    assert reciprocal_rank([f"x{i}" for i in range(10)] + ["a"], judg) == 0.0
+
+
+def test_ndcg_at_5_ignores_what_ranks_below_5():
+    judg = {"a": 2}
+    ranked = [f"x{i}" for i in range(5)] + ["a"]
+    assert ndcg_at_10(ranked, judg, k=5) == 0.0 and ndcg_at_10(ranked, judg) > 0.0
 
 
 def test_files_ranked_by_their_best_chunk():

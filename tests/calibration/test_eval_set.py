@@ -4,12 +4,12 @@ split by id, every judged path a real corpus file (bench/eval/README.md says how
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 
 import pytest
 
 from bench.eval_set import EVAL_DIR, IN_DOMAIN_FILES, OFF_TOPIC_FILES, load
+from tests.kits.judged_sets import assert_graded, assert_unique
 from tests.kits.realdata import REAL_DOCS, needs_real_docs
 from trustindex.calibration.judged import IN_DOMAIN, OFF_TOPIC_KINDS, SPLITS
 
@@ -34,20 +34,11 @@ def test_every_line_of_every_file_is_one_json_object_with_the_known_keys():
 
 
 def test_ids_and_query_texts_are_unique_across_files(queries):
-    ids = Counter(q.id for q in queries)
-    assert [i for i, n in ids.items() if n > 1] == []
-    texts = Counter(re.sub(r"\s+", " ", q.query.strip().lower()) for q in queries)
-    assert [t for t, n in texts.items() if n > 1] == []
+    assert_unique(queries)
 
 
 def test_in_domain_queries_grade_files_and_off_topic_ones_none(queries):
-    for q in queries:
-        if q.kind in OFF_TOPIC_KINDS:
-            assert q.relevant == {}, q.id
-            continue
-        assert q.kind in IN_DOMAIN_KINDS, (q.id, q.kind)
-        assert set(q.relevant.values()) <= {1, 2} and 2 in q.relevant.values(), q.id
-        assert all(p == p.strip() and not p.startswith("/") and "\\" not in p for p in q.relevant), q.id
+    assert_graded(queries, IN_DOMAIN_KINDS, lambda p: p == p.strip() and not p.startswith("/") and "\\" not in p)
 
 
 def test_off_topic_files_hold_only_off_topic_queries():

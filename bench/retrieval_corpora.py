@@ -1,0 +1,185 @@
+"""The judged corpora that bench/bench_retrieval.py measures (``--corpus``): where each one's pages come from, how
+its snapshot is built by a real ``trustindex refresh``, and where its judged questions are.
+
+- ``midnight-docs``: ``../shared/corpus/midnight-docs`` (a folder), committed as one git commit; the questions of
+  ``bench/eval/`` (every ranking weight was tuned on its dev half);
+- ``react``: React's documentation, the repository reactjs/react.dev at a pinned commit, read from a complete bare
+  copy at ``$TRUSTINDEX_REAL_MIRRORS/reactjs+react.dev/repo`` (default ``../repos`` beside the checkout; get it with
+  the search tool's ``fetch`` and ``../shared/tools/repair_mirrors.sh``); the questions of ``bench/eval/react/``,
+  judged before any system ranked them (issue 43 item 5; README there).  Nothing of it is committed here.
+
+Each snapshot is built once under the bench work folder and reused by later runs.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bench.common import CORPUS, ROOT, WORK, bench_env
+
+EVAL_DIR = ROOT / "bench" / "eval"
+# Complete bare repositories, one per <owner>+<name>/repo (bench_real_repos.py's --mirrors layout).
+MIRRORS = Path(os.environ.get("TRUSTINDEX_REAL_MIRRORS", ROOT.parent / "repos"))
+
+# The React docs at the commit the questions were judged against (bench/eval/react/README.md): the GitHub commit,
+# the commit of the repaired local copy (repair_mirrors.sh drops commit signatures, so its ids differ) and the tree
+# both hold.  The bench indexes the local commit; the test checks the judged paths against the tree.
+REACT_REPO = MIRRORS / "reactjs+react.dev" / "repo"
+REACT_UPSTREAM_COMMIT = "12d692da47e77cdc558b928fcfbaf4e71c6d0cec"
+REACT_COMMIT = "98070a8805eb49e81abb92cec61d22c98c218aae"
+REACT_TREE = "38f4e1bb44b0eea8ea8cf29deb6f4c1234c72d4b"
+REACT_INCLUDE = "src/content/**/*.md"
+REACT_SITE = "https://react.dev"
+# The kinds of question of bench/eval/react/ (the Midnight set names its own in tests/calibration/test_eval_set.py).
+REACT_KINDS = ("how-to", "troubleshooting", "api-lookup", "concept", "comparison")
+
+_SOURCE = """\
+[[source]]
+name = "{name}"
+url = "{url}"
+ref = "{ref}"
+publisher = "{publisher}"
+include = ["{include}"]
+exclude = []
+{extra}"""
+_IDENTITY = """\
+[[publisher]]
+id = "{publisher}"
+name = "{publisher_name}"
+tier = "foundation"
+"""
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """One judged corpus: its single source, its questions and how to get its repository."""
+
+    name: str  # the --corpus value and the results.json key's suffix
+    title: str  # how the reports name it
+    about: str  # one sentence for the reports: what was indexed, at which commit
+    source: str  # the source name in its sources.toml (hits of other sources are named source:path)
+    publisher: str
+    publisher_name: str
+    eval_dir: Path  # judged_*.jsonl and off_topic_*.jsonl, the format of bench/eval (bench/eval_set.py)
+    work: Path  # the snapshot and the per-query rows live here
+    missing: Callable[[], str | None]  # why the corpus cannot be built here, or None
+    repository: Callable[[Path], tuple[str, str]]  # (url, ref) of a git repository holding the corpus
+    include: str = "**/*.md"
+    extra_include: str = "**/*.mdx"
+    site_url: str = ""
+
+    def sources_toml(self, url: str, ref: str) -> str:
+        include = f'{self.include}", "{self.extra_include}' if self.extra_include else self.include
+        extra = f'site_url = "{self.site_url}"\n' if self.site_url else ""
+        return _SOURCE.format(
+            name=self.source, url=url, ref=ref, publisher=self.publisher, include=include, extra=extra
+        )
+
+    def identities_toml(self) -> str:
+        return _IDENTITY.format(publisher=self.publisher, publisher_name=self.publisher_name)
+
+
+def build_snapshot(corpus: Corpus) -> Path:
+    """The corpus indexed by a real ``trustindex refresh`` into ``corpus.work/data`` (built once, then reused).
+
+    Two test workers may ask at once (tests/query/test_score_explained.py, tests/query/test_response_identity.py):
+    a file lock lets one build while the other waits, then reuses the snapshot."""
+    corpus.work.mkdir(parents=True, exist_ok=True)
+    with open(corpus.work / ".build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        data = corpus.work / "data"
+        if (data / "CURRENT").is_file():
+            return data
+        url, ref = corpus.repository(corpus.work)
+        (corpus.work / "sources.toml").write_text(corpus.sources_toml(url, ref))
+        (corpus.work / "identities.toml").write_text(corpus.identities_toml())
+        cli = Path(sys.executable).parent / "trustindex"
+        cmd = [str(cli)] if cli.is_file() else [sys.executable, "-m", "trustindex.cli.main"]
+        env = bench_env()
+        env.setdefault("PREFECT_HOME", str(corpus.work / ".prefect"))
+        print(f"building the {corpus.name} snapshot under {data} (a full refresh: minutes)", flush=True)
+        sources = str(corpus.work / "sources.toml")
+        subprocess.run(
+            [*cmd, "refresh", "--sources", sources, "--data", str(data), "--quiet", "--wait", "1800"],
+            env=env,
+            check=True,
+        )
+        return data
+
+
+def folder_as_commit(folder: Path) -> Callable[[Path], tuple[str, str]]:
+    """A folder of pages committed once into ``work/repo`` (fixed author and date: every build commits alike)."""
+
+    def repository(work: Path) -> tuple[str, str]:
+        import git
+
+        repo_dir = work / "repo"
+        if repo_dir.exists():
+            shutil.rmtree(repo_dir)
+        shutil.copytree(folder, repo_dir, ignore=shutil.ignore_patterns(".git"))
+        repo = git.Repo.init(repo_dir, initial_branch="main")
+        repo.git.add(A=True)
+        actor = git.Actor("Midnight docs corpus", "docs@midnight.example")
+        when = datetime(2026, 1, 1, tzinfo=UTC)
+        repo.index.commit(
+            "real midnight-docs corpus", author=actor, committer=actor, author_date=when, commit_date=when
+        )
+        return "repo", "main"
+
+    return repository
+
+
+def react_missing() -> str | None:
+    """Why the React docs cannot be read here (no bare copy, or one without the pinned tree), else None."""
+    if not (REACT_REPO / "HEAD").is_file():
+        return f"the React docs repository is not at {REACT_REPO} (set TRUSTINDEX_REAL_MIRRORS)"
+    probe = subprocess.run(
+        ["git", "--git-dir", str(REACT_REPO), "cat-file", "-t", REACT_TREE], capture_output=True, text=True
+    )
+    if probe.stdout.strip() != "tree":
+        return f"{REACT_REPO} lacks the pinned tree {REACT_TREE} (bench/eval/react/README.md)"
+    return None
+
+
+def _react_repository(work: Path) -> tuple[str, str]:
+    """The bare copy itself, at the pinned commit (the snapshot never follows the branch)."""
+    return str(REACT_REPO.resolve()), REACT_COMMIT
+
+
+MIDNIGHT = Corpus(
+    name="midnight-docs",
+    title="Midnight",
+    about="every Markdown/MDX file of ../shared/corpus/midnight-docs, the questions of bench/eval/.",
+    source="midnight-docs",
+    publisher="midnight-foundation",
+    publisher_name="Midnight Foundation",
+    eval_dir=EVAL_DIR,
+    work=WORK / "retrieval",
+    missing=lambda: None if CORPUS.is_dir() else f"the real docs corpus is not at {CORPUS}",
+    repository=folder_as_commit(CORPUS),
+)
+REACT = Corpus(
+    name="react",
+    title="React",
+    about=f"React's documentation, {REACT_INCLUDE} of reactjs/react.dev at {REACT_UPSTREAM_COMMIT[:12]} (tree "
+    f"{REACT_TREE[:12]}; site_url {REACT_SITE}), the questions of bench/eval/react/ (judged before any ranking).",
+    source="react.dev",
+    publisher="react",
+    publisher_name="React (react.dev)",
+    eval_dir=EVAL_DIR / "react",
+    work=WORK / "retrieval-react",
+    missing=react_missing,
+    repository=_react_repository,
+    include=REACT_INCLUDE,
+    extra_include="",
+    site_url=REACT_SITE,
+)
+CORPORA = {c.name: c for c in (MIDNIGHT, REACT)}
