@@ -29,8 +29,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench import eval_set  # noqa: E402
 from bench.bench_quality import ndcg_at_10  # noqa: E402
-from bench.bench_retrieval import RETRIEVAL_WORK, build_data, trustindex_files  # noqa: E402
-from bench.common import CORPUS, figure, print_figures, save, setup_env  # noqa: E402
+from bench.bench_retrieval import _file, trustindex_files  # noqa: E402
+from bench.common import figure, print_figures, save, setup_env  # noqa: E402
+from bench.retrieval_corpora import CORPORA, build_snapshot  # noqa: E402
 from trustindex.calibration import fusion as F  # noqa: E402
 
 PENALTIES = (0.0, 0.001, 0.01, 0.1, 1.0)
@@ -56,11 +57,10 @@ def hand_weights(policy, page_terms) -> F.Weights:
     )
 
 
-def features(index, queries, k: int, page_terms) -> list[F.QueryHits]:
+def features(index, queries, k: int, page_terms, source: str) -> list[F.QueryHits]:
     out = []
     for q in queries:
-        r = index.search(q.query, k=k)
-        hits = r["hits"]
+        hits = index.search(q.query, k=k)["hits"]
         passage = np.full((len(hits), len(F.PASSAGE_TERMS)), np.nan)
         page = np.zeros((len(hits), len(page_terms)))
         trust, unpub, files = np.zeros(len(hits)), np.ones(len(hits)), []
@@ -75,8 +75,8 @@ def features(index, queries, k: int, page_terms) -> list[F.QueryHits]:
             u = pg.get("unpublished", {})
             unpub[j] = u.get("multiplier", 1.0) if u.get("applies") else 1.0
             trust[j] = h["trust_score"]
-            p = h["provenance"]
-            files.append(tuple(dict.fromkeys([p["path"], *(c["path"] for c in h["also_in"])])))
+            names = [_file(h["provenance"], source), *(_file(c, source) for c in h["also_in"])]
+            files.append(tuple(dict.fromkeys(names)))
         out.append(F.QueryHits(q.id, passage, page, trust, unpub, tuple(files), dict(q.relevant)))
     return out
 
@@ -101,61 +101,83 @@ def policy_file(w: F.Weights, path: Path) -> Path:
     return path
 
 
-def real_ndcg(index, queries) -> dict[str, float]:
+def real_ndcg(index, queries, source: str) -> dict[str, float]:
     per: dict[str, list[float]] = {}
     for q in queries:
-        per.setdefault(q.split, []).append(ndcg_at_10(trustindex_files(index, q.query), q.relevant))
+        per.setdefault(q.split, []).append(ndcg_at_10(trustindex_files(index, q.query, source=source), q.relevant))
     return {s: float(np.mean(v)) for s, v in sorted(per.items())}
+
+
+def open_corpus(name: str, data: Path | None):
+    """(the corpus, its index under the built-in policy, its in-domain queries); None where it cannot be built."""
+    from trustindex.query.index import Index
+
+    corpus = CORPORA[name]
+    if data is None:
+        why = corpus.missing()
+        if why:
+            print(f"fusion fit: corpus {name} skipped: {why}")
+            return None
+        data = build_snapshot(corpus)
+    queries = [q for q in eval_set.load(corpus.eval_dir) if q.in_domain]
+    return corpus, Index.open(data_dir=data, warm=True), queries
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", type=Path, help="an existing data directory of the real-docs corpus")
+    ap.add_argument(
+        "--data",
+        nargs="*",
+        default=[],
+        metavar="CORPUS=DIR",
+        help="an existing data directory of a corpus (default: build each under the bench work folder)",
+    )
+    ap.add_argument("--corpora", nargs="+", default=sorted(CORPORA), choices=sorted(CORPORA))
     ap.add_argument("--k", type=int, default=100, help="hits read per dev query (default 100)")
-    ap.add_argument("--write", action="store_true", help="write schemas/default_fusion.toml if test agrees")
+    ap.add_argument("--write", action="store_true", help="save the result (and the shipped weights if they ship)")
     a = ap.parse_args(argv)
     setup_env()
-    from trustindex.query.index import Index
-
-    data = a.data
-    if data is None:
-        if not CORPUS.is_dir():
-            print(f"fusion fit: skipped, the real docs corpus is not at {CORPUS}")
-            return 0
-        data = build_data(RETRIEVAL_WORK)
+    given = dict(x.split("=", 1) for x in a.data)
     t0 = time.perf_counter()
-    index = Index.open(data_dir=data, warm=True)
-    hand_policy = index.policy
+    opened = [c for name in a.corpora if (c := open_corpus(name, Path(given[name]) if name in given else None))]
+    if not opened:
+        return 0
+    hand_policy = opened[0][1].policy
     terms = page_term_names(hand_policy)
     hand = hand_weights(hand_policy, terms)
-    in_domain = [q for q in eval_set.load() if q.in_domain]
-    dev = [q for q in in_domain if q.split == "dev"]
-    feats = features(index, dev, a.k, terms)
+    groups = [features(ix, [q for q in qs if q.split == "dev"], a.k, terms, c.source) for c, ix, qs in opened]
     start = np.maximum(hand.vector(terms), 1e-3)  # a weight of 0 cannot move in log space: start it just above
-    cv = F.cross_validate(feats, start, PENALTIES, FOLDS)
+    start[-1] = hand.trust_weight
+    cv = F.cross_validate(groups, start, PENALTIES, FOLDS)
     best = max(cv, key=lambda lam: (cv[lam], -lam if math.isfinite(lam) else -1e9))
-    print(f"  cross-validation (mean held-out nDCG@10, reranked from features): {cv}; chosen {best}", flush=True)
-    fitted = hand if not math.isfinite(best) else F.Weights.of(F.fit(feats, start, best), terms).normalised()
+    print(f"  cross-validation (mean held-out nDCG@10 over corpora, reranked from features): {cv}; chosen {best}")
+    fitted = hand if not math.isfinite(best) else F.Weights.of(F.fit(groups, start, best), terms).normalised()
+    real = {}
     with tempfile.TemporaryDirectory() as tmp:
         pol = policy_file(fitted, Path(tmp) / "fitted.toml")
-        before = real_ndcg(index, in_domain)
-        index.reload_policy(str(pol))
-        after = real_ndcg(index, in_domain)
+        for c, ix, qs in opened:
+            before = real_ndcg(ix, qs, c.source)
+            ix.reload_policy(str(pol))
+            real[c.name] = {"hand": before, "fitted": real_ndcg(ix, qs, c.source)}
     wall = time.perf_counter() - t0
-    ship = after["test"] > before["test"] and after["dev"] >= before["dev"]
+    gains = {n: r["fitted"]["test"] - r["hand"]["test"] for n, r in real.items()}
+    ship = all(g >= -0.01 for g in gains.values()) and sum(gains.values()) > 0
     result = {
         "hand": hand.__dict__,
         "fitted": fitted.__dict__,
-        "fusion_id": F.fusion_id(fitted, f"dev of bench/eval on {index.snapshot_id}"),
+        "fusion_id": F.fusion_id(fitted, "dev of " + ", ".join(f"{c.name}@{ix.snapshot_id}" for c, ix, _ in opened)),
         "cross_validation": {str(k): v for k, v in cv.items()},
         "chosen_penalty": str(best),
-        "real_search": {"hand": before, "fitted": after},
+        "real_search": real,
         "ships": ship,
         "wall_s": wall,
     }
     print(json.dumps(result, indent=1))
-    figs = [figure(f"nDCG@10 hand weights ({s})", before[s], "") for s in before] + [
-        figure(f"nDCG@10 fitted weights ({s})", after[s], "") for s in after
+    figs = [
+        figure(f"nDCG@10 {n}, {side} weights ({s})", v, "")
+        for n, r in real.items()
+        for side in ("hand", "fitted")
+        for s, v in r[side].items()
     ]
     print_figures("fusion fit", figs)
     if a.write:

@@ -12,8 +12,9 @@ from trustindex.schemas.config import Identities, LedgerEntry, Source
 from trustindex.schemas.policy import Policy
 
 # bump when an extractor's output changes for the same bytes (3: evidence_class; 4: content_risk; 5: page_kind;
-# 6: an agent plugin's README is agent instructions; 7: ai_written, a page's disclosure that a model wrote it)
-EXTRACTOR_VERSION = "7"
+# 6: an agent plugin's README is agent instructions; 7: ai_written, a page's disclosure that a model wrote it;
+# 8: a heading's MDX comment id `{/*id*/}` is no part of its text)
+EXTRACTOR_VERSION = "8"
 
 
 def source_key(source: Source, commit: str, ids: Identities, ledger: list[LedgerEntry], policy: Policy) -> str:
