@@ -259,6 +259,16 @@ class Fusion:
 
 
 @dataclass(frozen=True)
+class Feedback:
+    # Pseudo-relevance feedback (query/feedback.py: RM3 on the lexical channel, Rocchio on the dense one); 0 passages
+    # is off.  Every setting measured on the two judged corpora's dev halves lost (docs/benchmarks.md), so it is off.
+    passages: int = integer(0, 0, 100)
+    terms: int = integer(10, 1, 100)
+    lexical_share: float = number(0.1, 0.0, 1.0)
+    dense_share: float = number(0.1, 0.0, 10.0)
+
+
+@dataclass(frozen=True)
 class Match:
     # Calibrated (the policy has a model): the tier follows answer_confidence, high from high_probability, mid
     # from mid_probability, else low; below min_answer_confidence the response abstains (low_confidence).
@@ -354,6 +364,7 @@ class Sections:
     confidence: Confidence = sub_table(Confidence)
     relevance: Relevance = sub_table(Relevance)
     fusion: Fusion = sub_table(Fusion)
+    feedback: Feedback = sub_table(Feedback)
     match: Match = sub_table(Match)
     rerank: Rerank = sub_table(Rerank)
     ingest: Ingest = sub_table(Ingest)
