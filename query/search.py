@@ -24,6 +24,7 @@ from trustindex.query.abstention import Outcome, abstention_note
 from trustindex.query.answer_confidence import COVERAGE_HITS, ChannelOutcome, match_tier, measure, probability
 from trustindex.query.candidates import Pool, collapse
 from trustindex.query.copies import with_originals
+from trustindex.query.feedback import expansion_terms, feedback_rows, rm3_scores, rocchio
 from trustindex.query.fusion import CAP_REACH, per_page_capped, rrf_pool, top_ranking
 from trustindex.query.lexical_signals import LexicalSignals, lexical_signals
 from trustindex.query.relevance import relevance as relevance_of
@@ -90,6 +91,9 @@ def gather(st: SearchState, q: Query) -> Gathered:
     # ANN mode; the pool's cosines with the user's query are computed exactly below.
     dense_all, dense_cos = st.dense.top(q.vector, reach)
     lex = lexical_signals(d, q.words, st.policy)
+    qvec = q.vector
+    if st.policy.feedback.passages:
+        qvec, lex, dense_all, dense_cos = _feedback(st, q, lex, pooled(dense_all), pooled(best(lex.scores)), reach)
     lex_all = best(lex.scores) if lex.nterms > 0 else None
     rankings = [(pooled(dense_all), fz.dense_weight)]
     if lex_all is not None:
@@ -105,8 +109,24 @@ def gather(st: SearchState, q: Query) -> Gathered:
     pool_rows, _fused = rrf_pool(rankings, fz.rrf_k, d.n)
     pool_rows = with_originals(pool_rows, d.copy_of())  # a copy's original may answer in its place
     lex_top = lex_all[:depth] if lex_all is not None else None
-    cosines = st.dense.cosines(q.vector, pool_rows)
+    cosines = st.dense.cosines(qvec, pool_rows)
     return Gathered(pool_rows, cosines, lex, dense_all[:depth], dense_cos[:depth], lex_top)
+
+
+def _feedback(st: SearchState, q: Query, lex: LexicalSignals, dense_first, lexical_first, reach: int):
+    """The second pass of pseudo-relevance feedback (query/feedback.py): the query vector, lexical signals and dense
+    channel after the first pass's best passages reshaped them."""
+    d, fb, fz = st.data, st.policy.feedback, st.policy.fusion
+    first = [(dense_first, fz.dense_weight)] + ([(lexical_first, fz.lexical_weight)] if lex.nterms else [])
+    rows = feedback_rows(*rrf_pool(first, fz.rrf_k, d.n), fb.passages)
+    qvec = rocchio(q.vector, d.unit_mean(rows), fb.dense_share) if fb.dense_share > 0 else q.vector
+    dense_all, dense_cos = st.dense.top(qvec, reach)
+    if fb.lexical_share > 0 and lex.nterms:
+        known = {d.lexical.vocab[t] for t in q.words.tokens if t in d.lexical.vocab}
+        terms, weights = expansion_terms(d.lexical, rows, known, fb.terms)
+        scores = rm3_scores(d.lexical, lex.scores, lex.nterms, terms, weights, fb.lexical_share)
+        lex = LexicalSignals(scores, lex.nterms, lex.identifier)
+    return qvec, lex, dense_all, dense_cos
 
 
 # -- score ----------------------------------------------------------------------------------------------------

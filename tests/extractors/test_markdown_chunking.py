@@ -82,7 +82,7 @@ It prints a summary.
 
 ## Usage {#usage}
 
-### Call
+### Call {/*call*/}
 
 Call the API.
 Deep text.
@@ -98,6 +98,7 @@ def test_heading_paths_and_original_line_numbers():
         (["Guide"], 5, 5, "Intro paragraph before any heading."),
         (["Guide", "Install"], 7, 13, "Guide"),
         # a bare heading merges into its child; the chain names the chunk
+        # explicit ids, Docusaurus's {#id} and react.dev's MDX comment {/*id*/}, are no words of the heading
         (["Guide", "Usage", "Call"], 15, 20, "## Usage {#usage}"),
     ]
     lines = DOC.split("\n")
