@@ -24,7 +24,13 @@ import pytest
 from tests.kits.realdata import REAL_DOCS, ROOT, needs_real_docs
 from trustindex.layout import link_tree
 
-# The last commit that intentionally changed responses: canonical pages (issue 43 item 2, d277e67): a page the docs site
+# The last commit that intentionally changed responses: 873cfac, the merge of issue 43's branches: the site's links
+# (289e7e5: [fusion] anchor_weight, anchor_half, authority_weight, authority_k, so every policy_id changes; every hit's
+# ranking_terms.page gains anchor and authority, both weighted 0), the freshness floor 0.6 -> 0.9 (bf33a11: every
+# trust_score of a page older than its half-life rises, and with it confidences and some orders), an MDX heading's
+# {/*id*/} no part of its text (headings change), [feedback] (off: a policy section, so policy_id changes), and
+# version truth (issue 42) and assistant framing (issue 40) merged before them.  Before it: canonical pages (issue 43
+# item 2, d277e67): a page the docs site
 # does not serve ranks below every served one (ranking_score x ranking_terms.route.served_floor, replacing
 # fusion.unpublished_multiplier 0.94, so the policy_id changes too), every hit shows ranking_terms.route, every
 # provenance part_of and copy_of, score_contract_version 5; blog posts cite the site's blog (no site_url in the bench's
@@ -36,7 +42,7 @@ from trustindex.layout import link_tree
 # that 3a384d7, the merge of issue 27 (a response's "signed") onto issue 26's ranking.
 # A deliberate ranking (or response) change moves BASE to its own commit in that commit, saying why; a refactor never
 # moves it.
-BASE = "d277e6773266ed94181e4b06b3993ba8d8ba3b98"
+BASE = "873cfacd044cec6a8404cda1d23cfdc248f013c9"
 DUMP = Path(__file__).resolve().parents[1] / "kits" / "response_dump.py"
 SHOWN_DIFFERENCES = 3
 
