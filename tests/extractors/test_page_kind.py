@@ -254,6 +254,7 @@ def test_the_policy_weights_each_kind_and_the_repository_cannot(tmp_path):
 def site(tmp_path_factory, prefect_harness):
     from trustindex.cli.build import run_refresh
     from trustindex.schemas.config import load_build_config
+    from trustindex.schemas.refresh_run import RefreshRequest
 
     root = tmp_path_factory.mktemp("pagekind")
     rb = RepoBuilder(root / "repo")
@@ -263,7 +264,7 @@ def site(tmp_path_factory, prefect_harness):
         'include = ["**/*.md", "**/*.mdc"]\nexclude = []\n'
     )
     (root / "identities.toml").write_text('[[publisher]]\nid = "foundation"\nname = "F"\ntier = "foundation"\n')
-    run_refresh(load_build_config(str(root / "sources.toml")), root / "data")
+    run_refresh(load_build_config(str(root / "sources.toml")), RefreshRequest(str(root / "data")))
     return root / "data"
 
 

@@ -20,16 +20,12 @@ FUNCTION_ROOMS, MODULE_ROOMS = ("query", "serve", *BUILD_ROOMS), ("schemas", "qu
 # side and the command line, and is not mended yet.  Declarative tables are not exempt by rule: none is over.
 KNOWN: dict[tuple[str, str], str] = {
     ("warehouse/export.py", "export_to_target"): "134 lines",
-    ("flows/refresh.py", "refresh_from_files"): "9 parameters",
     ("encoder/onnx_export.py", "<module>"): "452 lines",
     ("report/data.py", "collect"): "124 lines",
     ("report/html.py", "render_html"): "114 lines",
     ("ingest/rows.py", "_document_row"): "9 parameters",
     ("ingest/source.py", "ingest_source"): "90 lines, 10 parameters",
-    ("cli/build.py", "run_refresh"): "10 parameters",
     ("cli/inspect_cmd.py", "inspect"): "104 lines",
-    ("cli/parser.py", "<module>"): "424 lines",
-    ("cli/parser.py", "build_parser"): "307 lines",
 }
 
 
