@@ -18,7 +18,7 @@ from trustindex.extractors.docs_routes import load_docs_routes
 from trustindex.extractors.page_kind import blog_dirs, load_page_kinds
 from trustindex.ingest.dispatch import kind_of
 from trustindex.ingest.incremental import Previous
-from trustindex.ingest.source import ingest_source
+from trustindex.ingest.source import IngestRun, ingest_source
 from trustindex.query.columns import RowMap
 from trustindex.query.explain import check
 from trustindex.query.trust import page_kind_factor
@@ -214,7 +214,7 @@ def test_an_incremental_refresh_names_again_the_pages_a_new_or_removed_marker_go
 
     def kinds(previous=None):
         out = ingest_source(
-            src, tmp_path / "data", Identities(), [], Policy.default(), approx_token_count, previous=previous
+            src, tmp_path / "data", Identities(), [], Policy.default(), approx_token_count, IngestRun(previous=previous)
         )
         return out, {r["path"]: r["page_kind"] for r in out.tables["documents"].to_pylist()}
 

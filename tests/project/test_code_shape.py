@@ -16,16 +16,11 @@ MAX_PARAMETERS, MAX_FUNCTION_LINES, MAX_MODULE_LINES = 8, 80, 420  # ~400: a doc
 BUILD_ROOMS = ("warehouse", "flows", "encoder", "report", "calibration", "runtime", "ingest", "cli")
 FUNCTION_ROOMS, MODULE_ROOMS = ("query", "serve", *BUILD_ROOMS), ("schemas", "query", "serve", *BUILD_ROOMS)
 
-# (path, function or "<module>") -> why it is still over: what was over when issue 39 extended the rule to the build
-# side and the command line, and is not mended yet.  Declarative tables are not exempt by rule: none is over.
-KNOWN: dict[tuple[str, str], str] = {
-    ("encoder/onnx_export.py", "<module>"): "452 lines",
-    ("report/data.py", "collect"): "124 lines",
-    ("report/html.py", "render_html"): "114 lines",
-    ("ingest/rows.py", "_document_row"): "9 parameters",
-    ("ingest/source.py", "ingest_source"): "90 lines, 10 parameters",
-    ("cli/inspect_cmd.py", "inspect"): "104 lines",
-}
+# (path, function or "<module>") -> why it is still over.  Empty: the 11 offenders found when issue 39 extended the
+# rule to the build side and the command line were mended, not listed (a new offender is refused outright).  No
+# exemption for declarative tables is needed either: the largest (report/data.py REPORT_QUERIES, the CLI's option
+# groups) are module-level data, which the function bound does not count, and their modules stay under the bound.
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
