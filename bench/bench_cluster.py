@@ -7,9 +7,10 @@ whole; ``--files``/``--body-chars`` take a truncated one, for a quick check).  T
 run side by side on this machine, TCP on loopback, worker processes of one thread each: one with one worker, one
 with two.  Each worker is warmed first (it loads the encoder from the machine's encoder cache, as a shard task
 would), so the figure is embedding, not a model load.  The refresh flow runs in this process
-(``cli.build.run_refresh(..., dask_address=...)``, its own ephemeral Prefect server, which the workers reach on
-loopback).  The first build (one worker) extracts the sources; every later build reuses their tables, with the
-embedding cache emptied and ``rebuild`` set, so each build embeds every distinct text on its cluster.
+(``cli.build.run_refresh`` with a ``RefreshRequest(dask_address=...)``, its own ephemeral Prefect server, which the
+workers reach on loopback).  The first build (one worker) extracts the sources; every later build reuses their
+tables, with the embedding cache emptied and ``rebuild`` set, so each build embeds every distinct text on its
+cluster.
 
 Figure: the flow's ``embed-cluster`` stage (texts the cache lacks found, split in content-hash shards, shard tasks
 on the cluster, vectors merged into the cache), one worker / two workers; with ``--repeats`` > 1 the sizes
@@ -50,6 +51,7 @@ def run(files: int | None, body_chars: int | None, repeats: int) -> dict:
     from bench.bench_refresh import make_corpus
     from trustindex.cli.build import load_build_config, run_refresh
     from trustindex.schemas.embedding_model import DEFAULT_BACKEND
+    from trustindex.schemas.refresh_run import RefreshRequest
 
     logging.getLogger("distributed").setLevel(logging.WARNING)  # the clusters' start and close, line by line
     root = WORK / "cluster"
@@ -83,7 +85,8 @@ def run(files: int | None, body_chars: int | None, repeats: int) -> dict:
         for i, n in enumerate(order):
             if i:  # the sources' tables stay; the cache goes, so this build embeds every text again
                 shutil.rmtree(data / "cache" / "embeddings", ignore_errors=True)
-            r = run_refresh(cfg, data, backend=backend, rebuild=i > 0, dask_address=clusters[n].scheduler_address)
+            address = clusters[n].scheduler_address
+            r = run_refresh(cfg, RefreshRequest(str(data), backend=backend, rebuild=i > 0, dask_address=address))
             [stage] = [s for s in r["stages"] if s["stage"] == STAGE]
             seconds[n].append(stage["seconds"])
             runs.append({"workers": n, "snapshot_id": r["snapshot_id"], "stage": stage, "load": machine()})

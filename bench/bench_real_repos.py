@@ -177,6 +177,7 @@ def section(cov: dict[str, dict], took: dict[str, float], n_sources: int) -> lis
 def run(mirrors: Path, work: Path, only: list[str] | None) -> dict:
     from trustindex.cli.build import run_refresh
     from trustindex.schemas.config import load_build_config
+    from trustindex.schemas.refresh_run import RefreshRequest
     from trustindex.warehouse.snapshots import current_id
 
     work.mkdir(parents=True, exist_ok=True)
@@ -187,7 +188,7 @@ def run(mirrors: Path, work: Path, only: list[str] | None) -> dict:
     cfg = load_build_config(str(write_config(mirrors, work, only)))
     backend = pick_backend()
     t0 = time.perf_counter()
-    r = run_refresh(cfg, work / "data", backend=backend)
+    r = run_refresh(cfg, RefreshRequest(str(work / "data"), backend=backend))
     took = {"refresh_s": time.perf_counter() - t0}
     print(f"  refresh: {took['refresh_s']:.0f} s ({backend}); {r.get('snapshot_id') or r}", flush=True)
     snapshot = work / "data" / "snapshots" / str(current_id(work / "data"))

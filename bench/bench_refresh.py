@@ -171,6 +171,7 @@ def run_truncated(files: int = 2000, body_chars: int = 250, repeats: int = REPEA
 
     from trustindex.cli.build import load_build_config, run_refresh
     from trustindex.encoder.factory import make_embedder
+    from trustindex.schemas.refresh_run import RefreshRequest
 
     root = WORK / "refresh"
     shutil.rmtree(root, ignore_errors=True)
@@ -198,7 +199,7 @@ def run_truncated(files: int = 2000, body_chars: int = 250, repeats: int = REPEA
 
     def timed(label: str) -> tuple[float, dict]:
         t0 = time.perf_counter()
-        r = run_refresh(cfg, data, backend=backend)
+        r = run_refresh(cfg, RefreshRequest(str(data), backend=backend))
         s = time.perf_counter() - t0
         e = r["embeddings"]
         print(

@@ -128,7 +128,7 @@ def run(n_commits: int, n_files: int, rounds: int) -> dict:
     from trustindex.crawl.signature_cache import cache_file
     from trustindex.extractors.base import approx_token_count
     from trustindex.ingest.incremental import Previous
-    from trustindex.ingest.source import ingest_source
+    from trustindex.ingest.source import IngestRun, ingest_source
     from trustindex.schemas.config import Source, load_identities
     from trustindex.schemas.policy import Policy
 
@@ -148,7 +148,7 @@ def run(n_commits: int, n_files: int, rounds: int) -> dict:
 
     def ingest(ids, data: Path, previous=None):
         t = time.perf_counter()
-        r = ingest_source(source, data, ids, [], policy, approx_token_count, previous=previous)
+        r = ingest_source(source, data, ids, [], policy, approx_token_count, IngestRun(previous=previous))
         return time.perf_counter() - t, r
 
     ingest(plain, root / "warmup")  # mirror clone and page cache: paid once, outside the figures

@@ -112,7 +112,7 @@ def no_change_refresh(code_dir: Path, sources: Path, data: Path) -> dict:
 
 
 def measure(code_dir: Path, sources: Path, data: Path) -> dict:
-    # the Prefect home the command line keeps in the data directory (cli.main.prefect_env): what every run after
+    # the Prefect home the command line keeps in the data directory (cli.common.prefect_env): what every run after
     # the first pays (the first also creates its database)
     env = dict(bench_env(), PREFECT_HOME=str((data / ".prefect").resolve()))
     out = {

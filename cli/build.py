@@ -7,41 +7,21 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from trustindex.schemas.config import BuildConfig, load_build_config  # noqa: F401  (re-exported for the command line)
-from trustindex.schemas.embedding_model import DEFAULT_BACKEND
 from trustindex.schemas.refresh_run import RefreshRequest
 
 
-def run_refresh(
-    cfg: BuildConfig,
-    data_dir: Path,
-    backend: str = DEFAULT_BACKEND,
-    commits: dict[str, str] | None = None,
-    publish: bool = True,
-    force: bool = False,
-    rebuild: bool = False,
-    dask_address: str | None = None,
-    max_sources: int | str | None = None,
-    dask_sources: bool = False,
-) -> dict:
+def run_refresh(cfg: BuildConfig, request: RefreshRequest, dask_sources: bool = False) -> dict:
     """The refresh flow run in this process; the result's JSON, what the command prints (schemas/refresh_run.py).
 
-    ``dask_address``: the texts to embed go in content-hash shards to that Dask cluster (flows/embed_cluster.py);
-    ``dask_sources``: the per-source tasks run there too (its workers then need the data directory shared)."""
+    ``request.dask_address``: the texts to embed go in content-hash shards to that Dask cluster
+    (flows/embed_cluster.py); ``dask_sources``: the per-source tasks run there too (its workers then need the data
+    directory shared)."""
     server = ephemeral_server_started_early()  # booting in its own process while the build's modules import
     from trustindex.flows.refresh import refresh_flow, with_task_runner
 
-    request = RefreshRequest(
-        str(data_dir),
-        commits or {},
-        publish,
-        backend,
-        force,
-        rebuild,
-        max_sources=max_sources,
-        dask_address=dask_address,
-    )
-    data_dir.mkdir(parents=True, exist_ok=True)
+    Path(request.data_dir).mkdir(parents=True, exist_ok=True)
     server.join()
+    dask_address = request.dask_address
     with in_process_settings(api_for_workers=dask_address is not None):
         return with_task_runner(refresh_flow, dask_address if dask_sources else None)(cfg, request).to_json()
 

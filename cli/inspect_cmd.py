@@ -87,6 +87,17 @@ def inspect(a) -> int:
             f"(see `trustindex report` for skipped and failed files)"
         )
     d = docs[0]
+    out = _evidence(con, d, Policy.load(getattr(a, "policy", None)))
+    if a.json:
+        print(json.dumps(out, indent=2, default=str))
+    else:
+        _print_evidence(out, d)
+    return 0
+
+
+def _evidence(con, d: dict, policy: Policy) -> dict:
+    """Everything the snapshot holds about document ``d``: attribution, page kind under ``policy``, route,
+    freshness, verifications, versions, deprecations, compile checks, content risk, chunks."""
     attr = fetch_dicts(con, "SELECT * EXCLUDE (doc_id) FROM attribution WHERE doc_id = ?", [d["doc_id"]])
     ver = [
         # a snapshot from before the evidence_class column: the class of the link's method, as the query reads it
@@ -121,7 +132,7 @@ def inspect(a) -> int:
         "commit": d["commit"],
         "attribution": attr[0] if attr else {},
         # what the page is and its multiplier under the policy given (--policy; else the built-in one)
-        "page_kind": page_kind_factor(d, Policy.load(getattr(a, "policy", None))),
+        "page_kind": page_kind_factor(d, policy),
         # whether the docs site serves the page, and for a partial the page that renders it (issue 43)
         "route": {
             "status": effective_route(d.get("route"), d.get("part_of"), d["path"]),
@@ -144,43 +155,40 @@ def inspect(a) -> int:
         ],
         "chunks": int(n),
     }
-    if a.json:
-        print(json.dumps(out, indent=2, default=str))
-    else:
-        print(f"{d['source']}/{d['path']} @ {d['commit'][:12]} — {n} chunks")
-        at = out["attribution"]
-        print(f"  attribution: {at.get('publisher_name')} ({at.get('tier')}, via {at.get('origin')})")
-        pk = out["page_kind"]
-        print(f"  page kind: {pk['status']} ×{pk['multiplier']:.2f} ({pk['evidence']['reason']})")
-        rt = out["route"]
-        part = f"; part of {rt['part_of']}" if rt["part_of"] else ""
-        print(f"  route: {rt['status']} ({rt['reason'] or 'no reason stored'}{part}) {rt['page_url'] or ''}".rstrip())
+    return out
+
+
+def _print_evidence(out: dict, d: dict) -> None:
+    """``inspect``'s text: a line per piece of evidence."""
+    print(f"{d['source']}/{d['path']} @ {d['commit'][:12]} — {out['chunks']} chunks")
+    at = out["attribution"]
+    print(f"  attribution: {at.get('publisher_name')} ({at.get('tier')}, via {at.get('origin')})")
+    pk = out["page_kind"]
+    print(f"  page kind: {pk['status']} ×{pk['multiplier']:.2f} ({pk['evidence']['reason']})")
+    rt = out["route"]
+    part = f"; part of {rt['part_of']}" if rt["part_of"] else ""
+    print(f"  route: {rt['status']} ({rt['reason'] or 'no reason stored'}{part}) {rt['page_url'] or ''}".rstrip())
+    print(f"  freshness: last modified {d['last_modified']}, last substantive change {d['last_substantive_change']}")
+    home = at.get("tier")
+    for v in out["verifications"]:
+        lends, _why = lent_tier(v, home, Policy.default())  # the cap; require_authenticated is the query's
+        cap = f"; claimed, lends at most {lends}" if lends != v["tier"] else ""
         print(
-            f"  freshness: last modified {d['last_modified']}, last substantive change {d['last_substantive_change']}"
+            f"  verification: {v['evidence_class']} {v['method']} by {v['verifier']} ({v['tier']}{cap}) "
+            f"at {v['commit'][:12]} "
+            f"{'STALE' if v['stale'] else 'current'} — {v['detail']}"
         )
-        home = at.get("tier")
-        for v in ver:
-            lends, _why = lent_tier(v, home, Policy.default())  # the cap; require_authenticated is the query's
-            cap = f"; claimed, lends at most {lends}" if lends != v["tier"] else ""
-            print(
-                f"  verification: {v['evidence_class']} {v['method']} by {v['verifier']} ({v['tier']}{cap}) "
-                f"at {v['commit'][:12]} "
-                f"{'STALE' if v['stale'] else 'current'} — {v['detail']}"
-            )
-        for v in vt:
-            print(f"  version: {v['component']} {v['constraint']} ({v['origin']}, {v['status']})")
-        for x in dep:
-            print(f"  deprecated ({x['scope']}, {x['marker']}): {x['reason']}")
-        for c in compiled:
-            mark = "✓ compiles with" if c["outcome"] == "passed" else f"✗ {c['outcome']} by"
-            why = f": {c['reason']}" if c["reason"] else ""
-            print(f"  compile ({c['kind']} {c['text_sha256'][:8]}): {mark} compactc {c['compiler_version']}{why}")
-        for r in out["content_risk"]:
-            where = f"line {r['start_line']}" + (f"-{r['end_line']}" if r["end_line"] != r["start_line"] else "")
-            print(
-                f"  content risk ({r['kind']}, {where}): {r['reason']}" + (f" [{r['detail']}]" if r["detail"] else "")
-            )
-    return 0
+    for v in out["version_targets"]:
+        print(f"  version: {v['component']} {v['constraint']} ({v['origin']}, {v['status']})")
+    for x in out["deprecations"]:
+        print(f"  deprecated ({x['scope']}, {x['marker']}): {x['reason']}")
+    for c in out["compile_checks"]:
+        mark = "✓ compiles with" if c["outcome"] == "passed" else f"✗ {c['outcome']} by"
+        why = f": {c['reason']}" if c["reason"] else ""
+        print(f"  compile ({c['kind']} {c['text_sha256'][:8]}): {mark} compactc {c['compiler_version']}{why}")
+    for r in out["content_risk"]:
+        where = f"line {r['start_line']}" + (f"-{r['end_line']}" if r["end_line"] != r["start_line"] else "")
+        print(f"  content risk ({r['kind']}, {where}): {r['reason']}" + (f" [{r['detail']}]" if r["detail"] else ""))
 
 
 def stats(a) -> int:

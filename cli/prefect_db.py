@@ -1,6 +1,6 @@
 """A fresh Prefect home's database, migrated once per machine (issue 30 item 2: fixed costs paid once).
 
-The command keeps Prefect's state in the data directory (cli/main.py), so a build into a fresh data directory
+The command keeps Prefect's state in the data directory (cli/common.py), so a build into a fresh data directory
 starts an ephemeral server on an empty SQLite file, and the server's start-up runs every Alembic migration on it:
 ~15 s of the ~29 s before the real docs' build could run (bench/bench_refresh.py, full corpus), paid again by every
 new data directory.  The migrated, still empty database is the same for every home of one Prefect version, so it

@@ -45,6 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
+from trustindex.encoder.sentence_transformers_embedder import load_sentence_transformer
 from trustindex.query.onnx_encoder import (
     ENCODER_JSON,
     FORMAT_VERSION,
@@ -139,15 +140,6 @@ def _files_of(directory: Path, source_sha: str) -> EncoderFiles:
     return EncoderFiles(
         directory, directory / MODEL_FILE, directory / TOKENIZER_FILE, directory / ENCODER_JSON, source_sha
     )
-
-
-def _load_st(weights_dir: Path, attn: str | None = None):
-    # Imported here: the serving side never imports this module, and the build side pays
-    # torch's import only when it actually embeds or exports.
-    from sentence_transformers import SentenceTransformer
-
-    kwargs = {"model_kwargs": {"attn_implementation": attn}} if attn else {}
-    return SentenceTransformer(str(weights_dir), device="cpu", local_files_only=True, **kwargs)
 
 
 def _export_onnx(st, path: Path) -> None:
@@ -277,7 +269,7 @@ def export_encoder(out_dir: Path, weights_dir: Path | None = None, recipe: int =
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     source_sha = weights_sha256(weights)
-    st = _load_st(weights, attn="eager")
+    st = load_sentence_transformer(weights, attn="eager")
     config = st[0].auto_model.config
     pooling = st[1].get_config_dict().get("pooling_mode")
     if pooling != "mean":
@@ -420,33 +412,3 @@ def ensure_encoder(cache_dir: Path, weights_dir: Path | None = None, recipe: int
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return _files_of(target, source_sha)
-
-
-class SentenceTransformerEncoder:
-    """Reference encoder: sentence-transformers on torch fp32, same ``encode`` interface as OnnxEncoder."""
-
-    def __init__(self, weights_dir: Path | None = None, device: str = "cpu"):
-        self.weights_dir = Path(weights_dir) if weights_dir else model_path()
-        self._st = None
-        self._device = device
-        self.model_id = MODEL_ID
-
-    @property
-    def model(self):
-        if self._st is None:
-            from sentence_transformers import SentenceTransformer
-
-            self._st = SentenceTransformer(str(self.weights_dir), device=self._device, local_files_only=True)
-        return self._st
-
-    @property
-    def dimensions(self) -> int:
-        return int(self.model[0].auto_model.config.hidden_size)
-
-    def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
-        if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
-            raise TypeError("encode expects a list of str")
-        if not texts:
-            return np.empty((0, self.dimensions), dtype=np.float32)
-        out = self.model.encode(list(texts), batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True)
-        return np.asarray(out, dtype=np.float32)

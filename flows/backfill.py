@@ -16,10 +16,9 @@ from prefect.cache_policies import NO_CACHE
 
 from trustindex.crawl.git import SourceError, commit_as_of, ensure_mirror, mirror_path, resolve_ref
 from trustindex.flows.refresh import refresh_flow
-from trustindex.schemas.config import Source, load_build_config
-from trustindex.schemas.embedding_model import DEFAULT_BACKEND
+from trustindex.schemas.config import Source
 from trustindex.schemas.errors import ConfigError
-from trustindex.schemas.refresh_run import BackfillResult, RefreshRequest
+from trustindex.schemas.refresh_run import BackfillRequest, BackfillResult, ConfigFiles
 
 
 def end_of_day(as_of: str) -> str:
@@ -44,23 +43,18 @@ def resolve_commit(source: Source, data_dir: str, as_of_end: str | None, pinned:
 
 
 @flow(name="trustindex-backfill")
-def backfill_flow(
-    sources_file: str,
-    data_dir: str = "data",
-    as_of: str | None = None,
-    commits: dict[str, str] | None = None,
-    publish: bool = False,
-    backend: str = DEFAULT_BACKEND,
-    force: bool = False,
-) -> BackfillResult:
-    cfg = load_build_config(sources_file)
-    commits = dict(commits or {})
+def backfill_flow(files: ConfigFiles, request: BackfillRequest) -> BackfillResult:
+    """The sources of ``files`` as they stood at ``request.as_of`` (or its pinned commits), built by the refresh
+    flow; CURRENT moves only when the request asks to publish."""
+    cfg = files.load()
+    commits = dict(request.commits)
     unknown = sorted(set(commits) - {s.name for s in cfg.sources})
     if unknown:
-        raise ConfigError(sources_file, f"source[{unknown[0]}]", "--commit names a source that is not configured")
-    if as_of is None and not commits:
+        raise ConfigError(files.sources, f"source[{unknown[0]}]", "--commit names a source that is not configured")
+    if request.as_of is None and not commits:
         raise ConfigError("backfill", None, "give --as-of DATE or --commit SOURCE=SHA")
-    as_of_end = end_of_day(as_of) if as_of else None
+    as_of_end = end_of_day(request.as_of) if request.as_of else None
+    data_dir = request.data_dir
     Path(data_dir).mkdir(parents=True, exist_ok=True)
     chosen = list(cfg.sources)  # sources without --commit are taken as of the date, else at their ref
     futures = {s.name: resolve_commit.submit(s, data_dir, as_of_end, commits.get(s.name)) for s in chosen}
@@ -70,12 +64,5 @@ def backfill_flow(
         if isinstance(out, BaseException):
             raise SourceError(f"backfill: source {name}: {out}")
         resolved[name] = out
-    request = RefreshRequest(
-        data_dir,
-        commits=resolved,
-        publish=publish,
-        backend=backend,
-        force=force,
-        fetch=False,  # resolve_commit fetched each source for this run
-    )
-    return BackfillResult.of(refresh_flow(cfg, request), as_of=as_of_end, commits=resolved)
+    # resolve_commit fetched each source for this run: the refresh opens the mirrors as they are
+    return BackfillResult.of(refresh_flow(cfg, request.refresh(resolved)), as_of=as_of_end, commits=resolved)

@@ -30,10 +30,11 @@ from trustindex.ingest.keys import context_key
 from trustindex.runtime import progress
 from trustindex.runtime.memory import return_freed_memory
 from trustindex.schemas.config import BuildConfig, Source
-from trustindex.schemas.embedding_model import DEFAULT_BACKEND, encoder_cache_dir
+from trustindex.schemas.embedding_model import encoder_cache_dir
 from trustindex.schemas.refresh_run import (
     FAILED,
     BuildResult,
+    ConfigFiles,
     EmbeddingCounts,
     RefreshRequest,
     RefreshResult,
@@ -304,25 +305,14 @@ def with_task_runner(flow_fn, dask_address: str | None):
 
 
 @flow(name="trustindex-refresh-files")
-def refresh_from_files(
-    sources_file: str,
-    data_dir: str = "data",
-    identities_file: str | None = None,
-    policy_file: str | None = None,
-    ledger_file: str | None = None,
-    backend: str = DEFAULT_BACKEND,
-    publish: bool = True,
-    force: bool = False,
-    dask_address: str | None = None,
-) -> dict:
-    """The refresh with file-path parameters: what a Prefect deployment (deploy/prefect.yaml) runs;
-    ``dask_address``: embed on that Dask cluster (its workers reach the deployment's Prefect API)."""
-    from trustindex.schemas.config import load_build_config
+def refresh_from_files(files: ConfigFiles, request: RefreshRequest) -> dict:
+    """The refresh of the configuration ``files`` name: what a Prefect deployment runs (deploy/prefect.yaml, its
+    parameters ``files`` and ``request`` as JSON objects); ``request.dask_address``: embed on that Dask cluster
+    (its workers reach the deployment's Prefect API)."""
     from trustindex.warehouse.lock import data_dir_lock
 
-    cfg = load_build_config(sources_file, identities_file, policy_file, ledger_file)
-    request = RefreshRequest(data_dir, publish=publish, backend=backend, force=force, dask_address=dask_address)
+    cfg = files.load()
     # a worker's log, not a terminal: a progress line per stage at a bounded rate instead of silence
     shown = None if sys.stderr.isatty() else progress.LINES
-    with data_dir_lock(Path(data_dir), wait_seconds=600, what="refresh (deployment)"), progress.enabled(shown):
+    with data_dir_lock(Path(request.data_dir), wait_seconds=600, what="refresh (deployment)"), progress.enabled(shown):
         return refresh_flow(cfg, request).to_json()

@@ -17,7 +17,7 @@ from trustindex.encoder.pipeline import EmbedPipeline
 from trustindex.encoder.tokens import token_counter
 from trustindex.ingest.incremental import Previous
 from trustindex.ingest.keys import context_key, source_key
-from trustindex.ingest.source import ingest_source
+from trustindex.ingest.source import IngestRun, ingest_source
 from trustindex.runtime import progress
 from trustindex.schemas.config import BuildConfig, Source
 from trustindex.schemas.refresh_run import RefreshRequest
@@ -94,10 +94,7 @@ def ingest_source_task(source: Source, run: SourceRun) -> SourceOutcome:
                         cfg.ledger,
                         cfg.policy,
                         token_counter(),
-                        commit=commit,
-                        previous=previous,
-                        repo=repo,
-                        on_chunks=pipeline.submit if pipeline else None,
+                        IngestRun(commit, previous, repo, pipeline.submit if pipeline else None),
                     )
                 finally:
                     if pipeline is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -37,7 +38,8 @@ def document_rows(
     text = data.decode("utf-8", "replace")
     targets = ctx.evidence.version_targets(path, kind, text, extraction)
     deprecations = ctx.evidence.deprecations(path, kind, text, extraction)
-    rows["documents"].append(_document_row(ctx, doc_id, path, data, text, kind, extraction, touches, subst))
+    read = FileRead(doc_id, path, data, text, kind, extraction)
+    rows["documents"].append(_document_row(ctx, read, touches, subst))
     last = touches[0] if touches else None
     author = (last.author_name, last.author_email) if last else ("", "")
     rows["attribution"].append({"doc_id": doc_id, **attribute(ctx.source, path, ctx.ids, *author)})
@@ -60,17 +62,21 @@ def _utc(dt: datetime) -> datetime:
     return dt.astimezone(UTC)
 
 
-def _document_row(
-    ctx: SourceContext,
-    doc_id: str,
-    path: str,
-    data: bytes,
-    text: str,
-    kind: str,
-    extraction: Extraction | None,
-    touches: list[CommitInfo],
-    subst: dict[str, bool],
-) -> Row:
+@dataclass(frozen=True)
+class FileRead:
+    """One file as this run read it: its document id, path, bytes and their text, kind, and extraction (None: a
+    configuration file)."""
+
+    doc_id: str
+    path: str
+    data: bytes
+    text: str
+    kind: str
+    extraction: Extraction | None
+
+
+def _document_row(ctx: SourceContext, f: FileRead, touches: list[CommitInfo], subst: dict[str, bool]) -> Row:
+    doc_id, path, data, text, kind, extraction = f.doc_id, f.path, f.data, f.text, f.kind, f.extraction
     last = touches[0] if touches else None
     last_sub = next((c for c in touches if subst[c.sha]), touches[-1] if touches else None)
     fm = extraction.front_matter if extraction else {}

@@ -59,6 +59,19 @@ class SourceResult:
     signature_checks: CheckCount = field(default_factory=CheckCount)  # what git verified now, what was cached
 
 
+@dataclass(frozen=True)
+class IngestRun:
+    """What this run brings for the source: ``commit`` (None: the source's ref), ``previous`` (the last build's
+    tables, for an incremental build), ``repo`` (the mirror when this run has fetched it already; fetched here
+    when None) and ``on_chunks`` (called with each extracted document's chunk rows as soon as they exist: the
+    build's embedding pipeline, encoder.pipeline; the tables are the same with or without it)."""
+
+    commit: str | None = None
+    previous: Previous | None = None
+    repo: Mirror | None = None
+    on_chunks: Callable[[list[Row]], None] | None = None
+
+
 def ingest_source(
     source: Source,
     data_dir: Path,
@@ -66,38 +79,20 @@ def ingest_source(
     ledger: list[LedgerEntry],
     policy: Policy,
     count_tokens: Callable[[str], int],
-    commit: str | None = None,
-    previous: Previous | None = None,
-    repo: Mirror | None = None,
-    on_chunks: Callable[[list[Row]], None] | None = None,
+    run: IngestRun = IngestRun(),
 ) -> SourceResult:
-    """``repo``: the source's mirror when this run has fetched it already; fetched here when None.
-
-    ``on_chunks``: called with each extracted document's chunk rows as soon as they exist (the build's
-    embedding pipeline, encoder.pipeline); the tables are the same with or without it."""
+    """The source's tables at ``run.commit`` (else its ref), every tree entry in its ingest report."""
     repo = (
-        repo
-        if repo is not None
+        run.repo
+        if run.repo is not None
         else ensure_mirror(source.url, mirror_path(data_dir, source.name), source.blob_limit, source.follows_head)
     )
-    commit = commit or resolve_ref(repo, source.ref, source.url)
+    commit = run.commit or resolve_ref(repo, source.ref, source.url)
     entries = list_tree(repo, commit)
     commits = read_log(repo, commit)
-    fr = policy.freshness
-    inc = plan(repo, previous, commit, commits)
+    inc = plan(repo, run.previous, commit, commits)
     report: list[Row] = []
     blobs, included = _read_tree(repo, source, commit, entries, inc.carry, inc.ingested, policy, report)
-
-    docs_configs = docs_config_evidence(repo, entries, source, blobs)
-    evidence = SourceEvidence(
-        policy,
-        {p: d for p, d in blobs.items() if kind_of(p) == "config"} | docs_configs,
-        sorted(set(included) | set(docs_configs)),
-        [e.path for e in entries],
-    )
-    report.extend(
-        _row(source, commit, p, "failed", "", stage, err) for p, stage, err in evidence.failures if p not in inc.carry
-    )
     ctx = SourceContext(
         source=source,
         commit=commit,
@@ -108,15 +103,65 @@ def ingest_source(
         head_time=datetime.fromtimestamp(commit_time(repo, commit), UTC),
         history=file_histories(commits),
         owners=merge_owners(commits),
-        bulk=bulk_limit(len(entries), fr.bulk_min_files, fr.bulk_share),
-        evidence=evidence,
+        bulk=bulk_limit(len(entries), policy.freshness.bulk_min_files, policy.freshness.bulk_share),
+        evidence=_source_evidence(repo, entries, source, policy, (blobs, included)),
         plan=inc,
-        failed_configs={p for p, _s, _e in evidence.failures},
     )
-    ctx.vouches = ledger_links(repo, source, ledger, ids, blobs)
-    signers_dir = Path(data_dir) / "signers" / source.name
+    evidence = ctx.evidence
+    ctx.failed_configs = {p for p, _s, _e in evidence.failures}
+    report.extend(
+        _row(source, commit, p, "failed", "", stage, err) for p, stage, err in evidence.failures if p not in inc.carry
+    )
+    checks = _attach_vouches(ctx, Path(data_dir), ledger, blobs)
+
+    rows = empty_rows()
+    if inc.carry:
+        assert run.previous is not None  # a plan carries rows forward only from a previous build
+        carried = carried_rows(run.previous, inc.carry, commit, source)
+        report.extend(carried.pop("ingest_report"))
+        for name, r in carried.items():
+            rows[name].extend(r)
+    _extract_all(ctx, blobs, rows, report, run.on_chunks)
+    attach_partials(rows["documents"], evidence.routes)
+    # every link (carried forward or new, the site's navigation too) resolved over the source as it now is
+    nav = navigation_rows(source.name, navigation_files(repo, entries, source))
+    rows["links"] = resolve_links(
+        source.name, rows["links"] + nav, rows["documents"], [e.path for e in entries], evidence.routes
+    )
+
+    result = SourceResult(source.name, commit, note=inc.note, signature_checks=checks)
+    for name, r in rows.items():
+        result.tables[name] = table_from_rows(name, r)
+    result.tables["ingest_report"] = table_from_rows("ingest_report", sorted(report, key=lambda r: r["path"]))
+    result.counts = {name: t.num_rows for name, t in result.tables.items()}
+    return result
+
+
+def _source_evidence(
+    repo: Mirror, entries: list[TreeEntry], source: Source, policy: Policy, read: tuple[dict[str, bytes], list[str]]
+) -> SourceEvidence:
+    """What the whole tree says about each file: its configuration files read now (``read``: the bytes read and
+    the paths ingested) and the docs site's configuration."""
+    blobs, included = read
+    docs_configs = docs_config_evidence(repo, entries, source, blobs)
+    return SourceEvidence(
+        policy,
+        {p: d for p, d in blobs.items() if kind_of(p) == "config"} | docs_configs,
+        sorted(set(included) | set(docs_configs)),
+        [e.path for e in entries],
+    )
+
+
+def _attach_vouches(
+    ctx: SourceContext, data_dir: Path, ledger: list[LedgerEntry], blobs: dict[str, bytes]
+) -> CheckCount:
+    """The ledger's vouches and the source's signatures (commits, tags, attestations) on ``ctx``; what git checked
+    now and what came from the signature cache."""
+    source, repo = ctx.source, ctx.repo
+    ctx.vouches = ledger_links(repo, source, ledger, ctx.ids, blobs)
+    signers_dir = data_dir / "signers" / source.name
     signed = signature_evidence(
-        repo, signers_dir, cache_file(data_dir, source.name), source, ids, ctx.history, ctx.owners, blobs
+        repo, signers_dir, cache_file(data_dir, source.name), source, ctx.ids, ctx.history, ctx.owners, blobs
     )
     log.info(
         "source %s: %d signatures checked by git, %d from the cache",
@@ -127,28 +172,7 @@ def ingest_source(
     ctx.signatures, ctx.attestations = signed.checks, signed.attestations
     for path, links in signed.tag_links.items():
         ctx.vouches.setdefault(path, []).extend(links)
-
-    rows = empty_rows()
-    if inc.carry:
-        assert previous is not None  # a plan carries rows forward only from a previous build
-        carried = carried_rows(previous, inc.carry, commit, source)
-        report.extend(carried.pop("ingest_report"))
-        for name, r in carried.items():
-            rows[name].extend(r)
-    _extract_all(ctx, blobs, rows, report, on_chunks)
-    attach_partials(rows["documents"], evidence.routes)
-    # every link (carried forward or new, the site's navigation too) resolved over the source as it now is
-    nav = navigation_rows(source.name, navigation_files(repo, entries, source))
-    rows["links"] = resolve_links(
-        source.name, rows["links"] + nav, rows["documents"], [e.path for e in entries], evidence.routes
-    )
-
-    result = SourceResult(source.name, commit, note=inc.note, signature_checks=signed.count)
-    for name, r in rows.items():
-        result.tables[name] = table_from_rows(name, r)
-    result.tables["ingest_report"] = table_from_rows("ingest_report", sorted(report, key=lambda r: r["path"]))
-    result.counts = {name: t.num_rows for name, t in result.tables.items()}
-    return result
+    return signed.count
 
 
 def _read_tree(

@@ -38,6 +38,85 @@ def calibration_summary(policy: Policy) -> dict:
     }
 
 
+_BUCKET_SQL = (
+    " ".join(f"WHEN age < {hi} THEN '{lab}'" for lo, hi, lab in FRESHNESS_BUCKETS if hi)
+    + f" ELSE '{FRESHNESS_BUCKETS[-1][2]}'"
+)
+_AGE = "date_diff('day', coalesce(last_substantive_change, last_modified), ?::TIMESTAMPTZ)"  # ?: the snapshot's date
+_DEPRECATED_CHUNKS = (
+    "FROM deprecations d JOIN chunks c ON c.doc_id = d.doc_id AND (d.chunk_id IS NULL OR d.chunk_id = c.chunk_id)"
+)
+
+# The report's tables in the order it shows them: name -> (the snapshot table it reads, its SQL: each ? is the
+# snapshot's created_at); a table the snapshot lacks gives no rows.  None: the verification classes, which
+# warehouse.catalog computes.
+REPORT_QUERIES: dict[str, tuple[str, str] | None] = {
+    "chunks_by_tier": (
+        "attribution",
+        "SELECT c.source, coalesce(a.tier, 'unknown') AS tier, count(*) AS n "
+        "FROM chunks c LEFT JOIN attribution a USING (doc_id) GROUP BY 1, 2 ORDER BY 1, 2",
+    ),
+    "freshness": (
+        "documents",
+        f"SELECT source, CASE {_BUCKET_SQL} END AS bucket, count(*) AS n FROM (SELECT source, {_AGE} AS age "
+        "FROM documents WHERE coalesce(last_substantive_change, last_modified) IS NOT NULL) GROUP BY 1, 2 "
+        "ORDER BY 1, 2",
+    ),
+    "freshness_median": (
+        "documents",
+        f"SELECT source, CAST(median({_AGE}) AS BIGINT) AS days, count(*) AS n FROM documents GROUP BY 1 ORDER BY 1",
+    ),
+    "versions": (
+        "version_targets",
+        "SELECT v.component, count(DISTINCT c.chunk_id) AS chunks, count(DISTINCT v.constraint) "
+        "AS constraints, string_agg(DISTINCT v.origin, ', ' ORDER BY v.origin) AS origins FROM "
+        "version_targets v JOIN chunks c ON c.doc_id = v.doc_id AND (v.chunk_id IS NULL OR "
+        "v.chunk_id = c.chunk_id) GROUP BY 1 ORDER BY 2 DESC, 1",
+    ),
+    "verifications": (
+        "verifications",
+        "SELECT method, stale, count(*) AS n, count(DISTINCT doc_id) AS docs FROM verifications GROUP BY 1, 2 "
+        "ORDER BY 1, 2",
+    ),
+    "verification_classes": None,
+    "deprecations": (
+        "deprecations",
+        f"SELECT d.scope, c.source, count(DISTINCT c.chunk_id) AS chunks {_DEPRECATED_CHUNKS} GROUP BY 1, 2 "
+        "ORDER BY 2, 1",
+    ),
+    "content_risk": (
+        "content_risk",
+        "SELECT d.source, d.path, r.start_line, r.kind, r.reason FROM content_risk r JOIN documents d "
+        "USING (doc_id) ORDER BY d.source, d.path, r.start_line, r.rule",
+    ),
+    "ingest": (
+        "ingest_report",
+        "SELECT source, status, count(*) AS n FROM ingest_report GROUP BY 1, 2 ORDER BY 1, 2",
+    ),
+    # per source and compiler: distinct texts by outcome (issue 28; none in a build without compilers)
+    "compile_checks": (
+        "compile_checks",
+        "SELECT source || ' · compactc ' || compiler_version AS checked_by, source, compiler_version, "
+        "outcome, count(DISTINCT text_sha256) AS n FROM compile_checks GROUP BY 1, 2, 3, 4 ORDER BY 1, 4",
+    ),
+    "skipped_by_rule": (
+        "ingest_report",
+        "SELECT coalesce(nullif(rule, ''), '(none)') AS rule, count(*) AS n FROM ingest_report "
+        "WHERE status = 'skipped' GROUP BY 1 ORDER BY 2 DESC, 1",
+    ),
+    "failed_by_stage": (
+        "ingest_report",
+        "SELECT coalesce(nullif(stage, ''), '(none)') AS stage, count(*) AS n FROM ingest_report "
+        "WHERE status = 'failed' GROUP BY 1 ORDER BY 2 DESC, 1",
+    ),
+    "failed_files": (
+        "ingest_report",
+        "SELECT source, path, stage, reason FROM ingest_report WHERE "
+        f"status = 'failed' ORDER BY source, path LIMIT {MAX_FAILED_ROWS}",
+    ),
+}
+
+
 def collect(data_dir: Path, policy: Policy | None = None) -> dict:
     """Everything the report shows, as plain data (the HTML and markdown are views of it); the calibration is
     the policy's (default: the built-in one, what a query without --policy uses)."""
@@ -46,10 +125,12 @@ def collect(data_dir: Path, policy: Policy | None = None) -> dict:
     con = connect_snapshot(snap)
     try:
         have = {r["table_name"] for r in fetch_dicts(con, "SELECT table_name FROM information_schema.tables")}
-        q = lambda table, sql, params=(): fetch_dicts(con, sql, params) if table in have else []  # noqa: E731
-        bucket_sql = (
-            " ".join(f"WHEN age < {hi} THEN '{lab}'" for lo, hi, lab in FRESHNESS_BUCKETS if hi)
-            + f" ELSE '{FRESHNESS_BUCKETS[-1][2]}'"
+
+        def q(table: str, sql: str) -> list[dict]:
+            return fetch_dicts(con, sql, [m.created_at] * sql.count("?")) if table in have else []
+
+        sources = q(
+            "sources", "SELECT source, repo, ref, commit, publisher, tier, status, error FROM sources ORDER BY source"
         )
         out = {
             "snapshot_id": m.snapshot_id,
@@ -57,108 +138,30 @@ def collect(data_dir: Path, policy: Policy | None = None) -> dict:
             "parent": m.parent,
             "embedding_model": m.embedding_model,
             "row_counts": m.row_counts,
-            "sources": q(
-                "sources",
-                "SELECT source, repo, ref, commit, publisher, tier, status, error FROM sources ORDER BY source",
-            )
-            or [{**s, "source": s.get("source") or s.get("name")} for s in m.sources],
+            "sources": sources or [{**s, "source": s.get("source") or s.get("name")} for s in m.sources],
             "totals": {
                 "documents": q("documents", "SELECT count(*) AS n FROM documents")[0]["n"]
                 if "documents" in have
                 else 0,
                 "chunks": q("chunks", "SELECT count(*) AS n FROM chunks")[0]["n"] if "chunks" in have else 0,
             },
-            "chunks_by_tier": q(
-                "attribution",
-                "SELECT c.source, coalesce(a.tier, 'unknown') AS tier, count(*) AS n "
-                "FROM chunks c LEFT JOIN attribution a USING (doc_id) GROUP BY 1, 2 "
-                "ORDER BY 1, 2",
-            ),
-            "freshness": q(
-                "documents",
-                f"SELECT source, CASE {bucket_sql} END AS bucket, count(*) AS n "
-                "FROM (SELECT source, date_diff('day', "
-                "coalesce(last_substantive_change, last_modified), ?::TIMESTAMPTZ) AS age "
-                "FROM documents WHERE coalesce(last_substantive_change, last_modified) IS NOT "
-                "NULL) GROUP BY 1, 2 ORDER BY 1, 2",
-                [m.created_at],
-            ),
-            "freshness_median": q(
-                "documents",
-                "SELECT source, CAST(median(date_diff('day', coalesce("
-                "last_substantive_change, last_modified), ?::TIMESTAMPTZ)) AS BIGINT) "
-                "AS days, count(*) AS n FROM documents GROUP BY 1 ORDER BY 1",
-                [m.created_at],
-            ),
-            "versions": q(
-                "version_targets",
-                "SELECT v.component, count(DISTINCT c.chunk_id) AS chunks, count(DISTINCT v.constraint) "
-                "AS constraints, string_agg(DISTINCT v.origin, ', ' ORDER BY v.origin) AS origins FROM "
-                "version_targets v JOIN chunks c ON c.doc_id = v.doc_id AND (v.chunk_id IS NULL OR "
-                "v.chunk_id = c.chunk_id) GROUP BY 1 ORDER BY 2 DESC, 1",
-            ),
-            "verifications": q(
-                "verifications",
-                "SELECT method, stale, count(*) AS n, count(DISTINCT doc_id) AS "
-                "docs FROM verifications GROUP BY 1, 2 ORDER BY 1, 2",
-            ),
-            "verification_classes": [
-                {"source": src, **{k: v for k, v in c.items() if k != "share"}, "share": c["share"]}
-                for src, c in verification_classes(con).items()
-            ],
-            "deprecations": q(
-                "deprecations",
-                "SELECT d.scope, c.source, count(DISTINCT c.chunk_id) AS chunks "
-                "FROM deprecations d JOIN chunks c ON c.doc_id = d.doc_id AND "
-                "(d.chunk_id IS NULL OR d.chunk_id = c.chunk_id) GROUP BY 1, 2 "
-                "ORDER BY 2, 1",
-            ),
-            "content_risk": q(
-                "content_risk",
-                "SELECT d.source, d.path, r.start_line, r.kind, r.reason FROM content_risk r JOIN documents d "
-                "USING (doc_id) ORDER BY d.source, d.path, r.start_line, r.rule",
-            ),
-            "ingest": q(
-                "ingest_report", "SELECT source, status, count(*) AS n FROM ingest_report GROUP BY 1, 2 ORDER BY 1, 2"
-            ),
-            # per source and compiler: distinct texts by outcome (issue 28; none in a build without compilers)
-            "compile_checks": q(
-                "compile_checks",
-                "SELECT source || ' · compactc ' || compiler_version AS checked_by, source, compiler_version, "
-                "outcome, count(DISTINCT text_sha256) AS n FROM compile_checks GROUP BY 1, 2, 3, 4 ORDER BY 1, 4",
-            ),
-            "skipped_by_rule": q(
-                "ingest_report",
-                "SELECT coalesce(nullif(rule, ''), '(none)') AS rule, count(*) "
-                "AS n FROM ingest_report WHERE status = 'skipped' GROUP BY 1 "
-                "ORDER BY 2 DESC, 1",
-            ),
-            "failed_by_stage": q(
-                "ingest_report",
-                "SELECT coalesce(nullif(stage, ''), '(none)') AS stage, count(*) "
-                "AS n FROM ingest_report WHERE status = 'failed' GROUP BY 1 "
-                "ORDER BY 2 DESC, 1",
-            ),
-            "failed_files": q(
-                "ingest_report",
-                "SELECT source, path, stage, reason FROM ingest_report WHERE "
-                f"status = 'failed' ORDER BY source, path LIMIT {MAX_FAILED_ROWS}",
-            ),
         }
+        for name, query in REPORT_QUERIES.items():
+            out[name] = q(*query) if query else _verification_classes(con)
         out["totals"]["failed"] = sum(r["n"] for r in out["failed_by_stage"])
         out["totals"]["skipped"] = sum(r["n"] for r in out["skipped_by_rule"])
         out["totals"]["ingested"] = sum(r["n"] for r in out["ingest"] if r["status"] == "ingested")
-        out["totals"]["deprecated_chunks"] = (
-            q(
-                "deprecations",
-                "SELECT count(DISTINCT c.chunk_id) AS n FROM "
-                "deprecations d JOIN chunks c ON c.doc_id = d.doc_id "
-                "AND (d.chunk_id IS NULL OR d.chunk_id = c.chunk_id)",
-            )[0]["n"]
-            if "deprecations" in have
-            else 0
-        )
+        deprecated = q("deprecations", f"SELECT count(DISTINCT c.chunk_id) AS n {_DEPRECATED_CHUNKS}")
+        out["totals"]["deprecated_chunks"] = deprecated[0]["n"] if deprecated else 0
         out["calibration"] = calibration_summary(policy or Policy.default())
         return out
     finally:
         con.close()
+
+
+def _verification_classes(con) -> list[dict]:
+    """Each source's documents by verification class, the share last."""
+    return [
+        {"source": src, **{k: v for k, v in c.items() if k != "share"}, "share": c["share"]}
+        for src, c in verification_classes(con).items()
+    ]

@@ -82,7 +82,6 @@ def _table(rows: list[dict], cols: list[tuple[str, str]], empty: str = "none") -
 def render_html(d: dict) -> str:
     svgs = plots(d)
     t = d["totals"]
-    srcs = [{**s, "commit": (s.get("commit") or "")[:12]} for s in d["sources"]]
     kpis = [
         ("sources", len(d["sources"])),
         ("documents", t["documents"]),
@@ -102,79 +101,23 @@ def render_html(d: dict) -> str:
         )
 
     failed_note = f" (first {MAX_FAILED_ROWS})" if t["failed"] > MAX_FAILED_ROWS else ""
-    model = d["embedding_model"]
     ingest_side = (
         f"<h3>Skipped by rule</h3>{_table(d['skipped_by_rule'], [('rule', 'rule'), ('n', 'files')])}"
         f"<h3>Failed by stage</h3>{_table(d['failed_by_stage'], [('stage', 'stage'), ('n', 'files')])}"
     )
-    verif = [{**r, "stale": "stale" if r["stale"] else "live"} for r in d["verifications"]]
-    classes = [
-        {**r, **{c: f"{r[c]} ({100 * r['share'][c]:.0f}%)" for c in EVIDENCE_CLASSES}}
-        for r in d["verification_classes"]
-    ]
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>trustindex snapshot {_e(d["snapshot_id"])}</title><style>{CSS}</style></head>
-<body><header><h1>trustindex snapshot <code>{_e(d["snapshot_id"])}</code></h1>
-<div class="meta">created {_e(d["created_at"])} · parent {_e(d["parent"] or "none")} · embedding model
-{_e(model.get("id"))} ({_e(model.get("backend"))}, {_e(model.get("dimensions"))} dims)</div></header>
+    return f"""{_head(d)}
 <main>
 <div class="kpis">{"".join(f'<div class="kpi"><b>{v}</b><span>{_e(k)}</span></div>' for k, v in kpis)}</div>
-<section id="sources"><h2>Sources and commits</h2>{
-        _table(
-            srcs,
-            [
-                ("source", "source"),
-                ("repo", "repository"),
-                ("ref", "ref"),
-                ("commit", "commit"),
-                ("publisher", "publisher"),
-                ("tier", "tier"),
-                ("status", "status"),
-                ("error", "error"),
-            ],
-        )
-    }</section>
+<section id="sources"><h2>Sources and commits</h2>{_sources_table(d)}</section>
 <div class="grid">{fig("plot-chunks-tier")}{
         fig(
             "plot-freshness",
             _table(d["freshness_median"], [("source", "source"), ("n", "documents"), ("days", "median days")]),
         )
     }</div>
-{
-        wide(
-            "plot-versions",
-            _table(
-                d["versions"],
-                [
-                    ("component", "component"),
-                    ("chunks", "chunks"),
-                    ("constraints", "constraints"),
-                    ("origins", "origins"),
-                ],
-                "no version constraints",
-            ),
-        )
-    }
+{wide("plot-versions", _versions_table(d))}
 <div class="grid">{fig("plot-compile", _compile_table(d.get("compile_checks") or []))}</div>
-<div class="grid">{
-        fig(
-            "plot-verification",
-            _table(
-                verif,
-                [("method", "method"), ("stale", "state"), ("n", "records"), ("docs", "documents")],
-                "no verifications",
-            )
-            + "<h3>Evidence per source</h3>"
-            + _table(
-                classes,
-                [("source", "source"), ("links", "links")] + [(c, c) for c in EVIDENCE_CLASSES],
-                "no verifications",
-            ),
-        )
-    }{fig("plot-deprecation")}</div>
+<div class="grid">{fig("plot-verification", _verification_tables(d))}{fig("plot-deprecation")}</div>
 {wide("plot-ingest", ingest_side)}
 {wide("plot-reliability", _calibration_side(d["calibration"]))}
 <section id="content-risk"><h2>Content risk: passages flagged for their readers</h2>{
@@ -193,6 +136,66 @@ def render_html(d: dict) -> str:
     }</section>
 </main></body></html>
 """
+
+
+def _head(d: dict) -> str:
+    """The document's head (its Content-Security-Policy forbids every fetch) and the page's header."""
+    model = d["embedding_model"]
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>trustindex snapshot {_e(d["snapshot_id"])}</title><style>{CSS}</style></head>
+<body><header><h1>trustindex snapshot <code>{_e(d["snapshot_id"])}</code></h1>
+<div class="meta">created {_e(d["created_at"])} · parent {_e(d["parent"] or "none")} · embedding model
+{_e(model.get("id"))} ({_e(model.get("backend"))}, {_e(model.get("dimensions"))} dims)</div></header>"""
+
+
+# a section's table columns: (the row's key, the column's heading)
+SOURCE_COLUMNS = [
+    ("source", "source"),
+    ("repo", "repository"),
+    ("ref", "ref"),
+    ("commit", "commit"),
+    ("publisher", "publisher"),
+    ("tier", "tier"),
+    ("status", "status"),
+    ("error", "error"),
+]
+VERSION_COLUMNS = [
+    ("component", "component"),
+    ("chunks", "chunks"),
+    ("constraints", "constraints"),
+    ("origins", "origins"),
+]
+
+
+def _sources_table(d: dict) -> str:
+    return _table([{**s, "commit": (s.get("commit") or "")[:12]} for s in d["sources"]], SOURCE_COLUMNS)
+
+
+def _versions_table(d: dict) -> str:
+    return _table(d["versions"], VERSION_COLUMNS, "no version constraints")
+
+
+def _verification_tables(d: dict) -> str:
+    """The verifications by method and state, then each source's evidence classes with their shares."""
+    verif = [{**r, "stale": "stale" if r["stale"] else "live"} for r in d["verifications"]]
+    classes = [
+        {**r, **{c: f"{r[c]} ({100 * r['share'][c]:.0f}%)" for c in EVIDENCE_CLASSES}}
+        for r in d["verification_classes"]
+    ]
+    return (
+        _table(
+            verif,
+            [("method", "method"), ("stale", "state"), ("n", "records"), ("docs", "documents")],
+            "no verifications",
+        )
+        + "<h3>Evidence per source</h3>"
+        + _table(
+            classes, [("source", "source"), ("links", "links")] + [(c, c) for c in EVIDENCE_CLASSES], "no verifications"
+        )
+    )
 
 
 def _compile_table(rows: list[dict]) -> str:

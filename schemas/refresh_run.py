@@ -1,5 +1,9 @@
 """A refresh's request and its results (issue 25 item 4): what the flows take beside the operator's configuration
-(``schemas.config.BuildConfig``) and what they report.
+(``schemas.config.BuildConfig``, loaded from the files ``ConfigFiles`` names) and what they report.
+
+The entry points take these requests whole (issue 39 item 4): ``cli.build.run_refresh`` and the flows a Prefect
+deployment runs (``flows.refresh.refresh_from_files``: ``ConfigFiles`` and a ``RefreshRequest``;
+``flows.backfill.backfill_flow``: ``ConfigFiles`` and a ``BackfillRequest``), so a field is named once, here.
 
 The results are typed and frozen; their ``to_json()`` is the contract the rest reads: the command line's
 ``--json`` and summary, ``data/last_run.json`` (warehouse/runs.py) and the flow run's markdown artifact.  Key
@@ -12,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Self
 
-from trustindex.schemas.config import Source
+from trustindex.schemas.config import BuildConfig, Source, load_build_config
 from trustindex.schemas.embedding_model import DEFAULT_BACKEND
 
 OK, FAILED = "ok", "failed"  # a source's status in a run
@@ -38,6 +42,41 @@ class RefreshRequest:
     fetch: bool = True
     max_sources: int | str | None = None
     dask_address: str | None = None
+
+
+@dataclass(frozen=True)
+class ConfigFiles:
+    """The operator's configuration files a run loads: ``sources`` (sources.toml), and the others, each defaulting
+    to its file beside the sources file (identities.toml, policy.toml, verifications.toml, compilers.toml) where
+    present (``schemas.config.load_build_config``)."""
+
+    sources: str
+    identities: str | None = None
+    policy: str | None = None
+    ledger: str | None = None
+    compilers: str | None = None
+
+    def load(self) -> BuildConfig:
+        """Every file loaded and validated before any work starts."""
+        return load_build_config(self.sources, self.identities, self.policy, self.ledger, compilers=self.compilers)
+
+
+@dataclass(frozen=True)
+class BackfillRequest:
+    """What a backfill is asked to do: each source as it stood at the end of ``as_of``'s day (UTC; a full timestamp
+    is kept as given), or at the commits pinned per source name (the rest as of the date, else at their ref).
+    ``publish=False`` (the default) leaves CURRENT where it is; the other fields are ``RefreshRequest``'s."""
+
+    data_dir: str = "data"
+    as_of: str | None = None
+    commits: Mapping[str, str] = field(default_factory=dict)
+    publish: bool = False
+    backend: str = DEFAULT_BACKEND
+    force: bool = False
+
+    def refresh(self, resolved: Mapping[str, str]) -> RefreshRequest:
+        """The refresh that builds it, at the ``resolved`` commits, whose mirrors the backfill fetched already."""
+        return RefreshRequest(self.data_dir, dict(resolved), self.publish, self.backend, self.force, fetch=False)
 
 
 @dataclass(frozen=True)

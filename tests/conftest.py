@@ -17,7 +17,7 @@ sys.path.insert(0, str(ROOT / "examples"))
 
 from tests.kits.compilerkit import compactc, why_not  # noqa: E402, F401  (compactc: the session's built compiler)
 from tests.kits.realdata import WHY_NO_REAL_DOCS  # noqa: E402
-from trustindex.cli.main import prefect_env  # noqa: E402  (after the path set-up above)
+from trustindex.cli.common import prefect_env  # noqa: E402  (after the path set-up above)
 
 # pytest-xdist (make test runs two workers): each worker is its own process with its own Prefect state, and the
 # workers of one run share one encoder cache (exports are renamed into place, so concurrent builders are safe).
@@ -67,10 +67,11 @@ def demo(tmp_path_factory) -> Path:
 def refreshed(demo, prefect_harness, tmp_path_factory) -> dict:
     """The demo corpus refreshed once into a data directory (shared, read-only for tests)."""
     from trustindex.cli.build import load_build_config, run_refresh
+    from trustindex.schemas.refresh_run import RefreshRequest
 
     data = tmp_path_factory.mktemp("data")
     cfg = load_build_config(str(demo))
-    result = run_refresh(cfg, data)
+    result = run_refresh(cfg, RefreshRequest(str(data)))
     return {"data": data, "result": result, "config": cfg}
 
 

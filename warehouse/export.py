@@ -28,10 +28,8 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from urllib.parse import urlparse
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -56,72 +54,10 @@ from trustindex.schemas.snapshot import (
     read_current,
     verify_snapshot,
 )
+from trustindex.warehouse.export_target import ExportError, Target, open_target
 
 _BLOCK = 1 << 20
 MAX_MANIFEST_BYTES = 16 << 20  # as a replica reads it (serve/pull.py)
-
-
-class ExportError(TrustIndexError):
-    """An export could not complete; the message names the snapshot, the target and what to do."""
-
-
-@dataclass(frozen=True)
-class Target:
-    """Where a snapshot goes: a pyarrow filesystem, the base path in it, and a label for messages."""
-
-    fs: pafs.FileSystem
-    base: str  # "bucket/prefix" for S3, an absolute path for a local directory
-    label: str  # what the user typed, normalised: "s3://bucket/prefix" or "/abs/path"
-    local: Path | None = None  # set for a local directory: enables fsync and rename
-
-    def path(self, *parts: str) -> str:
-        return "/".join([self.base.rstrip("/"), *parts]) if self.base else "/".join(parts)
-
-
-def _parse_endpoint(endpoint: str) -> tuple[str, str]:
-    """``http://host:port`` -> ("host:port", "http"); a bare ``host:port`` means https."""
-    if "://" not in endpoint:
-        return endpoint.strip("/"), "https"
-    u = urlparse(endpoint)
-    if u.scheme not in ("http", "https") or not u.netloc:
-        raise ExportError(
-            f"endpoint {endpoint!r}: expected http://host:port or https://host; fix --endpoint or AWS_ENDPOINT_URL"
-        )
-    return u.netloc, u.scheme
-
-
-def open_target(to: str, endpoint: str | None = None) -> Target:
-    """Resolve ``to`` (a local path, ``file://`` URI or ``s3://bucket/prefix``) to a filesystem.
-
-    Errors read "<to>: <problem>; <what to do>"; ``export_snapshot`` prefixes the snapshot.
-    """
-    if not to or not to.strip():
-        raise ExportError("(empty target): give a directory or s3://bucket/prefix")
-    to = to.strip()
-    if to.startswith("s3://"):
-        rest = to[len("s3://") :].strip("/")
-        bucket, _, prefix = rest.partition("/")
-        if len(bucket) < 3:
-            raise ExportError(f"{to}: bucket name {bucket!r} is too short (S3 needs 3-63 characters); fix --to")
-        prefix = prefix.strip("/")
-        kwargs: dict = {"allow_bucket_creation": True}
-        if endpoint:
-            try:
-                kwargs["endpoint_override"], kwargs["scheme"] = _parse_endpoint(endpoint)
-            except ExportError as e:
-                raise ExportError(f"{to}: {e}") from None
-        try:
-            fs = pafs.S3FileSystem(**kwargs)
-        except (OSError, pa.ArrowException) as e:
-            raise ExportError(
-                f"{to}: cannot open S3 ({one_line(e)}); check the endpoint and AWS_* credentials in the environment"
-            ) from None
-        base = f"{bucket}/{prefix}" if prefix else bucket
-        return Target(fs=fs, base=base, label=f"s3://{base}")
-    if "://" in to and not to.startswith("file://"):
-        raise ExportError(f"{to}: unsupported scheme; use a directory path or s3://bucket/prefix")
-    path = Path(urlparse(to).path if to.startswith("file://") else to).expanduser().resolve()
-    return Target(fs=pafs.LocalFileSystem(), base=path.as_posix(), label=str(path), local=path)
 
 
 def export_snapshot(
@@ -266,119 +202,30 @@ def export_to_target(
     """The export itself, on an already opened ``Target`` (any pyarrow filesystem)."""
     data_dir = Path(data_dir).resolve()
     src, manifest_bytes, files = _local_snapshot(data_dir, snapshot_id, target.label)
-    sid = src.name
-    if valid_for is not None and not sign_key:
-        raise ExportError(
-            f"export of snapshot {sid} to {target.label}: --valid-for needs --sign-key (an expiry "
-            f"nobody signed means nothing to a replica); nothing was uploaded"
-        )
-    try:  # before anything is uploaded: a bad key changes nothing on the target
-        fresh = _freshness(target, sign_key, valid_for) if sign_key else None
-        signature = sign_manifest(manifest_bytes, sign_key, fresh) if sign_key else None
-    except TrustIndexError as e:
-        raise ExportError(f"export of snapshot {sid} to {target.label}: {e}; nothing was uploaded") from None
+    run = _Export(target, src.name)
+    fresh, signature = run.signed(manifest_bytes, sign_key, valid_for)  # before anything is uploaded
     if target.local is not None and target.local == data_dir:
-        raise ExportError(
-            f"export of snapshot {sid} to {target.label}: the target is the data directory "
-            f"itself; use `trustindex snapshots rollback {sid}` to make it live there"
+        raise run.error(
+            f"the target is the data directory itself; use `trustindex snapshots rollback {run.sid}` to make it "
+            f"live there"
         )
-    snap = target.path(SNAPSHOTS_DIR, sid)
-    stage = "opening the target"  # named in the error message when a filesystem call fails
     try:
-        stage = "preparing the target"
-        if target.local is not None:
-            if target.local.exists() and not target.local.is_dir():
-                raise ExportError(
-                    f"export of snapshot {sid} to {target.label}: the target exists and is not "
-                    f"a directory; choose another path"
-                )
-            target.local.mkdir(parents=True, exist_ok=True)
-        else:
-            bucket = target.base.split("/", 1)[0]
-            if target.fs.get_file_info(bucket).type == pafs.FileType.NotFound:
-                target.fs.create_dir(bucket)
-        stage = "listing the target"
-        present = _listing(target.fs, snap)
-        stage = "checking files already on the target"
-        reused = {
-            name
-            for name, meta in files.items()
-            if present.get(name) == meta["size"] and _sha256_on(target.fs, f"{snap}/{name}") == meta["sha256"]
-        }
-        manifest_ok = (
-            present.get(MANIFEST) == len(manifest_bytes)
-            and _sha256_on(target.fs, f"{snap}/{MANIFEST}") == hashlib.sha256(manifest_bytes).hexdigest()
-        )
-        todo = sorted(set(files) - reused)
-        extras = sorted(set(present) - set(files) - {MANIFEST, SIGNATURE})
-        if todo or extras or not manifest_ok:
-            stage = "clearing a stale copy on the target"
-            # The manifest marks a complete copy: drop it while the directory is being repaired.
-            for name in (MANIFEST, SIGNATURE):  # a signature is over the manifest it goes with
-                if name in present:
-                    target.fs.delete_file(f"{snap}/{name}")
-            manifest_ok = False
-            for name in extras:  # not in the manifest: a reader's verify_snapshot would refuse the copy
-                target.fs.delete_file(f"{snap}/{name}")
-        sent = 0
-        for name in todo:
-            stage = f"uploading {name}"
-            sent += _upload(target, src / name, f"{snap}/{name}")
-        for name in todo:
-            stage = f"reading back {name}"
-            got = _sha256_on(target.fs, f"{snap}/{name}")
-            if got != files[name]["sha256"]:
-                raise ExportError(
-                    f"export of snapshot {sid} to {target.label}: uploaded file {name} fails its "
-                    f"sha256 check on the target (got {got[:12]}, manifest {files[name]['sha256'][:12]}); "
-                    f"the target's CURRENT was not changed; re-run the export"
-                )
+        run.prepare()
+        reused, todo, extras, manifest_ok = run.plan(files, manifest_bytes)
+        sent = run.upload_files(src, todo, files)
         if not manifest_ok:
-            stage = f"uploading {MANIFEST}"
-            sent += _upload(target, src / MANIFEST, f"{snap}/{MANIFEST}")
-            stage = f"reading back {MANIFEST}"
-            got = _sha256_on(target.fs, f"{snap}/{MANIFEST}")
-            if got != hashlib.sha256(manifest_bytes).hexdigest():
-                raise ExportError(
-                    f"export of snapshot {sid} to {target.label}: uploaded {MANIFEST} fails its sha256 "
-                    f"check on the target; the target's CURRENT was not changed; re-run the export"
-                )
+            sent += run.put(MANIFEST, src / MANIFEST, hashlib.sha256(manifest_bytes).hexdigest())
         written = [*todo, MANIFEST]
         if signature is not None:
-            stage = f"uploading {SIGNATURE}"
-            sent += _upload_bytes(target, signature, f"{snap}/{SIGNATURE}")
-            stage = f"reading back {SIGNATURE}"
-            if _sha256_on(target.fs, f"{snap}/{SIGNATURE}") != hashlib.sha256(signature).hexdigest():
-                raise ExportError(
-                    f"export of snapshot {sid} to {target.label}: uploaded {SIGNATURE} fails its sha256 check on "
-                    f"the target; the target's CURRENT was not changed; re-run the export"
-                )
+            sent += run.put(SIGNATURE, signature, hashlib.sha256(signature).hexdigest())
             written.append(SIGNATURE)
-        if target.local is not None:
-            stage = "syncing the target to disk"
-            # CURRENT must never reach the disk before the files it names (a power loss in between).
-            for name in written:
-                fsync_path(target.local / SNAPSHOTS_DIR / sid / name)
-            for d in {(target.local / SNAPSHOTS_DIR / sid / n).parent for n in written}:
-                fsync_path(d)
-        stage = f"reading the target's {CURRENT}"
-        previous = _read_current(target)
-        stage = f"writing the target's {CURRENT}"
-        _write_current(target, sid)
+        previous = run.make_live(written)
     except ExportError:
         raise
     except (OSError, pa.ArrowException) as e:
-        hint = (
-            "check the endpoint, the bucket and the AWS_* credentials in the environment"
-            if target.local is None
-            else "check that the path is a writable directory"
-        )
-        raise ExportError(
-            f"export of snapshot {sid} to {target.label}: {stage} failed ({one_line(e)}); "
-            f"the target's CURRENT was not changed; {hint}, then re-run the export"
-        ) from None
+        raise run.failed(e) from None
     return {
-        "snapshot_id": sid,
+        "snapshot_id": run.sid,
         "target": target.label,
         "files": len(files) + 1,
         "uploaded": len(todo),
@@ -390,3 +237,133 @@ def export_to_target(
         "sequence": fresh.sequence if fresh else None,
         "expires_at": fresh.expires_at if fresh else None,
     }
+
+
+class _Export:
+    """One export's steps on the target, in order; ``stage`` names the step a failing filesystem call was in (the
+    error message says it)."""
+
+    def __init__(self, target: Target, sid: str):
+        self.target, self.sid, self.snap = target, sid, target.path(SNAPSHOTS_DIR, sid)
+        self.stage = "opening the target"
+
+    def error(self, what: str) -> ExportError:
+        return ExportError(f"export of snapshot {self.sid} to {self.target.label}: {what}")
+
+    def failed(self, e: BaseException) -> ExportError:
+        hint = (
+            "check the endpoint, the bucket and the AWS_* credentials in the environment"
+            if self.target.local is None
+            else "check that the path is a writable directory"
+        )
+        return self.error(
+            f"{self.stage} failed ({one_line(e)}); the target's CURRENT was not changed; {hint}, then re-run the export"
+        )
+
+    def signed(
+        self, manifest_bytes: bytes, sign_key: str | Path | None, valid_for: float | None
+    ) -> tuple[Freshness | None, bytes | None]:
+        """The export's freshness and the manifest's signature (none without a key); a bad key changes nothing on
+        the target."""
+        if valid_for is not None and not sign_key:
+            raise self.error(
+                "--valid-for needs --sign-key (an expiry nobody signed means nothing to a replica); nothing was "
+                "uploaded"
+            )
+        if not sign_key:
+            return None, None
+        try:
+            fresh = _freshness(self.target, sign_key, valid_for)
+            return fresh, sign_manifest(manifest_bytes, sign_key, fresh)
+        except TrustIndexError as e:
+            raise self.error(f"{e}; nothing was uploaded") from None
+
+    def prepare(self) -> None:
+        self.stage = "preparing the target"
+        local = self.target.local
+        if local is not None:
+            if local.exists() and not local.is_dir():
+                raise self.error("the target exists and is not a directory; choose another path")
+            local.mkdir(parents=True, exist_ok=True)
+        else:
+            bucket = self.target.base.split("/", 1)[0]
+            if self.target.fs.get_file_info(bucket).type == pafs.FileType.NotFound:
+                self.target.fs.create_dir(bucket)
+
+    def plan(self, files: dict, manifest_bytes: bytes) -> tuple[set[str], list[str], list[str], bool]:
+        """The files already on the target (verified), those to upload, those to remove, and whether the manifest
+        there is this one; a copy that needs repair loses its manifest (and signature) first."""
+        fs, snap = self.target.fs, self.snap
+        self.stage = "listing the target"
+        present = _listing(fs, snap)
+        self.stage = "checking files already on the target"
+        reused = {
+            name
+            for name, meta in files.items()
+            if present.get(name) == meta["size"] and _sha256_on(fs, f"{snap}/{name}") == meta["sha256"]
+        }
+        manifest_ok = (
+            present.get(MANIFEST) == len(manifest_bytes)
+            and _sha256_on(fs, f"{snap}/{MANIFEST}") == hashlib.sha256(manifest_bytes).hexdigest()
+        )
+        todo = sorted(set(files) - reused)
+        extras = sorted(set(present) - set(files) - {MANIFEST, SIGNATURE})
+        if todo or extras or not manifest_ok:
+            self.stage = "clearing a stale copy on the target"
+            # The manifest marks a complete copy: drop it while the directory is being repaired.
+            for name in (MANIFEST, SIGNATURE):  # a signature is over the manifest it goes with
+                if name in present:
+                    fs.delete_file(f"{snap}/{name}")
+            manifest_ok = False
+            for name in extras:  # not in the manifest: a reader's verify_snapshot would refuse the copy
+                fs.delete_file(f"{snap}/{name}")
+        return reused, todo, extras, manifest_ok
+
+    def upload_files(self, src: Path, todo: list[str], files: dict) -> int:
+        """The snapshot's files uploaded, then each read back against the manifest's sha256; the bytes sent."""
+        sent = 0
+        for name in todo:
+            self.stage = f"uploading {name}"
+            sent += _upload(self.target, src / name, f"{self.snap}/{name}")
+        for name in todo:
+            self.stage = f"reading back {name}"
+            got, want = _sha256_on(self.target.fs, f"{self.snap}/{name}"), files[name]["sha256"]
+            if got != want:
+                raise self.error(
+                    f"uploaded file {name} fails its sha256 check on the target (got {got[:12]}, manifest "
+                    f"{want[:12]}); the target's CURRENT was not changed; re-run the export"
+                )
+        return sent
+
+    def put(self, name: str, payload: Path | bytes, sha256: str) -> int:
+        """The manifest (a file) or its signature (bytes) uploaded and read back; the bytes sent."""
+        self.stage = f"uploading {name}"
+        dest = f"{self.snap}/{name}"
+        sent = (
+            _upload(self.target, payload, dest)
+            if isinstance(payload, Path)
+            else _upload_bytes(self.target, payload, dest)
+        )
+        self.stage = f"reading back {name}"
+        if _sha256_on(self.target.fs, dest) != sha256:
+            raise self.error(
+                f"uploaded {name} fails its sha256 check on the target; the target's CURRENT was not changed; re-run "
+                f"the export"
+            )
+        return sent
+
+    def make_live(self, written: list[str]) -> str | None:
+        """The target's CURRENT pointed at this snapshot, after its files are on disk; the id it named before."""
+        local = self.target.local
+        if local is not None:
+            self.stage = "syncing the target to disk"
+            # CURRENT must never reach the disk before the files it names (a power loss in between).
+            for name in written:
+                fsync_path(local / SNAPSHOTS_DIR / self.sid / name)
+            for d in {(local / SNAPSHOTS_DIR / self.sid / n).parent for n in written}:
+                fsync_path(d)
+        self.stage = f"reading the target's {CURRENT}"
+        previous = _read_current(self.target)
+        self.stage = f"writing the target's {CURRENT}"
+        _write_current(self.target, self.sid)
+        return previous

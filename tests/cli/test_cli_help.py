@@ -1,13 +1,17 @@
-"""The command line's help: every command shows an example and documents every flag; the build
-commands take --verbose after the command name as well as before it."""
+"""The command line's help: every command (one module each, cli/commands/) shows an example that parses and documents
+every flag; a shared option reads the same in every command that takes it; the build commands take --verbose after
+the command name as well as before it."""
 
 from __future__ import annotations
 
 import argparse
+import shlex
 
 import pytest
 
+from trustindex.cli.commands import ALL, name_of
 from trustindex.cli.main import COMMANDS, main
+from trustindex.cli.options import shared_options
 from trustindex.cli.parser import build_parser
 
 
@@ -31,6 +35,27 @@ def test_help_shows_an_example_and_explains_every_flag(name, capsys):
     assert examples and all(line.startswith(f"  trustindex {name}") for line in examples if line.strip())
     undocumented = [a.option_strings or a.dest for a in _subcommands()[name]._actions if not a.help]
     assert undocumented == []
+
+
+@pytest.mark.parametrize("command", ALL, ids=name_of)
+def test_every_example_is_a_command_line_that_parses(command):
+    assert command.EXAMPLES, f"{name_of(command)} has no example"
+    for line in command.EXAMPLES:
+        argv = shlex.split(line)
+        assert argv[:2] == ["trustindex", name_of(command)]
+        assert build_parser().parse_args(argv[1:]).command == name_of(command)
+
+
+def test_a_shared_option_reads_the_same_in_every_command_that_takes_it():
+    shared = {o: a.help for g in shared_options().values() for a in g._actions for o in a.option_strings}
+    seen: dict[str, set[str]] = {}
+    for parser in _subcommands().values():
+        for action in parser._actions:
+            for option in action.option_strings:
+                if option in shared and option != "--policy":  # --policy says what each command reads without it
+                    seen.setdefault(option, set()).add(action.help)
+    assert {"--data", "--json", "--sources", "--wait", "--verbose", "--endpoint"} <= set(seen)
+    assert {o: helps for o, helps in seen.items() if helps != {shared[o]}} == {}
 
 
 def test_top_level_help_shows_examples(capsys):

@@ -155,14 +155,15 @@ def test_cli_table_is_readable(refreshed):
 
 def test_second_refresh_is_identical_and_embeds_nothing(refreshed):
     from trustindex.cli.build import run_refresh
+    from trustindex.schemas.refresh_run import RefreshRequest
 
     first = refreshed["result"]
-    again = run_refresh(refreshed["config"], refreshed["data"])
+    again = run_refresh(refreshed["config"], RefreshRequest(str(refreshed["data"])))
     assert again["snapshot_id"] == first["snapshot_id"] and again["reused_snapshot"]
     assert {s["note"] for s in again["sources"]} == {"unchanged: tables reused"}
     # Building the files again (not reusing the snapshot) hits the embedding cache for every chunk
     # and writes byte-identical files, hence the same id.
-    rebuilt = run_refresh(refreshed["config"], refreshed["data"], rebuild=True)
+    rebuilt = run_refresh(refreshed["config"], RefreshRequest(str(refreshed["data"]), rebuild=True))
     e = rebuilt["embeddings"]
     assert rebuilt["snapshot_id"] == first["snapshot_id"]
     assert e["encoded"] == 0 and e["cache_hits"] == e["distinct"] > 0 and e["total"] == first["row_counts"]["chunks"]

@@ -17,13 +17,8 @@ import pytest
 
 from bench.bench_embedding import CORPUS, corpus_passages
 from tests.kits.realdata import needs_real_docs
-from trustindex.encoder.onnx_export import (
-    DYNAMIC_RECIPE,
-    RECIPE_VERSION,
-    SentenceTransformerEncoder,
-    ensure_encoder,
-    exporter_key,
-)
+from trustindex.encoder.onnx_export import DYNAMIC_RECIPE, RECIPE_VERSION, ensure_encoder, exporter_key
+from trustindex.encoder.sentence_transformers_embedder import SentenceTransformerEncoder
 from trustindex.query.onnx_encoder import (
     ENCODER_JSON,
     MODEL_FILE,

@@ -14,7 +14,7 @@ from trustindex.extractors.docs_routes import load_docs_routes
 from trustindex.extractors.markdown import extract_markdown
 from trustindex.extractors.mdx_includes import rendered_includes
 from trustindex.ingest.incremental import Previous
-from trustindex.ingest.source import ingest_source
+from trustindex.ingest.source import IngestRun, ingest_source
 from trustindex.schemas.config import Identities, Source
 from trustindex.schemas.page_routes import OFF_SITE, ROUTED, UNROUTED
 from trustindex.schemas.policy import Policy
@@ -179,7 +179,7 @@ def test_ingest_cites_a_partial_at_the_page_that_renders_it(tmp_path):
         [],
         Policy.default(),
         approx_token_count,
-        previous=Previous(out.commit, out.tables),
+        IngestRun(previous=Previous(out.commit, out.tables)),
     )
     assert again.note.startswith("incremental"), again.note
     rows = {r["path"]: r for r in again.tables["documents"].to_pylist()}

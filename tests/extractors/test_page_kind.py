@@ -18,7 +18,7 @@ from trustindex.extractors.docs_routes import load_docs_routes
 from trustindex.extractors.page_kind import blog_dirs, load_page_kinds
 from trustindex.ingest.dispatch import kind_of
 from trustindex.ingest.incremental import Previous
-from trustindex.ingest.source import ingest_source
+from trustindex.ingest.source import IngestRun, ingest_source
 from trustindex.query.columns import RowMap
 from trustindex.query.explain import check
 from trustindex.query.trust import page_kind_factor
@@ -214,7 +214,7 @@ def test_an_incremental_refresh_names_again_the_pages_a_new_or_removed_marker_go
 
     def kinds(previous=None):
         out = ingest_source(
-            src, tmp_path / "data", Identities(), [], Policy.default(), approx_token_count, previous=previous
+            src, tmp_path / "data", Identities(), [], Policy.default(), approx_token_count, IngestRun(previous=previous)
         )
         return out, {r["path"]: r["page_kind"] for r in out.tables["documents"].to_pylist()}
 
@@ -254,6 +254,7 @@ def test_the_policy_weights_each_kind_and_the_repository_cannot(tmp_path):
 def site(tmp_path_factory, prefect_harness):
     from trustindex.cli.build import run_refresh
     from trustindex.schemas.config import load_build_config
+    from trustindex.schemas.refresh_run import RefreshRequest
 
     root = tmp_path_factory.mktemp("pagekind")
     rb = RepoBuilder(root / "repo")
@@ -263,7 +264,7 @@ def site(tmp_path_factory, prefect_harness):
         'include = ["**/*.md", "**/*.mdc"]\nexclude = []\n'
     )
     (root / "identities.toml").write_text('[[publisher]]\nid = "foundation"\nname = "F"\ntier = "foundation"\n')
-    run_refresh(load_build_config(str(root / "sources.toml")), root / "data")
+    run_refresh(load_build_config(str(root / "sources.toml")), RefreshRequest(str(root / "data")))
     return root / "data"
 
 

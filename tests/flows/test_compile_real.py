@@ -121,6 +121,7 @@ def compiled_refresh(compactc, prefect_harness, tmp_path_factory):
     """A repository with a docs page (a whole program, one too new, a fragment) and a .compact file with an
     import, refreshed twice with the built compiler."""
     from trustindex.cli.build import load_build_config, run_refresh
+    from trustindex.schemas.refresh_run import RefreshRequest
 
     _data, program = compactc
     root = tmp_path_factory.mktemp("compiled")
@@ -139,8 +140,8 @@ def compiled_refresh(compactc, prefect_harness, tmp_path_factory):
     (root / "compilers.toml").write_text(f"[[compiler]]\npath = {json.dumps(str(program))}\n")
     data = root / "data"
     cfg = load_build_config(str(root / "sources.toml"))
-    first = run_refresh(cfg, data)
-    second = run_refresh(cfg, data)
+    first = run_refresh(cfg, RefreshRequest(str(data)))
+    second = run_refresh(cfg, RefreshRequest(str(data)))
     return {"data": data, "first": first, "second": second}
 
 

@@ -12,7 +12,7 @@ import pytest
 from tests.kits.gitutil import RepoBuilder
 from trustindex.schemas.config import BuildConfig, Identities, Person, Publisher, Source
 from trustindex.schemas.policy import Policy
-from trustindex.schemas.refresh_run import RefreshRequest
+from trustindex.schemas.refresh_run import BackfillRequest, ConfigFiles, RefreshRequest
 from trustindex.schemas.snapshot import resolve_current, verify_snapshot
 from trustindex.warehouse.snapshots import current_id
 
@@ -102,8 +102,8 @@ def test_backfill_as_of_is_idempotent_and_does_not_move_current(world, tmp_path)
     sources.write_text(f'[[source]]\nname = "docs"\nurl = "{b.path}"\npublisher = "mf"\ninclude = ["**/*.md"]\n')
     (tmp_path / "identities.toml").write_text('[[publisher]]\nid = "mf"\nname = "MF"\ntier = "foundation"\n')
     day = (b.t - timedelta(days=30)).astimezone(UTC).date().isoformat()
-    one = backfill_flow(str(sources), str(world["data"]), as_of=day)
-    two = backfill_flow(str(sources), str(world["data"]), as_of=day)
+    one = backfill_flow(ConfigFiles(str(sources)), BackfillRequest(str(world["data"]), as_of=day))
+    two = backfill_flow(ConfigFiles(str(sources)), BackfillRequest(str(world["data"]), as_of=day))
     assert one.commits["docs"] == world["first"]
     assert one.snapshot_id == two.snapshot_id != live
     assert current_id(world["data"]) == live
@@ -146,7 +146,7 @@ def test_a_run_fetches_each_source_once(world, tmp_path):
     sources.write_text(f'[[source]]\nname = "docs"\nurl = "{b.path}"\npublisher = "mf"\ninclude = ["**/*.md"]\n')
     (tmp_path / "identities.toml").write_text('[[publisher]]\nid = "mf"\nname = "MF"\ntier = "foundation"\n')
     day = (b.t - timedelta(days=1)).astimezone(UTC).date().isoformat()
-    back = backfill_flow(str(sources), str(world["data"]), as_of=day)
+    back = backfill_flow(ConfigFiles(str(sources)), BackfillRequest(str(world["data"]), as_of=day))
     assert back.sources[0].status == "ok" and back.commits["docs"] != changed.sources[0].commit
     assert fetches.read_text().splitlines() == ["fetch"]
 

@@ -14,7 +14,7 @@ from tests.kits.gitutil import RepoBuilder
 from tests.kits.rawrepo import IDS, POLICY
 from trustindex.crawl.git import BlobReadError, ensure_mirror, mirror_path, missing_objects, open_mirror, read_blob
 from trustindex.extractors.base import approx_token_count
-from trustindex.ingest.source import ingest_source
+from trustindex.ingest.source import IngestRun, ingest_source
 from trustindex.schemas.config import ConfigError, Source, load_sources
 
 DOC = "# {t}\n\nHow to {t} with the Compact toolchain, step by step.\n"
@@ -52,7 +52,7 @@ def test_a_missing_blob_fails_its_file_alone_at_read(tmp_path):
 
     repo = open_mirror(dest)
     assert missing_objects(repo, "main") == {gone}
-    result = ingest_source(source, tmp_path / "data", IDS, [], POLICY, approx_token_count, repo=repo)
+    result = ingest_source(source, tmp_path / "data", IDS, [], POLICY, approx_token_count, IngestRun(repo=repo))
 
     report = _report(result)
     assert report["docs/b.md"]["status"] == "failed" and report["docs/b.md"]["stage"] == "read"

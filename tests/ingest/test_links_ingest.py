@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from trustindex.extractors.base import approx_token_count
 from trustindex.ingest.incremental import Previous
-from trustindex.ingest.source import ingest_source
+from trustindex.ingest.source import IngestRun, ingest_source
 from trustindex.schemas.config import Identities, Source
 from trustindex.schemas.links import BY_DOC_ID, BY_FOLDER, BY_PATH, BY_ROUTE, PAGE, UNRESOLVED
 from trustindex.schemas.policy import Policy
@@ -37,7 +37,9 @@ Then [run a proof server](/guides/proof-server) and read the [FAQ](faq.md).
 
 def _ingest(repo, data, previous=None):
     src = Source("docs", str(repo), "main", "p", include=("**/*.md",))
-    return ingest_source(src, data, Identities(), [], Policy.default(), approx_token_count, previous=previous)
+    return ingest_source(
+        src, data, Identities(), [], Policy.default(), approx_token_count, IngestRun(previous=previous)
+    )
 
 
 def test_links_are_resolved_over_the_source_as_it_now_is(tmp_path):

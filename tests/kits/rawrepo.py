@@ -11,7 +11,7 @@ from pathlib import Path
 
 from trustindex.crawl.git import decode_path
 from trustindex.extractors.base import approx_token_count
-from trustindex.ingest.source import ingest_source
+from trustindex.ingest.source import IngestRun, ingest_source
 from trustindex.schemas.config import Identities, Publisher, Source
 from trustindex.schemas.policy import Policy
 
@@ -144,7 +144,7 @@ def ingest(
     **kw,
 ):
     src = Source(name, str(repo), ref, "p", include=tuple(include), exclude=tuple(exclude))
-    return ingest_source(src, Path(data_dir), ids, list(ledger), policy, approx_token_count, **kw)
+    return ingest_source(src, Path(data_dir), ids, list(ledger), policy, approx_token_count, IngestRun(**kw))
 
 
 LFS = b"version https://git-lfs.github.com/spec/v1\noid sha256:" + b"ab" * 32 + b"\nsize 123456\n"

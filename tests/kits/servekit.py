@@ -146,6 +146,7 @@ def demo_with_page(demo: Path, work: Path, path: str, text: str) -> Path:
     import git
 
     from trustindex.cli.build import load_build_config, run_refresh
+    from trustindex.schemas.refresh_run import RefreshRequest
 
     repo = git.Repo(demo.parent / "repos" / "community-contracts")
     clone = work / "corpus" / "community-contracts"
@@ -168,5 +169,5 @@ def demo_with_page(demo: Path, work: Path, path: str, text: str) -> Path:
     who = git.Actor("Mika Tan", "mika@nightowls.example")
     r.index.commit(f"Add {path}", author=who, committer=who, author_date=when, commit_date=when)
     data = work / "data"
-    run_refresh(load_build_config(str(clone.parent / "sources.toml")), data)
+    run_refresh(load_build_config(str(clone.parent / "sources.toml")), RefreshRequest(str(data)))
     return data

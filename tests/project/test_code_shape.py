@@ -1,5 +1,7 @@
-"""The shape a newcomer can change (issue 25): in the search library and its transports no function takes more
-than 8 parameters or runs over 80 lines, and no module of schemas/, query/ or serve/ runs over ~400 lines.
+"""The shape a newcomer can change (issue 25, extended by issue 39): no function takes more than 8 parameters or
+runs over 80 lines, and no module runs over ~400 lines, in the search library and its transports (query/, serve/),
+the contract (schemas/: modules only) and the build side (warehouse/, flows/, encoder/, report/, calibration/,
+runtime/, ingest/) and the command line (cli/).
 
 Read from the source with ``ast``.  ``KNOWN`` lists what was over the bounds when the rule was set; it may only
 shrink: a new offender fails, and so does an entry that no longer offends (take it off the list)."""
@@ -11,10 +13,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 MAX_PARAMETERS, MAX_FUNCTION_LINES, MAX_MODULE_LINES = 8, 80, 420  # ~400: a docstring's worth of slack
-FUNCTION_ROOMS, MODULE_ROOMS = ("query", "serve"), ("schemas", "query", "serve")
+BUILD_ROOMS = ("warehouse", "flows", "encoder", "report", "calibration", "runtime", "ingest", "cli")
+FUNCTION_ROOMS, MODULE_ROOMS = ("query", "serve", *BUILD_ROOMS), ("schemas", "query", "serve", *BUILD_ROOMS)
 
-# (path, function or "<module>"): none left since the refactor of issue 25 (a new offender is refused outright)
-KNOWN: set[tuple[str, str]] = set()
+# (path, function or "<module>") -> why it is still over.  Empty: the 11 offenders found when issue 39 extended the
+# rule to the build side and the command line were mended, not listed (a new offender is refused outright).  No
+# exemption for declarative tables is needed either: the largest (report/data.py REPORT_QUERIES, the CLI's option
+# groups) are module-level data, which the function bound does not count, and their modules stay under the bound.
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
@@ -48,7 +54,7 @@ def test_no_new_function_or_module_over_the_bounds():
 
 
 def test_the_known_list_only_shrinks():
-    mended = sorted(KNOWN - set(offenders()))
+    mended = sorted(set(KNOWN) - set(offenders()))
     assert not mended, f"no longer over the bounds, take them off KNOWN: {mended}"
 
 

@@ -179,8 +179,8 @@ def test_nightly_refresh_deployment_publishes_and_triggers_export(tmp_path):
         assert all(d["work_pool_name"] == POOL for d in deps.values())
         assert [s["schedule"]["cron"] for s in deps["nightly-refresh"]["schedules"]] == ["0 3 * * *"]
         backfill_params = deps["backfill"]["parameter_openapi_schema"]["properties"]
-        assert {"sources_file", "data_dir", "as_of", "commits", "publish"} <= set(backfill_params)
-        assert deps["backfill"]["parameters"]["publish"] is False
+        assert set(backfill_params) == {"files", "request"}  # ConfigFiles and BackfillRequest
+        assert deps["backfill"]["parameters"]["request"]["publish"] is False
         automations = api(url, "POST", "/automations/filter", {})
         assert any(a["actions"][0].get("deployment_id") == deps["export-live"]["id"] for a in automations)
 
@@ -189,7 +189,7 @@ def test_nightly_refresh_deployment_publishes_and_triggers_export(tmp_path):
             url,
             "POST",
             f"/deployments/{deps['nightly-refresh']['id']}/create_flow_run",
-            {"parameters": {"sources_file": str(demo.result()), "data_dir": str(data)}},
+            {"parameters": {"files": {"sources": str(demo.result())}, "request": {"data_dir": str(data)}}},
         )
         with worker({**env, "TRUSTINDEX_EXPORT_TO": str(tier)}, wlog) as proc:
             state = wait_for(lambda: finished(url, run["id"]), 420, proc, wlog)
@@ -239,8 +239,8 @@ def test_compose_matches_the_deployments():
     mounts = dict(reversed(re.fullmatch(r"(.+):(/[^:]*)(?::ro|:rw)?", m).groups()) for m in worker["volumes"])
     for name in ("nightly-refresh", "backfill"):  # relative parameters land on the mounted volumes
         params = entry[name]["parameters"]
-        assert f"{workdir}/{params['data_dir']}" in mounts
-        assert f"{workdir}/{Path(params['sources_file']).parent}" in mounts
+        assert f"{workdir}/{params['request']['data_dir']}" in mounts
+        assert f"{workdir}/{Path(params['files']['sources']).parent}" in mounts
     assert mounts[f"{workdir}/data"] in compose["volumes"]
     env = worker["environment"]
     assert env["PREFECT_API_URL"].startswith("http://prefect-server:")

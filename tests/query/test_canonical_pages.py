@@ -81,6 +81,7 @@ Start it with docker run and map port 6300, then point the wallet's settings at 
 def site(tmp_path_factory, prefect_harness) -> Path:
     from trustindex.cli.build import run_refresh
     from trustindex.schemas.config import load_build_config
+    from trustindex.schemas.refresh_run import RefreshRequest
 
     root = tmp_path_factory.mktemp("canonical")
     docs = RepoBuilder(root / "docs")
@@ -106,7 +107,7 @@ def site(tmp_path_factory, prefect_harness) -> Path:
         'include = ["**/*.md"]\nexclude = []\n'
     )
     (root / "identities.toml").write_text('[[publisher]]\nid = "foundation"\nname = "F"\ntier = "foundation"\n')
-    run_refresh(load_build_config(str(root / "sources.toml")), root / "data")
+    run_refresh(load_build_config(str(root / "sources.toml")), RefreshRequest(str(root / "data")))
     return root / "data"
 
 

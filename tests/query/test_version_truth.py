@@ -131,6 +131,7 @@ def site(tmp_path_factory, prefect_harness):
     from trustindex.cli.build import run_refresh
     from trustindex.query.index import Index
     from trustindex.schemas.config import load_build_config
+    from trustindex.schemas.refresh_run import RefreshRequest
 
     root = tmp_path_factory.mktemp("versiontruth")
     RepoBuilder(root / "repo").commit(FILES, "a versioned docs site")
@@ -139,7 +140,7 @@ def site(tmp_path_factory, prefect_harness):
         'include = ["**/*.md", "**/*.mdx"]\nexclude = []\n'
     )
     (root / "identities.toml").write_text('[[publisher]]\nid = "foundation"\nname = "F"\ntier = "foundation"\n')
-    run_refresh(load_build_config(str(root / "sources.toml")), root / "data")
+    run_refresh(load_build_config(str(root / "sources.toml")), RefreshRequest(str(root / "data")))
     return Index.open(data_dir=root / "data")
 
 
