@@ -155,12 +155,9 @@ class SnapshotData:
         self.vectors.warm()
         pa.default_memory_pool().release_unused()  # what decoding the text and the lists left behind
 
-    def release_embeddings(self) -> None:
-        self.vectors.release()
-
     # The names callers read before the parts existed, forwarded to their part for a transition: new code reads
-    # the part (``d.passages.chunk_ids``); query/search.py, score.py, answer_confidence.py, lexical_signals.py,
-    # response.py, trust_factors/ and serve/listing.py still read these.
+    # the part (``d.passages.chunk_ids``); query/search.py, response.py, target_report.py, lexical_signals.py,
+    # trust_factors/, serve/listing.py and some tests and benches still read these.
     @property
     def n(self) -> int:
         return self.passages.n
@@ -181,15 +178,8 @@ class SnapshotData:
     def chunk_doc_row(self) -> np.ndarray:
         return self.passages.chunk_doc_row
 
-    @property
-    def passage_texts(self) -> PassageTexts:
-        return self.passages.passage_texts
-
     def texts(self, rows: Iterable[int]) -> list[str]:
         return self.passages.texts(rows)
-
-    def passage_terms(self, rows: list[int]) -> list[frozenset[str]]:
-        return self.passages.passage_terms(rows)
 
     def chunk_id_rank(self) -> np.ndarray:
         return self.passages.chunk_id_rank()
@@ -212,12 +202,6 @@ class SnapshotData:
     def attribution(self) -> RowMap:
         return self.pages.attribution
 
-    def page_row_sets(self) -> list[np.ndarray]:
-        return self.pages.page_row_sets()
-
-    def chunk_page(self) -> np.ndarray:
-        return self.pages.chunk_page()
-
     def route_codes(self) -> np.ndarray:
         return self.pages.route_codes()
 
@@ -228,9 +212,6 @@ class SnapshotData:
     def unit_mean(self, rows: np.ndarray) -> np.ndarray:
         return self.vectors.unit_mean(rows)
 
-    def page_vectors(self, pages: np.ndarray) -> np.ndarray:
-        return self.vectors.page_vectors(pages)
-
     @property
     def lexical(self) -> LexicalIndex:
         return self.lexical_indexes.text
@@ -238,9 +219,6 @@ class SnapshotData:
     @property
     def field_lexical(self) -> LexicalIndex | None:
         return self.lexical_indexes.fields
-
-    def page_term_coverage(self, tokens: list[str], pages: np.ndarray) -> np.ndarray:
-        return self.lexical_indexes.page_term_coverage(tokens, pages)
 
     @property
     def verifications(self) -> dict[str, list[dict]]:

@@ -107,4 +107,4 @@ def test_search_answers_identical_to_text_in_memory(index):
             assert json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str), (q, kw)
             collapsed += sum(len(h["also_in"]) for h in a["hits"])
     assert collapsed  # the collapse of identical passages was exercised
-    assert lazy.data.passage_texts.spilled
+    assert lazy.data.passages.passage_texts.spilled
