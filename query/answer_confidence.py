@@ -50,7 +50,7 @@ class ChannelOutcome:
 
 def measure(data, policy: Policy, out: ChannelOutcome) -> dict[str, float]:
     """Every signal of schemas/answer_signals.py for one search."""
-    page = data.chunk_doc
+    page = data.passages.chunk_doc
     best = float(out.dense_cosines[0]) if out.dense_cosines.size else 0.0
     margin = 0.0
     if out.dense_rows.size:
@@ -68,14 +68,14 @@ def measure(data, policy: Policy, out: ChannelOutcome) -> dict[str, float]:
     best_bm25 = float(out.lexical_scores[int(lex[0])]) if lex is not None else 0.0
     top_page_rr = 0.0
     if lex is not None and out.top_rows:
-        chunk_page = data.chunk_page()
+        chunk_page = data.pages.chunk_page()
         on_top_page = np.flatnonzero(chunk_page[lex] == chunk_page[out.top_rows[0]])
         top_page_rr = 1.0 / (1 + int(on_top_page[0])) if on_top_page.size else 0.0
-    weights = term_weights(data.lexical, out.tokens)
+    weights = term_weights(data.lexical_indexes.text, out.tokens)
     return {
         BEST_COSINE: best,
         PAGE_MARGIN: margin,
-        TERM_COVERAGE: term_coverage(weights, set().union(*data.passage_terms(out.top_rows[:COVERAGE_HITS]))),
+        TERM_COVERAGE: term_coverage(weights, set().union(*data.passages.passage_terms(out.top_rows[:COVERAGE_HITS]))),
         CHANNELS_AGREE: agree,
         LEXICAL_STRENGTH: float(lexical_relevance(best_bm25, policy.relevance.bm25_half)),
         TOP_PAGE_LEXICAL_RR: top_page_rr,

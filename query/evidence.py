@@ -10,12 +10,14 @@ kept in the detail), and each page gets the rows its docs version's map infers f
 from __future__ import annotations
 
 from collections import defaultdict
+from copy import copy
 from dataclasses import replace
 
 import pyarrow as pa
 
-from trustindex.query.columns import Columns
 from trustindex.query.component_names import snapshot_names
+from trustindex.query.snapshot_passages import Passages
+from trustindex.query.target_match import docs_names
 from trustindex.query.version_inference import inferred_rows, pages_of
 from trustindex.query.version_rows import VERSION_ROW_FIELDS, InferredRow, VersionRow
 from trustindex.schemas.components import ComponentRegistry
@@ -23,19 +25,17 @@ from trustindex.schemas.docs_versions import COMPONENT as DOCS_COMPONENT
 from trustindex.schemas.docs_versions import CURRENT, LATEST, LEGACY_MARKER, names_of, superseded_by, version_folder
 from trustindex.schemas.tables import doc_id_of
 
-__all__ = ["VERSION_ROW_FIELDS", "InferredRow", "SnapshotEvidence", "VersionRow"]
+__all__ = ["VERSION_ROW_FIELDS", "Evidence", "InferredRow", "VersionRow"]
 
 
-class SnapshotEvidence:
-    """The evidence part of ``SnapshotData`` (query/reader.py), grouped by document and by passage."""
+class Evidence:
+    """The evidence of one snapshot's ``passages``, grouped by document and by passage, read from its tables ``t``
+    (by table name) under the merged component names of its ``registry``."""
 
-    n: int
-    chunk_ids: list[str]
-    chunk_doc: list[str]
-    chunks: Columns
-
-    def _group_evidence(self, t: dict[str, pa.Table], registry: ComponentRegistry) -> None:
+    def __init__(self, t: dict[str, pa.Table], registry: ComponentRegistry, passages: Passages):
+        self.passages = passages
         self._version_folders: dict[str, str | None] = {}  # by document: its passages share its path
+        self._docs_names: dict[str, str] | None = None
         self.verifications: dict[str, list[dict]] = defaultdict(list)
         for r in _rows(t, "verifications"):
             self.verifications[r["doc_id"]].append(r)
@@ -48,6 +48,31 @@ class SnapshotEvidence:
         self.content_risks: dict[str, list[dict]] = defaultdict(list)
         for r in _rows(t, "content_risk"):
             self.content_risks[r["chunk_id"]].append(r)
+
+    def within(self, docs: set[str]) -> Evidence:
+        """This evidence narrowed to the documents ``docs`` (a scoped view's): their version rows, the components and
+        constraints they name, and the component names a request may use, resolve to or be offered (did you mean)."""
+        scoped = copy(self)
+        scoped._docs_names = None
+        scoped.doc_versions = defaultdict(list, {d: rs for d, rs in self.doc_versions.items() if d in docs})
+        scoped.chunk_versions = defaultdict(
+            list, {c: rs for c, rs in self.chunk_versions.items() if rs and rs[0].doc_id in docs}
+        )
+        scoped.components = defaultdict(set)
+        for rows in (scoped.doc_versions, scoped.chunk_versions):
+            for rs in rows.values():
+                for r in rs:
+                    scoped.components[r.component].add(r.constraint)
+        scoped.component_names = self.component_names.within(set(scoped.components))
+        return scoped
+
+    def docs_names(self) -> dict[str, str]:
+        """The docs version names of the version rows (query/target_match.py ``docs_names``), worked out once."""
+        names = self._docs_names
+        if names is None:
+            rows = [r for rs in (*self.doc_versions.values(), *self.chunk_versions.values()) for r in rs]
+            names = self._docs_names = docs_names([r for r in rows if r.component == DOCS_COMPONENT])
+        return names
 
     def _group_versions(self, t: dict[str, pa.Table], registry: ComponentRegistry) -> None:
         """Version rows by document and passage under merged names, then what each page's docs version infers."""
@@ -85,9 +110,9 @@ class SnapshotEvidence:
     def version_rows(self, i: int) -> dict[str, list[VersionRow]]:
         """Passage ``i``'s constraints by component; chunk-scoped ones override document-scoped ones."""
         out: dict[str, list[VersionRow]] = defaultdict(list)
-        for r in self.doc_versions.get(self.chunk_doc[i], []):
+        for r in self.doc_versions.get(self.passages.chunk_doc[i], []):
             out[r.component].append(r)
-        chunk_rows = self.chunk_versions.get(self.chunk_ids[i], [])
+        chunk_rows = self.chunk_versions.get(self.passages.chunk_ids[i], [])
         # first-seen order, not a set's: the response lists the components in this order, and a set of strings
         # iterates in an order that changes with each process's hash seed
         for comp in dict.fromkeys(r.component for r in chunk_rows):
@@ -101,23 +126,24 @@ class SnapshotEvidence:
             newer = superseded_by(r["reason"]) if r["marker"] == LEGACY_MARKER else None
             if newer:
                 out: dict[str, list[VersionRow]] = defaultdict(list)
-                for v in self.doc_versions.get(doc_id_of(self.chunks.value("source", i), newer), []):
+                for v in self.doc_versions.get(doc_id_of(self.passages.chunks.value("source", i), newer), []):
                     out[v.component].append(v)
                 return out
         return None
 
     def content_risk_rows(self, i: int) -> list[dict]:
-        return self.content_risks.get(self.chunk_ids[i], [])
+        return self.content_risks.get(self.passages.chunk_ids[i], [])
 
     def deprecation_rows(self, i: int) -> list[dict]:
-        return self.chunk_deprecations.get(self.chunk_ids[i], []) + self.doc_deprecations.get(self.chunk_doc[i], [])
+        p = self.passages
+        return self.chunk_deprecations.get(p.chunk_ids[i], []) + self.doc_deprecations.get(p.chunk_doc[i], [])
 
     def version_folder(self, i: int) -> str | None:
         """The released docs version folder of passage ``i``'s page when that version is neither the current docs
         nor the one served by default (``latest``), else None (schemas/docs_versions.py ``version_folder``).
         Legacy pages have their own marker; this covers versions whose standing the snapshot cannot tell (no
         versions file indexed), which still are frozen copies of an earlier release."""
-        doc = self.chunk_doc[i]
+        doc = self.passages.chunk_doc[i]
         if doc not in self._version_folders:  # the trust prior asks for every row: once per document
             self._version_folders[doc] = self._version_folder(doc, i)
         return self._version_folders[doc]
@@ -129,7 +155,7 @@ class SnapshotEvidence:
                 return None
             if r.component == DOCS_COMPONENT and r.constraint == CURRENT:
                 return None
-        return version_folder(self.chunks.value("path", i))
+        return version_folder(self.passages.chunks.value("path", i))
 
 
 def _rows(t: dict[str, pa.Table], name: str) -> list[dict]:

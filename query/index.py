@@ -98,7 +98,7 @@ class Index:
         state.dense.warm()
         state.prior(reference_day())
         state.data.warm()
-        state.data.release_embeddings()  # both warm-ups above have read every row
+        state.data.vectors.release()  # both warm-ups above have read every row
         return self
 
     def view(self, scope: SourceScope | None) -> SearchState:

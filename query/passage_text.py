@@ -12,7 +12,8 @@ was tried first: with the page cache in large folios, Linux 6.x mapped up to 2 M
 300 scattered reads added 530 MiB of resident memory, madvise or not.)  Where no temporary file can be
 written, the bytes stay in memory (as before this module).
 
-Built on first use (the first search of a one-off query process) or by ``SnapshotData.warm`` (a server).
+Built on first use (the first search of a one-off query process) or by ``SnapshotData.warm`` (a server, through
+``Passages.warm``).
 """
 
 from __future__ import annotations

@@ -16,14 +16,15 @@ runs unchanged and cannot reach a passage outside:
 What stays the whole library's: the BM25 length normalisation (the build stores each contribution with the
 library's average passage length, and the passage lengths are not in the snapshot to redo it), the snapshot id and
 build date, and the policy (its calibration was fitted once for the library).  Caches are per scope: each view
-keeps its own shown hits and page terms, and the query vectors are keyed by it (query/state.py ``QueryVectors``).
-Memos of one passage's own content (its text, its terms) are shared: a view only ever asks for its own rows.
+keeps its own shown hits (its state's memos), page terms (its lexical indexes) and docs version names (its evidence),
+and the query vectors are keyed by it (query/state.py ``QueryVectors``).  The snapshot's other parts are the base's,
+memos included (query/reader.py): a passage's text, terms and groups, a page's rows and vector do not depend on the
+scope, and a view only ever asks for its own rows.
 """
 
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from copy import copy
 from datetime import datetime
@@ -35,6 +36,7 @@ import pyarrow.compute as pc
 from trustindex.query.dense import DenseIndex
 from trustindex.query.lexical import LexicalIndex
 from trustindex.query.reader import SnapshotData
+from trustindex.query.snapshot_lexical import LexicalIndexes
 from trustindex.query.state import QueryVectors, Reranker, SearchState
 from trustindex.query.trust_prior import TrustPrior
 from trustindex.schemas.access import SourceScope
@@ -45,7 +47,7 @@ TERMS_KEPT = 8192  # terms whose scoped postings a view keeps
 
 def source_names(data: SnapshotData) -> list[str]:
     """Every source the snapshot names: its passages', its sources table's and its manifest's."""
-    names = set(pc.unique(data.chunks.table.column("source")).to_pylist()) | set(data.sources)
+    names = set(pc.unique(data.passages.chunks.table.column("source")).to_pylist()) | set(data.sources)
     names |= {n for s in data.manifest.sources if (n := s.get("source") or s.get("name"))}
     return sorted(n for n in names if n)
 
@@ -80,14 +82,14 @@ class ScopedState(SearchState):
 
     def __init__(self, base: SearchState, allowed: frozenset[str]):
         rows_allowed = np.asarray(
-            pc.is_in(base.data.chunks.table.column("source"), value_set=pa.array(sorted(allowed), pa.string()))
+            pc.is_in(base.data.passages.chunks.table.column("source"), value_set=pa.array(sorted(allowed), pa.string()))
             .fill_null(False)
             .to_numpy(zero_copy_only=False),
             dtype=bool,
         )
         vectors = ScopedQueryVectors(base.query_vectors, "\x1f".join(sorted(allowed)))
         super().__init__(
-            ScopedData(base.data, allowed, rows_allowed),
+            scoped_data(base.data, allowed, rows_allowed),
             base.policy,
             ScopedDense(base.dense, rows_allowed),
             base.encoder,
@@ -124,36 +126,25 @@ class ScopedDense(DenseIndex):
         return self.top_within(q, depth, self.allowed, self.allowed_rows)
 
 
-class ScopedData(SnapshotData):
-    """``base`` (its tables, arrays and per-passage memos shared) seen through the allowed sources: the lexical
-    indexes, the version evidence, the sources and the manifest narrowed (the module's docstring)."""
-
-    def __init__(self, base: SnapshotData, allowed: frozenset[str], rows_allowed: np.ndarray):  # noqa: D107
-        self.__dict__.update(base.__dict__)
-        n_allowed = int(np.count_nonzero(rows_allowed))
-        self.lexical = ScopedLexical(base.lexical, rows_allowed, n_allowed)
-        self.field_lexical = (
-            ScopedLexical(base.field_lexical, rows_allowed, n_allowed) if base.field_lexical is not None else None
-        )
-        self._term_pages = None  # page term coverage of this view's lexical index
-        self.sources = {n: r for n, r in base.sources.items() if n in allowed}
-        self.manifest = copy(base.manifest)
-        self.manifest.sources = [s for s in base.manifest.sources if (s.get("source") or s.get("name")) in allowed]
-        docs = base.docs.table
-        in_scope = set(
-            pc.filter(docs.column("doc_id"), pc.is_in(docs.column("source"), pa.array(sorted(allowed)))).to_pylist()
-        )
-        self.doc_versions = defaultdict(list, {d: rs for d, rs in base.doc_versions.items() if d in in_scope})
-        self.chunk_versions = defaultdict(
-            list, {c: rs for c, rs in base.chunk_versions.items() if rs and rs[0].doc_id in in_scope}
-        )
-        self.components = defaultdict(set)
-        for scoped in (self.doc_versions, self.chunk_versions):
-            for rs in scoped.values():
-                for r in rs:
-                    self.components[r.component].add(r.constraint)
-        # the names a request may use, resolve to or be offered (did you mean) are the scope's own
-        self.component_names = base.component_names.within(set(self.components))
+def scoped_data(base: SnapshotData, allowed: frozenset[str], rows_allowed: np.ndarray) -> SnapshotData:
+    """``base`` seen through the allowed sources: the same parts (their tables, arrays and memos shared) but the
+    lexical indexes and the evidence, narrowed, and the sources and the manifest of the allowed sources only."""
+    scoped = copy(base)
+    n_allowed = int(np.count_nonzero(rows_allowed))
+    lex = base.lexical_indexes
+    scoped.lexical_indexes = LexicalIndexes(
+        ScopedLexical(lex.text, rows_allowed, n_allowed),
+        ScopedLexical(lex.fields, rows_allowed, n_allowed) if lex.fields is not None else None,
+        lex.passages,
+        lex.n_pages,
+    )
+    scoped.sources = {n: r for n, r in base.sources.items() if n in allowed}
+    scoped.manifest = copy(base.manifest)
+    scoped.manifest.sources = [s for s in base.manifest.sources if (s.get("source") or s.get("name")) in allowed]
+    docs = base.pages.docs.table
+    in_scope = pc.filter(docs.column("doc_id"), pc.is_in(docs.column("source"), pa.array(sorted(allowed))))
+    scoped.evidence = base.evidence.within(set(in_scope.to_pylist()))
+    return scoped
 
 
 def _idf(n: int, df: int) -> float:

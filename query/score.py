@@ -226,28 +226,29 @@ def page_terms(
     """The page-level terms of every candidate of ``pool`` (query/candidates.py), read from eligible passages only."""
     w, z = weights_in_use(policy, lexical_ran, d.page_links is not None)
     m = pool.size
-    pages, page = pool.pages(d.chunk_page())
+    pages, page = pool.pages(d.pages.chunk_page())
     sup, lenders = support(pool.relevance, pool.trust, page, lending.lender, policy.fusion.page_passages)
     if not w["support"]:
         sup, lenders = np.zeros(m), [[] for _ in range(m)]
-    withheld = set(d.chunk_page()[lending.withheld].tolist())
+    withheld = set(d.pages.chunk_page()[lending.withheld].tolist())
     touched = [j for j, p in enumerate(pages.tolist()) if p in withheld]  # pages with a passage withheld
     keep = {j: _kept_rows(d, int(pages[j]), lending.withheld) for j in touched}
     vector = np.zeros(m)
     if w["page_vector"] > 0:
-        vecs = np.array(d.page_vectors(pages), dtype=np.float32)
+        vecs = np.array(d.vectors.page_vectors(pages), dtype=np.float32)
         for j, rows in keep.items():
-            vecs[j] = d.unit_mean(rows)
+            vecs[j] = d.vectors.unit_mean(rows)
         vector = page_vector_relevance(vecs, query_vector, policy)[page]
     terms = np.zeros(m)
     if w["page_terms"] > 0:
-        terms = np.array(d.page_term_coverage(tokens, d.chunk_doc_row[pool.rows]), dtype=np.float64)
+        doc_rows = d.passages.chunk_doc_row[pool.rows]
+        terms = np.array(d.lexical_indexes.page_term_coverage(tokens, doc_rows), dtype=np.float64)
         if keep:
-            redo = rows_term_coverage(d.lexical, tokens, list(keep.values()))
+            redo = rows_term_coverage(d.lexical_indexes.text, tokens, list(keep.values()))
             by_page = dict(zip(keep, redo.tolist(), strict=True))
             for pos in np.flatnonzero(np.isin(page, list(keep))).tolist():
                 terms[pos] = by_page[int(page[pos])]
-    links = _links(d, policy, d.chunk_doc_row[pool.rows], tokens)
+    links = _links(d, policy, d.passages.chunk_doc_row[pool.rows], tokens)
     return PageTerms(sup, vector, terms, w, z, lenders, links)
 
 
@@ -263,7 +264,7 @@ def _links(d, policy: Policy, doc_rows: np.ndarray, tokens: list[str]) -> Links 
 
 
 def _kept_rows(d, page_number: int, withheld: np.ndarray) -> np.ndarray:
-    rows = d.page_row_sets()[page_number]
+    rows = d.pages.page_row_sets()[page_number]
     return rows[~np.isin(rows, withheld)]
 
 

@@ -117,6 +117,6 @@ class Query:
         # The user's query is embedded on its own: an encoder with dynamic int8 scales (snapshots before encoder
         # recipe 5) scales activations per batch, so a batch-mate would shift its vector, and with it the match tier.
         vector = st.query_vectors.encode(text)[0]
-        vectors = st.encoder.encode(extra) if extra else []
+        vectors: np.ndarray | list[np.ndarray] = st.encoder.encode(extra) if extra else []
         phrasings = tuple(Phrasing(Words.of(t), v) for t, v in zip(extra, vectors, strict=True))
         return cls(Words.of(text), vector, phrasings, resolved, shown, k, strict)

@@ -6,10 +6,12 @@ replaces the old one with a single assignment.  A search already running finishe
 with, so a response never carries one policy's id with another's thresholds, and a reload never resets the
 reranker under a running search.
 
-The configuration is fixed at construction; what is derived lazily from it (the trust prior of a day, the
-reranking model, the docs version names) is memoised per state under the state's own lock.  The user's query
-vectors (``QueryVectors``, off unless a long-running server asks for it) belong to the snapshot's encoder, so a
-policy reload keeps them.
+The configuration is fixed at construction.  What a state derives from its snapshot under its policy (the trust
+prior of a day, the reranking model, the shown parts of hits, its scoped views) is kept by its ``PolicyMemos``,
+built empty with the state and dropped with it; what depends on the snapshot alone is kept by the snapshot's parts
+(query/reader.py: the docs version names by its evidence, page vectors by its vectors ...), so a policy reload
+keeps it.  The user's query vectors (``QueryVectors``, off unless a long-running server asks for it) belong to the
+snapshot's encoder, so a policy reload keeps them too.
 """
 
 from __future__ import annotations
@@ -24,11 +26,9 @@ from typing import Any, Protocol
 import numpy as np
 
 from trustindex.query.dense import DenseIndex
-from trustindex.query.query_encoder import open_encoder
+from trustindex.query.query_encoder import QueryEncoder, open_encoder
 from trustindex.query.reader import SnapshotData
-from trustindex.query.target_match import docs_names
 from trustindex.query.trust_prior import TrustPrior
-from trustindex.schemas.docs_versions import COMPONENT as DOCS_COMPONENT
 from trustindex.schemas.policy import Policy
 
 SHOWN_KEPT = 8192  # passages whose shown parts a state keeps (SearchState.shown): a few MiB
@@ -47,7 +47,7 @@ class QueryVectors:
     and the encoder alone, and a kept vector is the one a new encoding would give.  ``hits`` and ``misses``
     count the lookups (a server's /metrics reports them)."""
 
-    def __init__(self, encoder: Any, size: int = 0):
+    def __init__(self, encoder: QueryEncoder, size: int = 0):
         self.encoder, self.size = encoder, size
         self.hits = self.misses = 0
         self._kept: OrderedDict[Hashable, np.ndarray] = OrderedDict()
@@ -75,29 +75,32 @@ class QueryVectors:
         return vec
 
 
-class SearchState:
-    """One snapshot with one policy: its data, dense index, encoder and the priors derived from them."""
+class PolicyMemos:
+    """What one state derives from its snapshot under its policy, each on first use under one lock: the trust prior
+    of a day, the reranking model, the shown parts of hits and the state's scoped views (query/scope.py).  Built
+    empty with the state, dropped with it (a policy reload or a snapshot swap builds a new state)."""
 
-    __slots__ = (
-        "data",
-        "policy",
-        "dense",
-        "encoder",
-        "query_vectors",
-        "_lock",
-        "_prior",
-        "_reranker",
-        "_docs_names",
-        "_shown",
-        "scoped_views",
-    )
+    __slots__ = ("lock", "prior", "reranker", "shown", "scoped_views")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.prior: TrustPrior | None = None
+        self.reranker: Reranker | None = None
+        self.shown: dict[Hashable, bytes] = {}
+        self.scoped_views: dict[frozenset[str], SearchState] = {}
+
+
+class SearchState:
+    """One snapshot with one policy: its data, dense index, encoder and what it derives under the policy (``memos``)."""
+
+    __slots__ = ("data", "policy", "dense", "encoder", "query_vectors", "memos")
 
     def __init__(
         self,
         data: SnapshotData,
         policy: Policy,
         dense: DenseIndex,
-        encoder: Any,
+        encoder: QueryEncoder,
         query_vectors: QueryVectors | None = None,
     ):
         self.data = data
@@ -105,24 +108,19 @@ class SearchState:
         self.dense = dense
         self.encoder = encoder
         self.query_vectors = query_vectors or QueryVectors(encoder)
-        self._lock = threading.Lock()
-        self._prior: TrustPrior | None = None
-        self._reranker: Reranker | None = None
-        self._docs_names: dict[str, str] | None = None
-        self._shown: dict[Hashable, bytes] = {}
-        self.scoped_views: dict[frozenset[str], SearchState] = {}  # query/scope.py: this state over some sources
+        self.memos = PolicyMemos()
 
     @classmethod
     def open(cls, data: SnapshotData, policy: Policy, query_cache: int = 0) -> SearchState:
         """``query_cache``: how many query vectors to keep (``QueryVectors``)."""
         encoder = open_encoder(data.dir, data.manifest, data.checksums_verified)
-        dense = DenseIndex(data.embeddings, data.dir, policy.dense.exact_below)
+        dense = DenseIndex(data.vectors.embeddings, data.dir, policy.dense.exact_below)
         return cls(data, policy, dense, encoder, QueryVectors(encoder, query_cache))
 
     def with_policy(self, policy: Policy) -> SearchState:
         """The same snapshot under another policy: a new dense index (its mode depends on the policy) that
         shares the old one's warm prefilter, the same encoder and query vectors, nothing else derived."""
-        dense = DenseIndex(self.data.embeddings, self.data.dir, policy.dense.exact_below)
+        dense = DenseIndex(self.data.vectors.embeddings, self.data.dir, policy.dense.exact_below)
         dense.share_warmth(self.dense)
         return SearchState(self.data, policy, dense, self.encoder, self.query_vectors)
 
@@ -130,14 +128,20 @@ class SearchState:
     def snapshot_id(self) -> str:
         return self.data.manifest.snapshot_id
 
+    @property
+    def scoped_views(self) -> dict[frozenset[str], SearchState]:
+        """This state over some sources, by the sources (query/scope.py ``view``)."""
+        return self.memos.scoped_views
+
     def prior(self, today: datetime) -> TrustPrior:
         """The query-independent trust of every passage for this state's policy on ``today`` (built once a day)."""
-        prior = self._prior
+        m = self.memos
+        prior = m.prior
         if prior is None or prior.key != (self.policy.policy_id, today):
-            with self._lock:
-                prior = self._prior
+            with m.lock:
+                prior = m.prior
                 if prior is None or prior.key != (self.policy.policy_id, today):
-                    prior = self._prior = TrustPrior(self.data, self.policy, today)
+                    prior = m.prior = TrustPrior(self.data, self.policy, today)
         return prior
 
     def shown(self, key: Hashable, make: Callable[[], Any]) -> Any:
@@ -146,26 +150,24 @@ class SearchState:
         its provenance) is the same in every response of a day, and building it was a fifth of a warm search.
         Kept as marshal bytes, so each response gets its own objects to change (a copy costs a few µs); at
         most SHOWN_KEPT values, all dropped when full."""
-        blob = self._shown.get(key)
+        kept = self.memos.shown
+        blob = kept.get(key)
         if blob is None:
             blob = marshal.dumps(make())
-            if len(self._shown) >= SHOWN_KEPT:
-                self._shown.clear()  # bounded memory; a rare refill costs less than an LRU's bookkeeping
-            self._shown[key] = blob
+            if len(kept) >= SHOWN_KEPT:
+                kept.clear()  # bounded memory; a rare refill costs less than an LRU's bookkeeping
+            kept[key] = blob
         return marshal.loads(blob)
 
     def reranker(self) -> Reranker:
-        with self._lock:
-            if self._reranker is None:
+        m = self.memos
+        with m.lock:
+            if m.reranker is None:
                 from sentence_transformers import CrossEncoder  # only when the policy names a model
 
-                self._reranker = CrossEncoder(self.policy.rerank.model_path, device="cpu")
-            return self._reranker
+                m.reranker = CrossEncoder(self.policy.rerank.model_path, device="cpu")
+            return m.reranker
 
     def docs_names(self) -> dict[str, str]:
-        names = self._docs_names
-        if names is None:
-            d = self.data
-            rows = [r for rs in (*d.doc_versions.values(), *d.chunk_versions.values()) for r in rs]
-            names = self._docs_names = docs_names([r for r in rows if r.component == DOCS_COMPONENT])
-        return names
+        """The docs version names a request may target (kept by the snapshot's evidence, query/evidence.py)."""
+        return self.data.evidence.docs_names()

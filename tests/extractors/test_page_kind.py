@@ -343,7 +343,7 @@ def test_a_snapshot_without_page_kinds_opens_and_scores_as_unknown(site):
 
     index = Index.open(data_dir=site)
     data = index.state.data
-    data.docs = RowMap(data.docs.table.drop_columns(["page_kind", "page_kind_reason"]), "doc_id")
+    data.pages.docs = RowMap(data.pages.docs.table.drop_columns(["page_kind", "page_kind_reason"]), "doc_id")
     prior = TrustPrior(data, Policy.from_dict({"page_kind": {UNKNOWN: 0.7}}), datetime(2026, 1, 1, tzinfo=UTC))
     base = TrustPrior(data, Policy.default(), datetime(2026, 1, 1, tzinfo=UTC))
     np.testing.assert_allclose(prior.base, base.base * 0.7, rtol=1e-12)

@@ -16,7 +16,7 @@ def test_the_refresh_writes_a_field_index_over_every_passage(index):
     d = index.data
     assert (d.dir / BM25_FIELDS_DIR / "tokenizer.json").is_file()
     assert d.manifest.files.get(f"{BM25_FIELDS_DIR}/tokenizer.json")  # listed and checksummed like any file
-    assert d.field_lexical is not None and d.field_lexical.n_docs == d.n
+    assert d.lexical_indexes.fields is not None and d.lexical_indexes.fields.n_docs == d.n
 
 
 def test_field_weight_lifts_passages_whose_headings_name_the_query(index):

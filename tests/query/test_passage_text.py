@@ -14,6 +14,7 @@ import pytest
 from trustindex.query.index import Index
 from trustindex.query.passage_text import TEXT_COLUMN, PassageTexts
 from trustindex.query.reader import SnapshotData
+from trustindex.query.snapshot_passages import Passages
 from trustindex.schemas.errors import SnapshotError
 
 TEXTS = ["alpha", "", None, "βeta ünïcode ✓", "alpha", None, "gamma " * 500, "", "alpha", "delta"]
@@ -64,12 +65,12 @@ def test_row_count_mismatch_is_a_clear_error(tmp_path):
         PassageTexts(f, 11).build()
 
 
-class EagerText(SnapshotData):
+class EagerPassages(Passages):
     """The reader as it was: the whole text column in memory, identical passages grouped by their first row."""
 
-    def __init__(self, directory):
-        super().__init__(directory)
-        self.all_text = pq.read_table(self.dir / "chunks.parquet", columns=[TEXT_COLUMN]).column(0).to_pylist()
+    def __init__(self, chunks, passage_texts, chunk_doc_row):
+        super().__init__(chunks, passage_texts, chunk_doc_row)
+        self.all_text = pq.read_table(passage_texts.file, columns=[TEXT_COLUMN]).column(0).to_pylist()
         first: dict = {}
         self.groups = np.array([first.setdefault(t, i) for i, t in enumerate(self.all_text)], dtype=np.int64)
 
@@ -78,6 +79,10 @@ class EagerText(SnapshotData):
 
     def text_groups(self):
         return self.groups
+
+
+class EagerText(SnapshotData):
+    passages_type = EagerPassages
 
 
 QUERIES = [
@@ -93,7 +98,7 @@ def test_search_answers_identical_to_text_in_memory(index):
     lazy = Index(SnapshotData(index.data.dir), index.policy)
     eager = Index(EagerText(index.data.dir), index.policy)
     assert TEXT_COLUMN not in lazy.data.chunks.table.column_names  # never read whole at open
-    assert len(set(eager.data.all_text)) < eager.data.n  # identical passages to collapse
+    assert len(set(eager.data.passages.all_text)) < eager.data.n  # identical passages to collapse
     lazy.warm()
     collapsed = 0
     for q in QUERIES:
@@ -102,4 +107,4 @@ def test_search_answers_identical_to_text_in_memory(index):
             assert json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str), (q, kw)
             collapsed += sum(len(h["also_in"]) for h in a["hits"])
     assert collapsed  # the collapse of identical passages was exercised
-    assert lazy.data.passage_texts.spilled
+    assert lazy.data.passages.passage_texts.spilled
