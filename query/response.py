@@ -7,7 +7,20 @@ from dataclasses import dataclass, fields
 from operator import attrgetter
 
 from trustindex.schemas.answer_signals import LOW_CONFIDENCE, UNCALIBRATED
+from trustindex.schemas.hit_factors import Factors
+from trustindex.schemas.hit_parts import (
+    ChannelScore,
+    HitChannels,
+    PageRelevance,
+    Provenance,
+    RankingTerms,
+    RerankScore,
+    RerankTerm,
+    Route,
+    Term,
+)
 from trustindex.schemas.page_url import passage_page_url
+from trustindex.schemas.shape import Shape, optional
 from trustindex.schemas.web_url import cite_lines
 
 # 3: answer_confidence is P(the top hit's page answers), calibration_status and low_confidence (issue 16)
@@ -17,7 +30,7 @@ from trustindex.schemas.web_url import cite_lines
 SCORE_CONTRACT_VERSION = "5"
 
 
-def provenance(d, i: int) -> dict:
+def provenance(d, i: int) -> Provenance:
     doc = d.docs[d.chunk_doc[i]]
     v = d.chunks.value
     start, end = v("start_line", i), v("end_line", i)
@@ -29,22 +42,22 @@ def provenance(d, i: int) -> dict:
     if original >= 0:
         od = d.docs[d.chunk_doc[original]]
         copy_of = f"{od['source']}/{od['path']}"
-    return {
-        "source": doc["source"],
-        "repo": doc["repo"],
-        "commit": doc["commit"],
-        "path": doc["path"],
-        "start_line": start,
-        "end_line": end,
-        "heading_path": headings,
-        "symbol_path": v("symbol_path", i),
-        "url": url,
+    return Provenance(
+        source=doc["source"],
+        repo=doc["repo"],
+        commit=doc["commit"],
+        path=doc["path"],
+        start_line=start,
+        end_line=end,
+        heading_path=headings,
+        symbol_path=v("symbol_path", i),
+        url=url,
         # the page a person opens: the published site's page and section when the source has a site_url,
         # else the hosting URL; for a partial, the page that imports it (part_of)
-        "page_url": passage_page_url(site_page, headings, not doc.get("part_of")) if site_page else url,
-        "part_of": doc.get("part_of") or None,
-        "copy_of": copy_of,
-    }
+        page_url=passage_page_url(site_page, headings, not doc.get("part_of")) if site_page else url,
+        part_of=doc.get("part_of") or None,
+        copy_of=copy_of,
+    )
 
 
 def _round(x: float) -> float:
@@ -80,8 +93,9 @@ class ChannelReading:
 
 
 @dataclass(slots=True)
-class Hit:
-    """One hit of the response; its fields, in order, are the contract's hit keys (schemas/response.schema.json)."""
+class Hit(Shape):
+    """One hit of the response; its fields, in order, are the contract's hit keys (schemas/response.schema.json),
+    its parts typed (schemas/hit_parts.py, schemas/hit_factors.py)."""
 
     rank_position: int
     chunk_id: str
@@ -90,23 +104,13 @@ class Hit:
     trust_score: float
     confidence: float
     display_confidence: float
-    ranking_terms: dict
+    ranking_terms: RankingTerms
     text: str
-    provenance: dict
-    factors: dict
-    channels: dict
-    also_in: list[dict]
-    low_confidence: bool = False  # in the JSON only when true (an answer below min_answer_confidence)
-
-    def to_json(self) -> dict:
-        out = dict(zip(_HIT_KEYS, _hit_values(self), strict=True))
-        if self.low_confidence:
-            out["low_confidence"] = True
-        return out
-
-
-_HIT_KEYS = tuple(f.name for f in fields(Hit) if f.name != "low_confidence")
-_hit_values = attrgetter(*_HIT_KEYS)  # one call for every field (a response shows ten hits)
+    provenance: Provenance
+    factors: Factors
+    channels: HitChannels
+    also_in: tuple[Provenance, ...]
+    low_confidence: bool | None = optional()  # in the JSON only when true (an answer below min_answer_confidence)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,23 +129,24 @@ def hit(d, c: Candidate, shown: dict, reading: ChannelReading, rank: int, scale:
     under ``"text"``."""
     score = _round(c.score)
     display = scale.ceiling * (score / scale.best_score) if scale.best_score > 0 else 0.0
-    terms = {
-        "ranking_relevance": c.ranking_relevance,
-        "trust_weight": scale.weights[0],
-        "relevance_weight": scale.weights[1],
-        "passage": reading.passage_terms,
-    }
-    if c.page_terms is not None:
-        terms["page"] = c.page_terms
+    page = PageRelevance.from_json(_clean(c.page_terms)) if c.page_terms is not None else None
+    rerank = None
     if scale.reranked:
-        terms["rerank"] = {"read": c.rerank is not None, "value": 0.0 if c.rerank is None else c.rerank}
-    terms["route"] = c.route
-    channels = {
-        "dense": {"rank": reading.dense_rank, "score": _round(reading.cosine)},
-        "lexical": {"rank": reading.lexical_rank, "score": _round(reading.bm25)},
-    }
-    if c.rerank is not None:
-        channels["rerank"] = {"score": _round(c.rerank)}
+        rerank = RerankTerm(c.rerank is not None, 0.0 if c.rerank is None else _round(c.rerank))
+    terms = RankingTerms(
+        ranking_relevance=_round(c.ranking_relevance),
+        trust_weight=_round(scale.weights[0]),
+        relevance_weight=_round(scale.weights[1]),
+        passage={k: Term.from_json(_clean(t)) for k, t in reading.passage_terms.items()},
+        page=page,
+        rerank=rerank,
+        route=Route.from_json(_clean(c.route)),
+    )
+    channels = HitChannels(
+        dense=ChannelScore(reading.dense_rank, _round(reading.cosine)),
+        lexical=ChannelScore(reading.lexical_rank, _round(reading.bm25)),
+        rerank=RerankScore(_round(c.rerank)) if c.rerank is not None else None,
+    )
     return Hit(
         rank_position=rank,
         chunk_id=d.chunk_ids[c.row],
@@ -150,18 +155,19 @@ def hit(d, c: Candidate, shown: dict, reading: ChannelReading, rank: int, scale:
         trust_score=_round(c.trust),
         confidence=_round(c.confidence),
         display_confidence=_round(min(display, scale.ceiling)),
-        ranking_terms=_clean(terms),
+        ranking_terms=terms,
         text=shown["text"],
-        provenance=shown["provenance"],
-        factors=shown["factors"],
+        provenance=Provenance.from_json(shown["provenance"]),
+        factors=Factors.from_json(shown["factors"]),
         channels=channels,
-        also_in=[provenance(d, j) for j in c.also],
+        also_in=tuple(provenance(d, j) for j in c.also),
     )
 
 
 def shown(d, i: int, factors: dict) -> dict:
-    """What a hit shows of passage ``i`` besides its scores: its provenance and its explained factors, cleaned."""
-    return {"provenance": provenance(d, i), "factors": _clean(factors)}
+    """What a hit shows of passage ``i`` besides its scores, as JSON (kept per day by the state): its provenance
+    and its explained factors, cleaned."""
+    return {"provenance": provenance(d, i).to_json(), "factors": _clean(factors)}
 
 
 def clean(obj):

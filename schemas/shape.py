@@ -1,0 +1,120 @@
+"""One JSON codec for the response's typed parts (schemas/hit_parts.py, schemas/hit_factors.py): a dataclass's fields,
+in order, are its JSON keys, so ``to_json`` and ``from_json`` are derived from the type and never written by hand.
+
+A field whose key a response may leave out is declared ``optional()``: omitted when its value is None.  Where a key
+may also be present holding null (an attribution's ``last_author``), the type keeps ``absent`` instead, the keys its
+JSON leaves out (and only those are omitted), so a parsed part writes back exactly what it read.  A key the type
+does not declare is an error naming the type and the key: a response part grows its type first, then its builder.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any, Self
+
+_OPTIONAL = "optional"
+ABSENT_FIELD = "absent"
+
+
+def optional(default: Any = None) -> Any:
+    """A field whose key the JSON leaves out when the value is None (or when the part's ``absent`` names it)."""
+    return dataclasses.field(default=default, metadata={_OPTIONAL: True})
+
+
+def absent_keys() -> Any:
+    """The keys a part's JSON leaves out (for parts whose optional keys may also hold null): ``from_json`` fills
+    it; a part built in code names them."""
+    return dataclasses.field(default=frozenset(), repr=False, compare=False)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Key:
+    name: str
+    optional: bool
+    decode: Callable[[Any], Any]
+
+
+class Shape:
+    """A response part: ``to_json`` and ``from_json`` from its dataclass fields (see the module's docstring)."""
+
+    __slots__ = ()
+
+    def to_json(self) -> dict:
+        absent = getattr(self, ABSENT_FIELD, None)
+        out = {}
+        for k in _keys(type(self)):
+            v = getattr(self, k.name)
+            if k.optional and (k.name in absent if absent is not None else v is None):
+                continue
+            out[k.name] = _encode(v)
+        return out
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> Self:
+        keys = _keys(cls)
+        known = {k.name for k in keys}
+        unknown = [k for k in obj if k not in known]
+        if unknown:
+            raise ValueError(f"{cls.__name__}: the response part has keys its type does not declare: {unknown}")
+        values = {k.name: k.decode(obj[k.name]) for k in keys if k.name in obj}
+        missing = [k.name for k in keys if k.name not in obj and not k.optional]
+        if missing:
+            raise ValueError(f"{cls.__name__}: the response part lacks its keys {missing}")
+        if any(f.name == ABSENT_FIELD for f in dataclasses.fields(cls)):  # type: ignore[arg-type]
+            values[ABSENT_FIELD] = frozenset(k.name for k in keys if k.optional and k.name not in obj)
+        return cls(**values)
+
+
+def _encode(v: Any) -> Any:
+    if isinstance(v, Shape):
+        return v.to_json()
+    if isinstance(v, tuple):
+        return [_encode(x) for x in v]
+    if type(v) is dict:
+        return {k: _encode(x) for k, x in v.items()}
+    return v
+
+
+_KEYS: dict[type, tuple[_Key, ...]] = {}
+
+
+def _keys(cls: type) -> tuple[_Key, ...]:
+    """A part type's keys, worked out from its fields and their types once."""
+    keys = _KEYS.get(cls)
+    if keys is None:
+        hints = typing.get_type_hints(cls)
+        keys = _KEYS[cls] = tuple(
+            _Key(f.name, bool(f.metadata.get(_OPTIONAL)), _decoder(hints[f.name]))
+            for f in dataclasses.fields(cls)
+            if f.name != ABSENT_FIELD
+        )
+    return keys
+
+
+def _decoder(hint: Any) -> Callable[[Any], Any]:
+    """How a field's JSON value becomes its typed value: a part is parsed, a tuple of parts each, a dict of parts
+    each value; any other value is kept as the JSON holds it."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if isinstance(hint, type) and issubclass(hint, Shape):
+        return hint.from_json
+    if origin in (types.UnionType, typing.Union):
+        inner = [_decoder(a) for a in args if a is not type(None)]
+        if len(inner) == 1:
+            one = inner[0]
+            return lambda v: None if v is None else one(v)
+        return _as_is
+    if origin is tuple and args and args[-1] is Ellipsis:
+        item = _decoder(args[0])
+        return lambda v: tuple(item(x) for x in v)
+    if origin is dict and len(args) == 2:
+        value = _decoder(args[1])
+        if value is not _as_is:
+            return lambda v: {k: value(x) for k, x in v.items()}
+    return _as_is
+
+
+def _as_is(v: Any) -> Any:
+    return v
