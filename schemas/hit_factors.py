@@ -1,17 +1,20 @@
 """A hit's trust factors as types: one frozen type per factor of schemas/trust_factors.py, each with its evidence.
 
 The factor modules (query/trust_factors/<name>.py) explain a hit as JSON; ``Factors.from_json`` reads it into
-these types once, and ``to_json`` writes it back key for key (schemas/shape.py).  ``Factors``' fields are the
-registry's names in its order (tests/schemas/test_hit_types.py checks them against ``FACTOR_NAMES``).
+these types once, and ``to_json`` writes it back key for key (schemas/shape.py).  ``Factor[AttributionEvidence]``
+and its six siblings are the factors' types: one generic shape, each with its own evidence type.  ``Factors``'
+fields are the registry's names in its order (tests/schemas/test_hit_types.py checks them against ``FACTOR_NAMES``).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from trustindex.schemas.shape import Shape, absent_keys, optional
+
+E = TypeVar("E", bound=Shape)  # a factor's evidence type
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,78 +171,27 @@ class ContentRiskEvidence(Shape):
 
 
 @dataclass(frozen=True, slots=True)
-class AttributionFactor(Shape):
+class Factor(Shape, Generic[E]):
+    """One trust factor of a hit: its multiplier, its status, and its evidence (of the factor's own type)."""
+
     multiplier: float
     status: str
-    evidence: AttributionEvidence
-
-
-@dataclass(frozen=True, slots=True)
-class VerificationFactor(Shape):
-    multiplier: float
-    status: str
-    evidence: VerificationEvidence
-
-
-@dataclass(frozen=True, slots=True)
-class FreshnessFactor(Shape):
-    multiplier: float
-    status: str
-    evidence: FreshnessEvidence
-
-
-@dataclass(frozen=True, slots=True)
-class PageKindFactor(Shape):
-    multiplier: float
-    status: str
-    evidence: PageKindEvidence
-
-
-@dataclass(frozen=True, slots=True)
-class DeprecationFactor(Shape):
-    multiplier: float
-    status: str
-    evidence: DeprecationEvidence
-
-
-@dataclass(frozen=True, slots=True)
-class VersionMatchFactor(Shape):
-    multiplier: float
-    status: str
-    evidence: VersionEvidence
-
-
-@dataclass(frozen=True, slots=True)
-class ContentRiskFactor(Shape):
-    multiplier: float
-    status: str
-    evidence: ContentRiskEvidence
-
-
-AnyFactor = (
-    AttributionFactor
-    | VerificationFactor
-    | FreshnessFactor
-    | PageKindFactor
-    | DeprecationFactor
-    | VersionMatchFactor
-    | ContentRiskFactor
-)
+    evidence: E
 
 
 @dataclass(frozen=True, slots=True)
 class Factors(Shape):
     """A hit's factors, in the registry's order (the order ``trust`` multiplies them in)."""
 
-    attribution: AttributionFactor
-    verification: VerificationFactor
-    freshness: FreshnessFactor
-    page_kind: PageKindFactor | None = optional()  # a snapshot built before pages had a kind shows none
-    deprecation: DeprecationFactor | None = None
-    version_match: VersionMatchFactor | None = None
-    content_risk: ContentRiskFactor | None = optional()  # a snapshot built before content risk shows none
+    attribution: Factor[AttributionEvidence]
+    verification: Factor[VerificationEvidence]
+    freshness: Factor[FreshnessEvidence]
+    page_kind: Factor[PageKindEvidence] | None = optional()  # a snapshot built before pages had a kind shows none
+    deprecation: Factor[DeprecationEvidence] | None = None
+    version_match: Factor[VersionEvidence] | None = None
+    content_risk: Factor[ContentRiskEvidence] | None = optional()  # one built before content risk shows none
 
-    def shown(self) -> dict[str, Any]:
+    def shown(self) -> dict[str, Factor[Any]]:
         """The factors present, by name, in order."""
         return {f.name: v for f in fields(self) if (v := getattr(self, f.name)) is not None}
 

@@ -49,20 +49,16 @@ class Term(Shape):
 
 
 @dataclass(frozen=True, slots=True)
-class Support(Shape):
-    """The page-mates' support: the sum of their relevance and the chunk ids that lent it."""
+class Support(Term):
+    """The page-mates' support: the sum of their relevance, and the chunk ids that lent it."""
 
-    value: float
-    weight: float
     lenders: list[str]
 
 
 @dataclass(frozen=True, slots=True)
-class Authority(Shape):
+class Authority(Term):
     """The site's links into the page: n / (n + authority_k) over its ``inbound`` links."""
 
-    value: float
-    weight: float
     inbound: int
 
 
@@ -78,7 +74,7 @@ class PageRelevance(Shape):
     normaliser: float = 1.0
 
     @property
-    def weighted(self) -> tuple[Term | Support | Authority, ...]:
+    def weighted(self) -> tuple[Term, ...]:
         """The weighted page terms in use, in order (query/score.py's PAGE_TERM_NAMES)."""
         parts = (self.support, self.page_vector, self.page_terms, self.anchor, self.authority)
         return tuple(p for p in parts if p is not None)

@@ -54,18 +54,21 @@ class Shape:
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> Self:
-        keys = _keys(cls)
-        known = {k.name for k in keys}
-        unknown = [k for k in obj if k not in known]
-        if unknown:
-            raise ValueError(f"{cls.__name__}: the response part has keys its type does not declare: {unknown}")
-        values = {k.name: k.decode(obj[k.name]) for k in keys if k.name in obj}
-        missing = [k.name for k in keys if k.name not in obj and not k.optional]
-        if missing:
-            raise ValueError(f"{cls.__name__}: the response part lacks its keys {missing}")
-        if any(f.name == ABSENT_FIELD for f in dataclasses.fields(cls)):  # type: ignore[arg-type]
-            values[ABSENT_FIELD] = frozenset(k.name for k in keys if k.optional and k.name not in obj)
-        return cls(**values)
+        return _parse(cls, obj, _keys(cls))
+
+
+def _parse(cls: Any, obj: Mapping[str, Any], keys: tuple[_Key, ...]) -> Any:
+    """``obj`` read into part type ``cls`` by its ``keys``."""
+    values = {k.name: k.decode(obj[k.name]) for k in keys if k.name in obj}
+    if len(values) != len(obj):
+        unknown = [k for k in obj if k not in values]
+        raise ValueError(f"{cls.__name__}: the response part has keys its type does not declare: {unknown}")
+    missing = [k.name for k in keys if k.name not in obj and not k.optional]
+    if missing:
+        raise ValueError(f"{cls.__name__}: the response part lacks its keys {missing}")
+    if ABSENT_FIELD in cls.__dataclass_fields__:
+        values[ABSENT_FIELD] = frozenset(k.name for k in keys if k.optional and k.name not in obj)
+    return cls(**values)
 
 
 def _encode(v: Any) -> Any:
@@ -78,16 +81,18 @@ def _encode(v: Any) -> Any:
     return v
 
 
-_KEYS: dict[type, tuple[_Key, ...]] = {}
+_KEYS: dict[Any, tuple[_Key, ...]] = {}
 
 
-def _keys(cls: type) -> tuple[_Key, ...]:
-    """A part type's keys, worked out from its fields and their types once."""
-    keys = _KEYS.get(cls)
+def _keys(cls: type, args: tuple = ()) -> tuple[_Key, ...]:
+    """A part type's keys, worked out from its fields and their types once; ``args``: a generic part's type
+    arguments (``Factor[AttributionEvidence]``), put in place of its type variables."""
+    keys = _KEYS.get((cls, args))
     if keys is None:
         hints = typing.get_type_hints(cls)
-        keys = _KEYS[cls] = tuple(
-            _Key(f.name, bool(f.metadata.get(_OPTIONAL)), _decoder(hints[f.name]))
+        given = dict(zip(getattr(cls, "__parameters__", ()), args, strict=False))
+        keys = _KEYS[(cls, args)] = tuple(
+            _Key(f.name, bool(f.metadata.get(_OPTIONAL)), _decoder(given.get(hints[f.name], hints[f.name])))
             for f in dataclasses.fields(cls)
             if f.name != ABSENT_FIELD
         )
@@ -100,6 +105,9 @@ def _decoder(hint: Any) -> Callable[[Any], Any]:
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if isinstance(hint, type) and issubclass(hint, Shape):
         return hint.from_json
+    if isinstance(origin, type) and issubclass(origin, Shape):  # a generic part: its fields by its arguments
+        keys = _keys(origin, args)
+        return lambda v: _parse(origin, v, keys)
     if origin in (types.UnionType, typing.Union):
         inner = [_decoder(a) for a in args if a is not type(None)]
         if len(inner) == 1:
