@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
-from operator import attrgetter
+from dataclasses import dataclass
 
 from trustindex.schemas.answer_signals import LOW_CONFIDENCE, UNCALIBRATED
 from trustindex.schemas.hit_factors import Factors
@@ -17,6 +16,9 @@ from trustindex.schemas.hit_parts import (
     RerankScore,
     RerankTerm,
     Route,
+    SearchChannels,
+    SourceCommit,
+    TargetShown,
     Term,
 )
 from trustindex.schemas.page_url import passage_page_url
@@ -217,18 +219,19 @@ class Verdict:
 
 
 @dataclass(slots=True)
-class SearchResponse:
-    """The response; its fields, in order, are the contract's keys (schemas/response.schema.json)."""
+class SearchResponse(Shape):
+    """The response; its fields, in order, are the contract's keys (schemas/response.schema.json), its parts typed
+    (schemas/hit_parts.py).  A renderer handed the JSON reads it back with ``SearchResponse.from_json``."""
 
     score_contract_version: str
     query: str
     also: list[str]
     snapshot_id: str
     built_at: str
-    sources: list[dict]
+    sources: list[SourceCommit]
     signed: bool
     policy_id: str
-    targets: list[dict]
+    targets: list[TargetShown]
     strict: bool
     match_tier: str
     best_cosine: float
@@ -240,13 +243,9 @@ class SearchResponse:
     abstained: bool
     abstention_reason: str | None
     abstention_note: str | None
-    channels: dict
+    channels: SearchChannels
     hits: list[Hit]
-
-    def to_json(self) -> dict:
-        out = dict(zip(_RESPONSE_KEYS, _response_values(self), strict=True))
-        out["hits"] = [h.to_json() for h in self.hits]
-        return out
+    warning: str | None = optional()  # set by a server when what answered is not current (never by Index.search)
 
     @classmethod
     def of(cls, snapshot: Snapshot, policy, asked: Asked, verdict: Verdict, hits: list[Hit]) -> SearchResponse:
@@ -262,10 +261,10 @@ class SearchResponse:
             also=asked.also,
             snapshot_id=snapshot.snapshot_id,
             built_at=snapshot.built_at,
-            sources=snapshot.sources,
+            sources=[SourceCommit.from_json(s) for s in snapshot.sources],
             signed=snapshot.signed,
             policy_id=policy.policy_id,
-            targets=asked.targets,
+            targets=[TargetShown.from_json(t) for t in asked.targets],
             strict=asked.strict,
             match_tier=verdict.match_tier,
             best_cosine=_round(verdict.best_cosine),
@@ -277,13 +276,9 @@ class SearchResponse:
             abstained=verdict.abstained,
             abstention_reason=verdict.reason,
             abstention_note=verdict.note,
-            channels=asked.channels,
+            channels=SearchChannels.from_json(asked.channels),
             hits=hits,
         )
-
-
-_RESPONSE_KEYS = tuple(f.name for f in fields(SearchResponse))
-_response_values = attrgetter(*_RESPONSE_KEYS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,3 +304,12 @@ class Asked:
     targets: list[dict]
     strict: bool
     channels: dict
+
+
+def as_response(r: SearchResponse | dict) -> SearchResponse:
+    """A response as its type: a renderer handed the JSON (a client's, a test's) reads it back first."""
+    return r if isinstance(r, SearchResponse) else SearchResponse.from_json(r)
+
+
+def as_hit(h: Hit | dict) -> Hit:
+    return h if isinstance(h, Hit) else Hit.from_json(h)

@@ -47,12 +47,14 @@ class VerificationLink(Shape):
 
 @dataclass(frozen=True, slots=True)
 class BestLink(Shape):
+    """The link that lends the document its tier (a row written before evidence classes shows no class)."""
+
     verifier: str
     tier: str
     lends_tier: str
-    evidence_class: str
-    method: str
-    commit: str | None
+    evidence_class: str | None = optional()
+    method: str = ""
+    commit: str | None = None
     note: str | None = optional()
 
 

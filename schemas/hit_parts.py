@@ -152,3 +152,31 @@ class TargetShown(Shape):
     resolved: str | None = optional()
     resolution: str | None = optional()
     absent: frozenset[str] = absent_keys()
+
+
+@dataclass(frozen=True, slots=True)
+class SourceCommit(Shape):
+    """A source of the snapshot, the commit it holds and that commit's committer date (how current it is)."""
+
+    source: str
+    commit: str | None
+    commit_date: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelRun(Shape):
+    """Whether a channel ran for the search, why not, and (the cross-encoder) which model read the pool."""
+
+    ran: bool
+    reason: str | None
+    model: str | None = optional()
+
+
+@dataclass(frozen=True, slots=True)
+class SearchChannels(Shape):
+    """The search's channels: dense, lexical, rerank, and how many candidates the pool held."""
+
+    dense: ChannelRun
+    lexical: ChannelRun
+    rerank: ChannelRun
+    pool_size: int | None = optional()

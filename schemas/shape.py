@@ -57,6 +57,12 @@ class Shape:
         return _parse(cls, obj, _keys(cls))
 
 
+def parse(hint: Any, obj: Any) -> Any:
+    """``obj`` read as the type ``hint`` names: a part, a generic part (``Factor[VersionEvidence]``), a tuple or a
+    dict of parts."""
+    return _decoder(hint)(obj)
+
+
 def _parse(cls: Any, obj: Mapping[str, Any], keys: tuple[_Key, ...]) -> Any:
     """``obj`` read into part type ``cls`` by its ``keys``."""
     values = {k.name: k.decode(obj[k.name]) for k in keys if k.name in obj}
@@ -74,7 +80,7 @@ def _parse(cls: Any, obj: Mapping[str, Any], keys: tuple[_Key, ...]) -> Any:
 def _encode(v: Any) -> Any:
     if isinstance(v, Shape):
         return v.to_json()
-    if isinstance(v, tuple):
+    if isinstance(v, tuple | list):
         return [_encode(x) for x in v]
     if type(v) is dict:
         return {k: _encode(x) for k, x in v.items()}
@@ -117,6 +123,8 @@ def _decoder(hint: Any) -> Callable[[Any], Any]:
     if origin is tuple and args and args[-1] is Ellipsis:
         item = _decoder(args[0])
         return lambda v: tuple(item(x) for x in v)
+    if origin is list and args and (item := _decoder(args[0])) is not _as_is:
+        return lambda v: [item(x) for x in v]
     if origin is dict and len(args) == 2:
         value = _decoder(args[1])
         if value is not _as_is:

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from trustindex.query.response import SearchResponse
 from trustindex.schemas.hit_factors import FACTOR_FIELDS, AttributionEvidence, Factors
 from trustindex.schemas.hit_parts import Provenance, RankingTerms, TargetShown
 from trustindex.schemas.trust_factors import FACTOR_NAMES
@@ -41,6 +42,8 @@ def test_every_part_of_a_response_round_trips_through_its_type(index, query, opt
             _same(p, Provenance.from_json(p))
     for t in r["targets"]:
         _same(t, TargetShown.from_json(t))
+    _same(r, SearchResponse.from_json(r))
+    _same(r, index.respond(query, k=10, **options))
 
 
 def test_a_key_the_type_does_not_declare_is_an_error_naming_the_type():
