@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from trustindex.schemas.answer_signals import LOW_CONFIDENCE, UNCALIBRATED
-from trustindex.schemas.hit_factors import Factors
+from trustindex.schemas.hit_factors import Factor, Factors, VersionEvidence
 from trustindex.schemas.hit_parts import (
     ChannelScore,
     HitChannels,
@@ -22,7 +22,7 @@ from trustindex.schemas.hit_parts import (
     Term,
 )
 from trustindex.schemas.page_url import passage_page_url
-from trustindex.schemas.shape import Shape, optional
+from trustindex.schemas.shape import Shape, optional, parse
 from trustindex.schemas.web_url import cite_lines
 
 # 3: answer_confidence is P(the top hit's page answers), calibration_status and low_confidence (issue 16)
@@ -77,9 +77,9 @@ class Candidate:
     confidence: float
     score: float  # the ordering score (query/score.py)
     ranking_relevance: float
-    page_terms: dict | None  # the page-level terms as shown (None when a cross-encoder read the pool)
+    page_terms: PageRelevance | None  # the page-level terms as shown (None when a cross-encoder read the pool)
     rerank: float | None  # the cross-encoder's probability, where it read the passage
-    route: dict  # ranking_terms.route: the page's route status (query/routes.py)
+    route: Route  # ranking_terms.route: the page's route status (query/routes.py)
     also: list[int]
 
 
@@ -87,7 +87,7 @@ class Candidate:
 class ChannelReading:
     """What a search's channels say of one shown passage: its passage terms, raw scores and ranks."""
 
-    passage_terms: dict
+    passage_terms: dict[str, Term]  # as shown (query/score.py passage_terms)
     cosine: float
     bm25: float
     dense_rank: int | None
@@ -126,12 +126,10 @@ class Scale:
     reranked: bool
 
 
-def hit(d, c: Candidate, shown: dict, reading: ChannelReading, rank: int, scale: Scale) -> Hit:
-    """Candidate ``c`` shown at ``rank``; ``shown`` its provenance and explained factors (``shown`` below), its text
-    under ``"text"``."""
+def hit(d, c: Candidate, shown: Shown, text: str, reading: ChannelReading, rank: int, scale: Scale) -> Hit:
+    """Candidate ``c`` shown at ``rank``; ``shown`` its provenance and explained factors (``shown`` below)."""
     score = _round(c.score)
     display = scale.ceiling * (score / scale.best_score) if scale.best_score > 0 else 0.0
-    page = PageRelevance.from_json(_clean(c.page_terms)) if c.page_terms is not None else None
     rerank = None
     if scale.reranked:
         rerank = RerankTerm(c.rerank is not None, 0.0 if c.rerank is None else _round(c.rerank))
@@ -139,10 +137,10 @@ def hit(d, c: Candidate, shown: dict, reading: ChannelReading, rank: int, scale:
         ranking_relevance=_round(c.ranking_relevance),
         trust_weight=_round(scale.weights[0]),
         relevance_weight=_round(scale.weights[1]),
-        passage={k: Term.from_json(_clean(t)) for k, t in reading.passage_terms.items()},
-        page=page,
+        passage=reading.passage_terms,
+        page=c.page_terms,
         rerank=rerank,
-        route=Route.from_json(_clean(c.route)),
+        route=c.route,
     )
     channels = HitChannels(
         dense=ChannelScore(reading.dense_rank, _round(reading.cosine)),
@@ -158,18 +156,32 @@ def hit(d, c: Candidate, shown: dict, reading: ChannelReading, rank: int, scale:
         confidence=_round(c.confidence),
         display_confidence=_round(min(display, scale.ceiling)),
         ranking_terms=terms,
-        text=shown["text"],
-        provenance=Provenance.from_json(shown["provenance"]),
-        factors=Factors.from_json(shown["factors"]),
+        text=text,
+        provenance=shown.provenance,
+        factors=shown.factors,
         channels=channels,
         also_in=tuple(provenance(d, j) for j in c.also),
     )
 
 
-def shown(d, i: int, factors: dict) -> dict:
-    """What a hit shows of passage ``i`` besides its scores, as JSON (kept per day by the state): its provenance
-    and its explained factors, cleaned."""
-    return {"provenance": provenance(d, i).to_json(), "factors": _clean(factors)}
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """What a hit shows of a passage besides its scores: its provenance and its explained factors (frozen: kept
+    per day by the state and shared by every response that shows the passage)."""
+
+    provenance: Provenance
+    factors: Factors
+
+    def with_version_match(self, factor: dict) -> Shown:
+        """The same, with the search's own version match (it has targets) in the factors' version_match."""
+        version = parse(Factor[VersionEvidence], _clean(factor))
+        return Shown(self.provenance, replace(self.factors, version_match=version))
+
+
+def shown(d, i: int, factors: dict) -> Shown:
+    """What a hit shows of passage ``i`` besides its scores: its provenance and its explained factors, cleaned
+    and read into their types."""
+    return Shown(provenance(d, i), Factors.from_json(_clean(factors)))
 
 
 def clean(obj):

@@ -14,7 +14,6 @@ policy reload keeps them.
 
 from __future__ import annotations
 
-import marshal
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Sequence
@@ -109,7 +108,7 @@ class SearchState:
         self._prior: TrustPrior | None = None
         self._reranker: Reranker | None = None
         self._docs_names: dict[str, str] | None = None
-        self._shown: dict[Hashable, bytes] = {}
+        self._shown: dict[Hashable, Any] = {}
         self.scoped_views: dict[frozenset[str], SearchState] = {}  # query/scope.py: this state over some sources
 
     @classmethod
@@ -141,18 +140,18 @@ class SearchState:
         return prior
 
     def shown(self, key: Hashable, make: Callable[[], Any]) -> Any:
-        """A fresh copy of ``make()``, a JSON-like value (dicts, lists, strings, numbers) that depends on this
-        state and ``key`` alone: what a hit shows of a passage besides its scores (its explained trust factors,
-        its provenance) is the same in every response of a day, and building it was a fifth of a warm search.
-        Kept as marshal bytes, so each response gets its own objects to change (a copy costs a few µs); at
-        most SHOWN_KEPT values, all dropped when full."""
-        blob = self._shown.get(key)
-        if blob is None:
-            blob = marshal.dumps(make())
+        """``make()``, an immutable value that depends on this state and ``key`` alone, kept: what a hit shows of a
+        passage besides its scores (its provenance, its explained trust factors: frozen types, query/response.py
+        ``Shown``) is the same in every response of a day, and building it was a fifth of a warm search.  Shared
+        by every response that shows it (frozen, so none can change another's); at most SHOWN_KEPT values, all
+        dropped when full."""
+        value = self._shown.get(key)
+        if value is None:
+            value = make()
             if len(self._shown) >= SHOWN_KEPT:
                 self._shown.clear()  # bounded memory; a rare refill costs less than an LRU's bookkeeping
-            self._shown[key] = blob
-        return marshal.loads(blob)
+            self._shown[key] = value
+        return value
 
     def reranker(self) -> Reranker:
         with self._lock:

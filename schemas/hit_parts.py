@@ -7,10 +7,17 @@ parses it first, then reads attributes).  The factors are in schemas/hit_factors
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from trustindex.schemas.page_routes import UNROUTED
 from trustindex.schemas.shape import Shape, absent_keys, optional
+
+
+def shown_number(x: float) -> float:
+    """A score as a response shows it: rounded to 6 decimals (a non-finite one, which no term holds, as NaN stays
+    out of JSON: None)."""
+    return float(round(x, 6)) if math.isfinite(x) else None  # type: ignore[return-value]
 
 
 @dataclass(frozen=True, slots=True)

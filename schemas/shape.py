@@ -13,7 +13,7 @@ import dataclasses
 import types
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any, Self
+from typing import Any, NamedTuple, Self
 
 _OPTIONAL = "optional"
 ABSENT_FIELD = "absent"
@@ -30,11 +30,14 @@ def absent_keys() -> Any:
     return dataclasses.field(default=frozenset(), repr=False, compare=False)
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class _Key:
+Convert = Callable[[Any], Any] | None  # None: the value is kept as it is
+
+
+class _Key(NamedTuple):
     name: str
     optional: bool
-    decode: Callable[[Any], Any]
+    decode: Convert  # JSON value -> typed value
+    encode: Convert  # typed value -> JSON value
 
 
 class Shape:
@@ -43,14 +46,10 @@ class Shape:
     __slots__ = ()
 
     def to_json(self) -> dict:
-        absent = getattr(self, ABSENT_FIELD, None)
-        out = {}
-        for k in _keys(type(self)):
-            v = getattr(self, k.name)
-            if k.optional and (k.name in absent if absent is not None else v is None):
-                continue
-            out[k.name] = _encode(v)
-        return out
+        writer = _WRITERS.get(type(self))
+        if writer is None:
+            writer = _WRITERS[type(self)] = _writer(type(self))
+        return writer(self)
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> Self:
@@ -60,12 +59,17 @@ class Shape:
 def parse(hint: Any, obj: Any) -> Any:
     """``obj`` read as the type ``hint`` names: a part, a generic part (``Factor[VersionEvidence]``), a tuple or a
     dict of parts."""
-    return _decoder(hint)(obj)
+    decode = _decoder(hint)
+    return obj if decode is None else decode(obj)
 
 
 def _parse(cls: Any, obj: Mapping[str, Any], keys: tuple[_Key, ...]) -> Any:
     """``obj`` read into part type ``cls`` by its ``keys``."""
-    values = {k.name: k.decode(obj[k.name]) for k in keys if k.name in obj}
+    values = {}
+    for name, _optional, decode, _encode in keys:
+        if name in obj:
+            v = obj[name]
+            values[name] = v if decode is None or v is None else decode(v)
     if len(values) != len(obj):
         unknown = [k for k in obj if k not in values]
         raise ValueError(f"{cls.__name__}: the response part has keys its type does not declare: {unknown}")
@@ -77,17 +81,31 @@ def _parse(cls: Any, obj: Mapping[str, Any], keys: tuple[_Key, ...]) -> Any:
     return cls(**values)
 
 
-def _encode(v: Any) -> Any:
-    if isinstance(v, Shape):
-        return v.to_json()
-    if isinstance(v, tuple | list):
-        return [_encode(x) for x in v]
-    if type(v) is dict:
-        return {k: _encode(x) for k, x in v.items()}
-    return v
-
-
 _KEYS: dict[Any, tuple[_Key, ...]] = {}
+_WRITERS: dict[type, Callable[[Any], dict]] = {}
+
+
+def _writer(cls: type) -> Callable[[Any], dict]:
+    """``cls.to_json``, written out for its fields as ``dataclasses`` writes ``__init__``: a response writes some
+    600 parts, and a loop over the keys took 0.5 ms of a 8 ms search where this takes a third of that."""
+    keys = _keys(cls)
+    kept = ABSENT_FIELD in cls.__dataclass_fields__  # type: ignore[attr-defined]
+    env: dict[str, Any] = {}
+    body = ["def to_json(self):", "    out = {}"]
+    for i, k in enumerate(keys):
+        value = "v"
+        if k.encode is not None:
+            env[f"e{i}"] = k.encode
+            value = f"(e{i}(v) if v is not None else None)"
+        body.append(f"    v = self.{k.name}")
+        if not k.optional:
+            body.append(f"    out[{k.name!r}] = {value}")
+        else:
+            present = f"{k.name!r} not in self.{ABSENT_FIELD}" if kept else "v is not None"
+            body.append(f"    if {present}: out[{k.name!r}] = {value}")
+    body.append("    return out")
+    exec("\n".join(body), env)  # noqa: S102 - code written here from the type's own field names
+    return env["to_json"]
 
 
 def _keys(cls: type, args: tuple = ()) -> tuple[_Key, ...]:
@@ -97,17 +115,18 @@ def _keys(cls: type, args: tuple = ()) -> tuple[_Key, ...]:
     if keys is None:
         hints = typing.get_type_hints(cls)
         given = dict(zip(getattr(cls, "__parameters__", ()), args, strict=False))
+        typed = [(f, given.get(hints[f.name], hints[f.name])) for f in dataclasses.fields(cls)]
         keys = _KEYS[(cls, args)] = tuple(
-            _Key(f.name, bool(f.metadata.get(_OPTIONAL)), _decoder(given.get(hints[f.name], hints[f.name])))
-            for f in dataclasses.fields(cls)
+            _Key(f.name, bool(f.metadata.get(_OPTIONAL)), _decoder(hint), _encoder(hint))
+            for f, hint in typed
             if f.name != ABSENT_FIELD
         )
     return keys
 
 
-def _decoder(hint: Any) -> Callable[[Any], Any]:
-    """How a field's JSON value becomes its typed value: a part is parsed, a tuple of parts each, a dict of parts
-    each value; any other value is kept as the JSON holds it."""
+def _decoder(hint: Any) -> Convert:
+    """How a field's JSON value (not null) becomes its typed value: a part is parsed, a tuple of parts each, a dict
+    of parts each value; any other value is kept as the JSON holds it (None)."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if isinstance(hint, type) and issubclass(hint, Shape):
         return hint.from_json
@@ -115,22 +134,37 @@ def _decoder(hint: Any) -> Callable[[Any], Any]:
         keys = _keys(origin, args)
         return lambda v: _parse(origin, v, keys)
     if origin in (types.UnionType, typing.Union):
-        inner = [_decoder(a) for a in args if a is not type(None)]
-        if len(inner) == 1:
-            one = inner[0]
-            return lambda v: None if v is None else one(v)
-        return _as_is
+        inner = [a for a in args if a is not type(None)]
+        return _decoder(inner[0]) if len(inner) == 1 else None
+    item = _decoder(args[0]) if args else None
     if origin is tuple and args and args[-1] is Ellipsis:
-        item = _decoder(args[0])
-        return lambda v: tuple(item(x) for x in v)
-    if origin is list and args and (item := _decoder(args[0])) is not _as_is:
+        return (lambda v: tuple(item(x) for x in v)) if item is not None else tuple
+    if origin is list and item is not None:
         return lambda v: [item(x) for x in v]
-    if origin is dict and len(args) == 2:
-        value = _decoder(args[1])
-        if value is not _as_is:
-            return lambda v: {k: value(x) for k, x in v.items()}
-    return _as_is
+    if origin is dict and len(args) == 2 and (value := _decoder(args[1])) is not None:
+        return lambda v: {k: value(x) for k, x in v.items()}
+    return None
 
 
-def _as_is(v: Any) -> Any:
-    return v
+def _encoder(hint: Any) -> Convert:
+    """How a field's typed value (not None) becomes its JSON value: the mirror of ``_decoder``."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if isinstance(hint, typing.TypeVar) or (isinstance(hint, type) and issubclass(hint, Shape)):
+        return _part_json
+    if isinstance(origin, type) and issubclass(origin, Shape):
+        return _part_json
+    if origin in (types.UnionType, typing.Union):
+        inner = [a for a in args if a is not type(None)]
+        return _encoder(inner[0]) if len(inner) == 1 else None
+    # containers are copied: a part may be shared by many responses (kept per day), its JSON is each one's own
+    item = _encoder(args[0]) if args else None
+    if origin in (tuple, list):
+        return list if item is None else (lambda v: [item(x) for x in v])
+    if origin is dict:
+        value = _encoder(args[1]) if len(args) == 2 else None
+        return dict if value is None else (lambda v: {k: value(x) for k, x in v.items()})
+    return None
+
+
+def _part_json(v: Shape) -> dict:
+    return v.to_json()
