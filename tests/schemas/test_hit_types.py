@@ -63,3 +63,17 @@ def test_a_null_kept_apart_from_a_missing_key():
     assert AttributionEvidence.from_json(full).to_json() == full
     unknown = {"publisher": None, "tier": "unknown"}
     assert AttributionEvidence.from_json(unknown).to_json() == unknown
+
+
+def test_a_responses_json_is_its_own_though_the_parts_behind_it_are_shared(index):
+    """The state keeps each passage's typed parts per day and shares them between responses: changing one
+    response's JSON (lists and dicts included) changes no other response."""
+    query = "How do I install the Compact compiler?"
+    before = json.dumps(index.search(query, k=5))
+    spoiled = index.search(query, k=5)
+    for h in spoiled["hits"]:
+        h["provenance"]["heading_path"].append("spoiled")
+        h["ranking_terms"]["passage"]["dense"]["value"] = -1.0
+        h["factors"]["version_match"]["evidence"].clear()
+        h["factors"]["attribution"]["evidence"]["tier"] = "spoiled"
+    assert json.dumps(index.search(query, k=5)) == before
