@@ -172,11 +172,15 @@ class SourceCommit(Shape):
 
 @dataclass(frozen=True, slots=True)
 class ChannelRun(Shape):
-    """Whether a channel ran for the search, why not, and (the cross-encoder) which model read the pool."""
+    """Whether a channel ran for the search, and why not."""
 
     ran: bool
     reason: str | None
-    model: str | None = optional()
+
+
+@dataclass(frozen=True, slots=True)
+class RerankRun(ChannelRun):
+    model: str | None = optional()  # the cross-encoder's model path, when it ran
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,5 +189,5 @@ class SearchChannels(Shape):
 
     dense: ChannelRun
     lexical: ChannelRun
-    rerank: ChannelRun
+    rerank: RerankRun
     pool_size: int | None = optional()

@@ -3,13 +3,18 @@ read every part of a real response and write it back key for key, in order, and 
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import types
+import typing
 
 import pytest
 
 from trustindex.query.response import SearchResponse
 from trustindex.schemas.hit_factors import FACTOR_FIELDS, AttributionEvidence, Factors
 from trustindex.schemas.hit_parts import Provenance, RankingTerms, TargetShown
+from trustindex.schemas.response import response_schema
+from trustindex.schemas.shape import Shape
 from trustindex.schemas.trust_factors import FACTOR_NAMES
 
 QUERIES = [
@@ -24,6 +29,45 @@ QUERIES = [
 
 def test_the_factor_types_are_the_registrys_factors_in_its_order():
     assert FACTOR_FIELDS == FACTOR_NAMES
+
+
+def _shape_of(hint) -> tuple[type | None, tuple]:
+    """The part type a field holds (itself, in an Optional, a tuple, a list or a dict's values), and its arguments."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if isinstance(hint, type) and issubclass(hint, Shape):
+        return hint, ()
+    if isinstance(origin, type) and issubclass(origin, Shape):
+        return origin, args
+    inner = [a for a in args if a is not type(None)]
+    if origin in (types.UnionType, typing.Union, tuple, list) and inner:
+        return _shape_of(inner[0])
+    if origin is dict and len(args) == 2:
+        return _shape_of(args[1])
+    return None, ()
+
+
+def _disagreements(node: dict, cls: type, args: tuple, path: str) -> list[str]:
+    """Where the JSON Schema's object properties and a type's fields differ, all the way down."""
+    node = node.get("items", node)
+    props = node.get("properties")
+    extra = node.get("additionalProperties")
+    if props is None and isinstance(extra, dict):
+        props = extra.get("properties")
+    if props is None:
+        return []
+    fields = [f.name for f in dataclasses.fields(cls) if f.name != "absent"]
+    out = [] if set(props) == set(fields) else [f"{path} ({cls.__name__}): {sorted(props)} vs {sorted(fields)}"]
+    hints = typing.get_type_hints(cls)
+    given = dict(zip(getattr(cls, "__parameters__", ()), args, strict=False))
+    for name in props:
+        sub, sub_args = _shape_of(given.get(hints[name], hints[name])) if name in hints else (None, ())
+        if sub is not None:
+            out += _disagreements(props[name], sub, sub_args, f"{path}.{name}")
+    return out
+
+
+def test_the_json_schema_names_every_field_of_the_types_and_no_other():
+    assert _disagreements(response_schema(), SearchResponse, (), "response") == []
 
 
 def _same(part: dict, typed) -> None:
