@@ -90,14 +90,14 @@ def snapshot_urls(index) -> dict:
     from trustindex.query.response import provenance
 
     d = index.data
-    without = [i for i in range(len(d.chunk_doc)) if not provenance(d, i)["url"]]
+    without = [i for i in range(len(d.chunk_doc)) if not provenance(d, i).url]
     urls = d.docs.table.column("url").to_pylist()
     return {
         "documents": len(urls),
         "documents_without_url": sum(1 for u in urls if not u),
         "passages": len(d.chunk_doc),
         "passages_without_url": len(without),
-        "example_without_url": provenance(d, without[0])["path"] if without else None,
+        "example_without_url": provenance(d, without[0]).path if without else None,
     }
 
 

@@ -3,11 +3,26 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
-from operator import attrgetter
+from dataclasses import dataclass, replace
 
 from trustindex.schemas.answer_signals import LOW_CONFIDENCE, UNCALIBRATED
+from trustindex.schemas.hit_factors import Factor, Factors, VersionEvidence
+from trustindex.schemas.hit_parts import (
+    ChannelScore,
+    HitChannels,
+    PageRelevance,
+    Provenance,
+    RankingTerms,
+    RerankScore,
+    RerankTerm,
+    Route,
+    SearchChannels,
+    SourceCommit,
+    TargetShown,
+    Term,
+)
 from trustindex.schemas.page_url import passage_page_url
+from trustindex.schemas.shape import Shape, optional, parse
 from trustindex.schemas.web_url import cite_lines
 
 # 3: answer_confidence is P(the top hit's page answers), calibration_status and low_confidence (issue 16)
@@ -17,7 +32,7 @@ from trustindex.schemas.web_url import cite_lines
 SCORE_CONTRACT_VERSION = "5"
 
 
-def provenance(d, i: int) -> dict:
+def provenance(d, i: int) -> Provenance:
     doc = d.docs[d.chunk_doc[i]]
     v = d.chunks.value
     start, end = v("start_line", i), v("end_line", i)
@@ -29,22 +44,22 @@ def provenance(d, i: int) -> dict:
     if original >= 0:
         od = d.docs[d.chunk_doc[original]]
         copy_of = f"{od['source']}/{od['path']}"
-    return {
-        "source": doc["source"],
-        "repo": doc["repo"],
-        "commit": doc["commit"],
-        "path": doc["path"],
-        "start_line": start,
-        "end_line": end,
-        "heading_path": headings,
-        "symbol_path": v("symbol_path", i),
-        "url": url,
+    return Provenance(
+        source=doc["source"],
+        repo=doc["repo"],
+        commit=doc["commit"],
+        path=doc["path"],
+        start_line=start,
+        end_line=end,
+        heading_path=headings,
+        symbol_path=v("symbol_path", i),
+        url=url,
         # the page a person opens: the published site's page and section when the source has a site_url,
         # else the hosting URL; for a partial, the page that imports it (part_of)
-        "page_url": passage_page_url(site_page, headings, not doc.get("part_of")) if site_page else url,
-        "part_of": doc.get("part_of") or None,
-        "copy_of": copy_of,
-    }
+        page_url=passage_page_url(site_page, headings, not doc.get("part_of")) if site_page else url,
+        part_of=doc.get("part_of") or None,
+        copy_of=copy_of,
+    )
 
 
 def _round(x: float) -> float:
@@ -62,9 +77,9 @@ class Candidate:
     confidence: float
     score: float  # the ordering score (query/score.py)
     ranking_relevance: float
-    page_terms: dict | None  # the page-level terms as shown (None when a cross-encoder read the pool)
+    page_terms: PageRelevance | None  # the page-level terms as shown (None when a cross-encoder read the pool)
     rerank: float | None  # the cross-encoder's probability, where it read the passage
-    route: dict  # ranking_terms.route: the page's route status (query/routes.py)
+    route: Route  # ranking_terms.route: the page's route status (query/routes.py)
     also: list[int]
 
 
@@ -72,7 +87,7 @@ class Candidate:
 class ChannelReading:
     """What a search's channels say of one shown passage: its passage terms, raw scores and ranks."""
 
-    passage_terms: dict
+    passage_terms: dict[str, Term]  # as shown (query/score.py passage_terms)
     cosine: float
     bm25: float
     dense_rank: int | None
@@ -80,8 +95,9 @@ class ChannelReading:
 
 
 @dataclass(slots=True)
-class Hit:
-    """One hit of the response; its fields, in order, are the contract's hit keys (schemas/response.schema.json)."""
+class Hit(Shape):
+    """One hit of the response; its fields, in order, are the contract's hit keys (schemas/response.schema.json),
+    its parts typed (schemas/hit_parts.py, schemas/hit_factors.py)."""
 
     rank_position: int
     chunk_id: str
@@ -90,23 +106,13 @@ class Hit:
     trust_score: float
     confidence: float
     display_confidence: float
-    ranking_terms: dict
+    ranking_terms: RankingTerms
     text: str
-    provenance: dict
-    factors: dict
-    channels: dict
-    also_in: list[dict]
-    low_confidence: bool = False  # in the JSON only when true (an answer below min_answer_confidence)
-
-    def to_json(self) -> dict:
-        out = dict(zip(_HIT_KEYS, _hit_values(self), strict=True))
-        if self.low_confidence:
-            out["low_confidence"] = True
-        return out
-
-
-_HIT_KEYS = tuple(f.name for f in fields(Hit) if f.name != "low_confidence")
-_hit_values = attrgetter(*_HIT_KEYS)  # one call for every field (a response shows ten hits)
+    provenance: Provenance
+    factors: Factors
+    channels: HitChannels
+    also_in: tuple[Provenance, ...]
+    low_confidence: bool | None = optional()  # in the JSON only when true (an answer below min_answer_confidence)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,28 +126,27 @@ class Scale:
     reranked: bool
 
 
-def hit(d, c: Candidate, shown: dict, reading: ChannelReading, rank: int, scale: Scale) -> Hit:
-    """Candidate ``c`` shown at ``rank``; ``shown`` its provenance and explained factors (``shown`` below), its text
-    under ``"text"``."""
+def hit(d, c: Candidate, shown: Shown, text: str, reading: ChannelReading, rank: int, scale: Scale) -> Hit:
+    """Candidate ``c`` shown at ``rank``; ``shown`` its provenance and explained factors (``shown`` below)."""
     score = _round(c.score)
     display = scale.ceiling * (score / scale.best_score) if scale.best_score > 0 else 0.0
-    terms = {
-        "ranking_relevance": c.ranking_relevance,
-        "trust_weight": scale.weights[0],
-        "relevance_weight": scale.weights[1],
-        "passage": reading.passage_terms,
-    }
-    if c.page_terms is not None:
-        terms["page"] = c.page_terms
+    rerank = None
     if scale.reranked:
-        terms["rerank"] = {"read": c.rerank is not None, "value": 0.0 if c.rerank is None else c.rerank}
-    terms["route"] = c.route
-    channels = {
-        "dense": {"rank": reading.dense_rank, "score": _round(reading.cosine)},
-        "lexical": {"rank": reading.lexical_rank, "score": _round(reading.bm25)},
-    }
-    if c.rerank is not None:
-        channels["rerank"] = {"score": _round(c.rerank)}
+        rerank = RerankTerm(c.rerank is not None, 0.0 if c.rerank is None else _round(c.rerank))
+    terms = RankingTerms(
+        ranking_relevance=_round(c.ranking_relevance),
+        trust_weight=_round(scale.weights[0]),
+        relevance_weight=_round(scale.weights[1]),
+        passage=reading.passage_terms,
+        page=c.page_terms,
+        rerank=rerank,
+        route=c.route,
+    )
+    channels = HitChannels(
+        dense=ChannelScore(reading.dense_rank, _round(reading.cosine)),
+        lexical=ChannelScore(reading.lexical_rank, _round(reading.bm25)),
+        rerank=RerankScore(_round(c.rerank)) if c.rerank is not None else None,
+    )
     return Hit(
         rank_position=rank,
         chunk_id=d.chunk_ids[c.row],
@@ -150,18 +155,33 @@ def hit(d, c: Candidate, shown: dict, reading: ChannelReading, rank: int, scale:
         trust_score=_round(c.trust),
         confidence=_round(c.confidence),
         display_confidence=_round(min(display, scale.ceiling)),
-        ranking_terms=_clean(terms),
-        text=shown["text"],
-        provenance=shown["provenance"],
-        factors=shown["factors"],
+        ranking_terms=terms,
+        text=text,
+        provenance=shown.provenance,
+        factors=shown.factors,
         channels=channels,
-        also_in=[provenance(d, j) for j in c.also],
+        also_in=tuple(provenance(d, j) for j in c.also),
     )
 
 
-def shown(d, i: int, factors: dict) -> dict:
-    """What a hit shows of passage ``i`` besides its scores: its provenance and its explained factors, cleaned."""
-    return {"provenance": provenance(d, i), "factors": _clean(factors)}
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """What a hit shows of a passage besides its scores: its provenance and its explained factors (frozen: kept
+    per day by the state and shared by every response that shows the passage)."""
+
+    provenance: Provenance
+    factors: Factors
+
+    def with_version_match(self, factor: dict) -> Shown:
+        """The same, with the search's own version match (it has targets) in the factors' version_match."""
+        version = parse(Factor[VersionEvidence], _clean(factor))
+        return Shown(self.provenance, replace(self.factors, version_match=version))
+
+
+def shown(d, i: int, factors: dict) -> Shown:
+    """What a hit shows of passage ``i`` besides its scores: its provenance and its explained factors, cleaned
+    and read into their types."""
+    return Shown(provenance(d, i), Factors.from_json(_clean(factors)))
 
 
 def clean(obj):
@@ -211,18 +231,19 @@ class Verdict:
 
 
 @dataclass(slots=True)
-class SearchResponse:
-    """The response; its fields, in order, are the contract's keys (schemas/response.schema.json)."""
+class SearchResponse(Shape):
+    """The response; its fields, in order, are the contract's keys (schemas/response.schema.json), its parts typed
+    (schemas/hit_parts.py).  A renderer handed the JSON reads it back with ``SearchResponse.from_json``."""
 
     score_contract_version: str
     query: str
     also: list[str]
     snapshot_id: str
     built_at: str
-    sources: list[dict]
+    sources: list[SourceCommit]
     signed: bool
     policy_id: str
-    targets: list[dict]
+    targets: list[TargetShown]
     strict: bool
     match_tier: str
     best_cosine: float
@@ -234,13 +255,9 @@ class SearchResponse:
     abstained: bool
     abstention_reason: str | None
     abstention_note: str | None
-    channels: dict
+    channels: SearchChannels
     hits: list[Hit]
-
-    def to_json(self) -> dict:
-        out = dict(zip(_RESPONSE_KEYS, _response_values(self), strict=True))
-        out["hits"] = [h.to_json() for h in self.hits]
-        return out
+    warning: str | None = optional()  # set by a server when what answered is not current (never by Index.search)
 
     @classmethod
     def of(cls, snapshot: Snapshot, policy, asked: Asked, verdict: Verdict, hits: list[Hit]) -> SearchResponse:
@@ -256,10 +273,10 @@ class SearchResponse:
             also=asked.also,
             snapshot_id=snapshot.snapshot_id,
             built_at=snapshot.built_at,
-            sources=snapshot.sources,
+            sources=[SourceCommit.from_json(s) for s in snapshot.sources],
             signed=snapshot.signed,
             policy_id=policy.policy_id,
-            targets=asked.targets,
+            targets=[TargetShown.from_json(t) for t in asked.targets],
             strict=asked.strict,
             match_tier=verdict.match_tier,
             best_cosine=_round(verdict.best_cosine),
@@ -271,13 +288,9 @@ class SearchResponse:
             abstained=verdict.abstained,
             abstention_reason=verdict.reason,
             abstention_note=verdict.note,
-            channels=asked.channels,
+            channels=SearchChannels.from_json(asked.channels),
             hits=hits,
         )
-
-
-_RESPONSE_KEYS = tuple(f.name for f in fields(SearchResponse))
-_response_values = attrgetter(*_RESPONSE_KEYS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,3 +316,12 @@ class Asked:
     targets: list[dict]
     strict: bool
     channels: dict
+
+
+def as_response(r: SearchResponse | dict) -> SearchResponse:
+    """A response as its type: a renderer handed the JSON (a client's, a test's) reads it back first."""
+    return r if isinstance(r, SearchResponse) else SearchResponse.from_json(r)
+
+
+def as_hit(h: Hit | dict) -> Hit:
+    return h if isinstance(h, Hit) else Hit.from_json(h)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from trustindex.schemas.hit_parts import Route, shown_number
 from trustindex.schemas.page_routes import OFF_SITE, ROUTE_STATUSES, UNROUTED, effective_route
 
 UNROUTED_CODE = ROUTE_STATUSES.index(UNROUTED)
@@ -35,9 +36,9 @@ def route_codes(documents: pa.Table, chunk_doc_row: np.ndarray) -> np.ndarray:
     return codes
 
 
-def route_term(code: int, floor: float | None) -> dict:
+def route_term(code: int, floor: float | None) -> Route:
     """The hit's ``ranking_terms.route``: its page's status and, for an unrouted page that yields, the floor."""
     status = ROUTE_STATUSES[code]
     if status == UNROUTED and floor is not None:
-        return {"status": status, "served_floor": floor}
-    return {"status": status}
+        return Route(status, shown_number(floor))
+    return Route(status)

@@ -34,6 +34,7 @@ import numpy as np
 from trustindex.query.page_links import authority
 from trustindex.query.pages import term_postings
 from trustindex.query.relevance import dense_relevance, lexical_relevance
+from trustindex.schemas.hit_parts import Authority, PageRelevance, Support, Term, shown_number
 from trustindex.schemas.policy import Policy
 
 FORMULA = (
@@ -72,20 +73,19 @@ class PageTerms:
             total = total + w["anchor"] * self.links.anchor + w["authority"] * self.links.authority
         return total / self.normaliser
 
-    def explained(self, j: int, chunk_ids, rows: np.ndarray) -> dict:
+    def explained(self, j: int, chunk_ids, rows: np.ndarray) -> PageRelevance:
         """Candidate ``j``'s page terms as a hit shows them (``chunk_ids``: the snapshot's, ``rows``: the pool's)."""
-        w = self.weights
-        return {
-            "support": {
-                "value": float(self.support[j]),
-                "weight": w["support"],
-                "lenders": [chunk_ids[int(rows[m])] for m in self.lenders[j]],
-            },
-            "page_vector": {"value": float(self.vector[j]), "weight": w["page_vector"]},
-            "page_terms": {"value": float(self.terms[j]), "weight": w["page_terms"]},
-            **(self.links.explained(j, w) if self.links is not None else {}),
-            "normaliser": self.normaliser,
-        }
+        w = {k: shown_number(v) for k, v in self.weights.items()}
+        lenders = [chunk_ids[int(rows[m])] for m in self.lenders[j]]
+        links = self.links
+        return PageRelevance(
+            support=Support(shown_number(float(self.support[j])), w["support"], lenders),
+            page_vector=Term(shown_number(float(self.vector[j])), w["page_vector"]),
+            page_terms=Term(shown_number(float(self.terms[j])), w["page_terms"]),
+            anchor=Term(shown_number(float(links.anchor[j])), w["anchor"]) if links is not None else None,
+            authority=links.explained_authority(j, w["authority"]) if links is not None else None,
+            normaliser=shown_number(self.normaliser),
+        )
 
 
 @dataclass
@@ -96,11 +96,8 @@ class Links:
     authority: np.ndarray  # n / (n + authority_k)
     inbound: np.ndarray  # n: the page's inbound links from other pages of its own site
 
-    def explained(self, j: int, w: dict[str, float]) -> dict:
-        return {
-            "anchor": {"value": float(self.anchor[j]), "weight": w["anchor"]},
-            "authority": {"value": float(self.authority[j]), "weight": w["authority"], "inbound": int(self.inbound[j])},
-        }
+    def explained_authority(self, j: int, weight: float) -> Authority:
+        return Authority(shown_number(float(self.authority[j])), weight, int(self.inbound[j]))
 
 
 LINK_TERMS = ("anchor", "authority")  # in a hit's page terms only when the snapshot has links indexed
@@ -168,23 +165,20 @@ def page_vector_relevance(vectors: np.ndarray, query_vector: np.ndarray, policy:
     return np.asarray(dense_relevance(cos, r.cosine_floor, r.cosine_ceiling), dtype=np.float64)
 
 
-def passage_terms(policy: Policy, cosine: float, bm25: float, lexical_ran: bool, identifier: float | None) -> dict:
-    """A passage's own relevance as its channels' terms: each saturated value and its policy weight
-    (relevance_score = Σ weight × value / Σ weight over the channels in use, query/relevance.py)."""
+def passage_terms(
+    policy: Policy, cosine: float, bm25: float, lexical_ran: bool, identifier: float | None
+) -> dict[str, Term]:
+    """A passage's own relevance as its channels' terms, as a hit shows them: each saturated value and its policy
+    weight (relevance_score = Σ weight × value / Σ weight over the channels in use, query/relevance.py)."""
     r = policy.relevance
-    out = {
-        "dense": {
-            "value": float(dense_relevance(cosine, r.cosine_floor, r.cosine_ceiling)),
-            "weight": float(r.dense_weight),
-        }
-    }
+    dense = float(dense_relevance(cosine, r.cosine_floor, r.cosine_ceiling))
+    out = {"dense": Term(shown_number(dense), shown_number(float(r.dense_weight)))}
     if lexical_ran and r.lexical_weight > 0:
-        out["lexical"] = {"value": float(lexical_relevance(bm25, r.bm25_half)), "weight": float(r.lexical_weight)}
+        lexical = float(lexical_relevance(bm25, r.bm25_half))
+        out["lexical"] = Term(shown_number(lexical), shown_number(float(r.lexical_weight)))
     if identifier is not None and r.identifier_weight > 0:
-        out["identifier"] = {
-            "value": float(lexical_relevance(identifier, r.bm25_half)),
-            "weight": float(r.identifier_weight),
-        }
+        ident = float(lexical_relevance(identifier, r.bm25_half))
+        out["identifier"] = Term(shown_number(ident), shown_number(float(r.identifier_weight)))
     return out
 
 

@@ -327,8 +327,7 @@ def show(st: SearchState, q: Query, g: Gathered, s: Scored, o: Ordered, v: R.Ver
     hits = []
     for rank, (h, text, reading) in enumerate(zip(chosen, d.texts(rows), readings, strict=True), 1):
         shown = _shown(st, h.row, s.today, s.version_factors.get(h.row), q.docs_targeted, s.lifted.get(h.row, ()))
-        shown["text"] = text
-        hits.append(R.hit(d, h, shown, reading, rank, scale))
+        hits.append(R.hit(d, h, shown, text, reading, rank, scale))
     also = [p.words.text for p in q.phrasings]
     asked = R.Asked(q.text, also, q.targets_shown, q.strict, s.channels)
     return R.SearchResponse.of(R.Snapshot.of(d), st.policy, asked, v, hits)
@@ -359,16 +358,14 @@ def factors(
     return explain_factors(hit)
 
 
-def _shown(st: SearchState, i: int, today, vf: dict | None, docs_targeted: bool, lifted: tuple[str, ...]) -> dict:
+def _shown(st: SearchState, i: int, today, vf: dict | None, docs_targeted: bool, lifted: tuple[str, ...]) -> R.Shown:
     """Hit ``i``'s provenance and cleaned factors: worked out once a day (docs target and lifting targets) per
     state, with the search's own version match (``vf``, when it has targets) in its place."""
     out = st.shown(
         ("hit", i, today, docs_targeted, *lifted),
         lambda: R.shown(st.data, i, factors(st, i, today, None, [], False, docs_targeted, lifted)),
     )
-    if vf is not None:
-        out["factors"]["version_match"] = R.clean(vf)  # the same key: its place in the factors is kept
-    return out
+    return out if vf is None else out.with_version_match(vf)
 
 
 def _channels(st: SearchState, lex_ran: bool, pool: int) -> dict:

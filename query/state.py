@@ -16,7 +16,6 @@ snapshot's encoder, so a policy reload keeps them too.
 
 from __future__ import annotations
 
-import marshal
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Sequence
@@ -86,7 +85,7 @@ class PolicyMemos:
         self.lock = threading.Lock()
         self.prior: TrustPrior | None = None
         self.reranker: Reranker | None = None
-        self.shown: dict[Hashable, bytes] = {}
+        self.shown: dict[Hashable, Any] = {}  # frozen values (query/response.py Shown)
         self.scoped_views: dict[frozenset[str], SearchState] = {}
 
 
@@ -145,19 +144,19 @@ class SearchState:
         return prior
 
     def shown(self, key: Hashable, make: Callable[[], Any]) -> Any:
-        """A fresh copy of ``make()``, a JSON-like value (dicts, lists, strings, numbers) that depends on this
-        state and ``key`` alone: what a hit shows of a passage besides its scores (its explained trust factors,
-        its provenance) is the same in every response of a day, and building it was a fifth of a warm search.
-        Kept as marshal bytes, so each response gets its own objects to change (a copy costs a few µs); at
-        most SHOWN_KEPT values, all dropped when full."""
+        """``make()``, an immutable value that depends on this state and ``key`` alone, kept: what a hit shows of a
+        passage besides its scores (its provenance, its explained trust factors: frozen types, query/response.py
+        ``Shown``) is the same in every response of a day, and building it was a fifth of a warm search.  Shared
+        by every response that shows it (frozen, so none can change another's); at most SHOWN_KEPT values, all
+        dropped when full."""
         kept = self.memos.shown
-        blob = kept.get(key)
-        if blob is None:
-            blob = marshal.dumps(make())
+        value = kept.get(key)
+        if value is None:
+            value = make()
             if len(kept) >= SHOWN_KEPT:
                 kept.clear()  # bounded memory; a rare refill costs less than an LRU's bookkeeping
-            kept[key] = blob
-        return marshal.loads(blob)
+            kept[key] = value
+        return value
 
     def reranker(self) -> Reranker:
         m = self.memos

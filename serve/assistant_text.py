@@ -21,11 +21,13 @@ from functools import lru_cache
 from pathlib import Path
 
 from trustindex.query.render import answer_line, sources_text
+from trustindex.query.response import Hit, SearchResponse, as_hit, as_response
 from trustindex.schemas.answer_signals import LOW_CONFIDENCE
 from trustindex.schemas.content_risk import WARNINGS
 from trustindex.schemas.embedding_model import TOKENIZER_FILE, model_path
+from trustindex.schemas.hit_factors import DeprecationEvidence, Factor, VersionEvidence
 from trustindex.schemas.page_kinds import AI_WRITTEN, REFERENCE, UNKNOWN
-from trustindex.schemas.page_routes import UNROUTED
+from trustindex.schemas.shape import parse
 from trustindex.schemas.snapshot import ENCODER_DIR
 from trustindex.schemas.version_map import INFERRED
 
@@ -65,111 +67,114 @@ def token_counter(snapshot_dir: str | None = None) -> Callable[[str], int]:
     return lambda text: len(tok.encode(text, add_special_tokens=False).ids)
 
 
-def header(r: dict, warning: str | None = None) -> str:
-    if r["abstained"] and r["abstention_reason"] == LOW_CONFIDENCE:
+def header(response: SearchResponse | dict, warning: str | None = None) -> str:
+    r = as_response(response)
+    if r.abstained and r.abstention_reason == LOW_CONFIDENCE:
         state = "ABSTAINED (low_confidence): the hits below are unlikely to answer; use them only as leads"
-    elif r["abstained"]:
-        state = f"ABSTAINED ({r['abstention_reason']}): the library has no good answer"
+    elif r.abstained:
+        state = f"ABSTAINED ({r.abstention_reason}): the library has no good answer"
     else:
         state = "answered"
-    if r["abstained"] and r.get("abstention_note"):
-        state += f" ({r['abstention_note']})"
-    lines = [f"match tier: {r['match_tier']} · {answer_line(r)} · {state}"]
+    if r.abstained and r.abstention_note:
+        state += f" ({r.abstention_note})"
+    lines = [f"match tier: {r.match_tier} · {answer_line(r)} · {state}"]
     if warning:  # the server's: a stale snapshot (past its signed expiry), a newer one that failed to load
         lines.insert(0, f"warning: {warning}")
     sources = sources_text(r)
-    lines.append(
-        f"snapshot {r['snapshot_id']} built {(r.get('built_at') or '?')[:10]}" + (f" · {sources}" if sources else "")
-    )
-    for t in r.get("targets", []):
-        lines.append(f"target {t['component']}={t['requested']}" + (" (strict)" if r.get("strict") else ""))
+    lines.append(f"snapshot {r.snapshot_id} built {(r.built_at or '?')[:10]}" + (f" · {sources}" if sources else ""))
+    for t in r.targets:
+        lines.append(f"target {t.component}={t.requested}" + (" (strict)" if r.strict else ""))
     return "\n".join(map(server_line, lines))
 
 
-def trust_line(h: dict) -> str:
-    f = h["factors"]
-    a, v, fr, dp = f["attribution"], f["verification"], f["freshness"], f["deprecation"]
-    tier = a["evidence"].get("tier") or "unknown"
-    verified = v["status"]
-    best = v["evidence"].get("best")
+def trust_line(hit: Hit | dict) -> str:
+    h = as_hit(hit)
+    f = h.factors
+    v = f.verification
+    verified, best = v.status, v.evidence.best
     if verified == "verified" and best:  # e.g. "verified (authenticated merge)": the class says who can forge it
-        verified += f" ({' '.join(x for x in (best.get('evidence_class'), best['method']) if x)})"
-    updated = (fr["evidence"].get("last_substantive_change") or "?")[:10]
-    if dp["status"] == "not_deprecated":
-        deprecated = "not deprecated"
-    elif dp["status"] == "deprecated":
-        deprecated = "DEPRECATED: " + dp["evidence"]["markers"][0]["reason"]
-    elif dp["status"].startswith("unlabelled"):
-        deprecated = f"released docs version folder {dp['evidence']['version_folder']}, not labelled" + (
-            " (targeted)" if dp["status"].endswith("targeted") else ""
-        )
-    else:
-        deprecated = "legacy docs version" + (" (targeted)" if dp["status"].endswith("targeted") else "")
-    kind = f.get("page_kind", {}).get("status", UNKNOWN)
+        verified += f" ({' '.join(x for x in (best.evidence_class, best.method) if x)})"
+    updated = (f.freshness.evidence.last_substantive_change or "?")[:10]
+    kind = f.page_kind.status if f.page_kind is not None else UNKNOWN
     label = "AI-written" if kind == AI_WRITTEN else kind.replace("_", " ")  # e.g. "agent instructions"
     page = "" if kind in (REFERENCE, UNKNOWN) else f" · {label}"
-    return f"{tier}{page} · {verified} · updated {updated} · {deprecated} · confidence {h['display_confidence']:.0%}"
-
-
-def versions_line(h: dict) -> str | None:
-    """The passage's versions in one line: what it states, or how it meets each target (an inferred version, one its
-    docs version gives it, says so)."""
-    vm = h["factors"]["version_match"]
-    compiled = "; ".join(
-        ("✓ compiles with " if c["passed"] else "✗ rejected by ") + c["compiler"]
-        for c in vm["evidence"].get("compiled", [])
+    tier = f.attribution.evidence.tier or "unknown"
+    return f"{tier}{page} · {verified} · updated {updated} · {_deprecated(f.deprecation)} · confidence " + (
+        f"{h.display_confidence:.0%}"
     )
-    if vm["status"] == "no_target":
-        cons = vm["evidence"].get("constraints") or {}
+
+
+def _deprecated(dp: Factor[DeprecationEvidence] | None) -> str:
+    """The deprecation factor in a few words (the trust line's)."""
+    if dp is None or dp.status == "not_deprecated":
+        return "not deprecated"
+    targeted = " (targeted)" if dp.status.endswith("targeted") else ""
+    if dp.status == "deprecated":
+        return "DEPRECATED: " + (dp.evidence.markers or ())[0].reason
+    if dp.status.startswith("unlabelled"):
+        return f"released docs version folder {dp.evidence.version_folder}, not labelled" + targeted
+    return "legacy docs version" + targeted
+
+
+def versions_line(factor: Factor[VersionEvidence] | dict | None) -> str | None:
+    """A passage's version factor in one line: what it states, or how it meets each target (an inferred version, one
+    its docs version gives it, says so)."""
+    if factor is None:
+        return None
+    vm: Factor[VersionEvidence] = parse(Factor[VersionEvidence], factor) if isinstance(factor, dict) else factor
+    ev = vm.evidence
+    compiled = "; ".join(("✓ compiles with " if c.passed else "✗ rejected by ") + c.compiler for c in ev.compiled or ())
+    if vm.status == "no_target":
+        cons = ev.constraints or {}
         line = (
             ("targets: " + "; ".join(f"{c} {', '.join(map(str, v))}" for c, v in sorted(cons.items()))) if cons else ""
         )
         return "; ".join(x for x in (line, compiled) if x) or None
     return "version: " + "; ".join(
-        f"{t['component']} {t['constraint']} {t['status']}"
-        + (f" ({t['origin']})" if t.get("declared") or t.get("origin") in ("compiled", INFERRED) else "")
-        + f" for {t['target']}"
-        for t in vm["evidence"].get("targets", [])
+        f"{t.component} {t.constraint} {t.status}"
+        + (f" ({t.origin})" if t.declared or t.origin in ("compiled", INFERRED) else "")
+        + f" for {t.target}"
+        for t in ev.targets or ()
     )
 
 
-def render_hit(h: dict) -> str:
-    p = h["provenance"]
-    where = " > ".join(p["heading_path"][1:] or p["heading_path"]) or (p.get("symbol_path") or "")
-    mark = " (low confidence)" if h.get("low_confidence") else ""
-    lines = [
-        f"[{h['rank_position']}]{mark} {p['source']}/{p['path']}:{p['start_line']}" + (f" § {where}" if where else "")
-    ]
-    if p.get("page_url"):
-        lines.append(p["page_url"] + (f" (rendered from {p['path']})" if p.get("part_of") else ""))
-    if p.get("copy_of"):
-        lines.append(f"copy of {p['copy_of']}")
-    if h["ranking_terms"].get("route", {}).get("status") == UNROUTED:
+def render_hit(hit: Hit | dict) -> str:
+    h = as_hit(hit)
+    p = h.provenance
+    where = p.where
+    mark = " (low confidence)" if h.low_confidence else ""
+    lines = [f"[{h.rank_position}]{mark} {p.file}:{p.start_line}" + (f" § {where}" if where else "")]
+    if p.page_url:
+        lines.append(p.page_url + (f" (rendered from {p.path})" if p.part_of else ""))
+    if p.copy_of:
+        lines.append(f"copy of {p.copy_of}")
+    if h.ranking_terms.route.unrouted:
         lines.append(
             "unpublished: the docs site serves no page for it (a draft or partial); ranked below every page it serves"
         )
-    copies = [f"{a['source']}/{a['path']}" for a in h.get("also_in", []) if a.get("copy_of")]
+    copies = [a.file for a in h.also_in if a.copy_of]
     if copies:
         lines.append("copied in: " + ", ".join(copies[:3]))
-    if (vl := versions_line(h)) is not None:
+    if (vl := versions_line(h.factors.version_match)) is not None:
         lines.append(vl)
     lines.append("trust: " + trust_line(h))
-    risk = h["factors"].get("content_risk", {})
-    for kind in risk.get("evidence", {}).get("kinds", []):
+    risk = h.factors.content_risk
+    for kind in (risk.evidence.kinds if risk is not None else None) or []:
         lines.append(WARNINGS.get(kind, f"warning: {kind}"))
-    return "\n".join([*map(server_line, lines), quoted(h["text"])])
+    return "\n".join([*map(server_line, lines), quoted(h.text)])
 
 
 def render_compact(
-    r: dict,
+    response: SearchResponse | dict,
     max_tokens: int | None = DEFAULT_MAX_TOKENS,
     count: Callable[[str], int] | None = None,
     warning: str | None = None,
 ) -> str:
     """The compact text; with ``max_tokens``, whole hits (best first) while the text stays within the budget;
     ``warning``: the server's about what answered (serve/live.py ``SnapshotHolder.notice``), the first line."""
+    r = as_response(response)
     head = header(r, warning)
-    blocks = [render_hit(h) for h in r["hits"]]
+    blocks = [render_hit(h) for h in r.hits]
     if not blocks:
         return head + "\n\n(no hits)"
     if max_tokens is None:

@@ -61,7 +61,7 @@ class PassageMap:
                     "ordinal": int(ordinal),
                     "role": "target" if n == pos else ("before" if n < pos else "after"),
                     "text": d.chunks["text"][j],
-                    "provenance": provenance(d, j),
+                    "provenance": provenance(d, j).to_json(),
                 }
             )
         return {

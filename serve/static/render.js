@@ -12,7 +12,8 @@ const ABSTAIN_WORDS = {
   version_unavailable: "the snapshot holds nothing for the requested version",
   low_confidence: "the answer confidence is below the policy's minimum; the hits are shown for reference only",
 };
-// The breakdown, in the order of the factor registry (schemas/trust_factors.py FACTORS; tests/test_trust_factors.py)
+// The breakdown, in the order of the factor types (schemas/hit_factors.py Factors, the registry's order;
+// tests/query/test_trust_factors.py checks this list against them)
 const FACTORS = ["attribution", "verification", "freshness", "page_kind", "deprecation", "version_match", "content_risk"];
 const FACTOR_NAMES = {
   attribution: "attribution",

@@ -198,7 +198,7 @@ def test_wrapped_rejections_and_stopped_checks_are_no_evidence():
 def test_the_compact_text_says_which_compilers_accept_it():
     rows = _rows((V31, PASSED, "", KIND_FENCE), (V34, REJECTED, "Exception: x", KIND_FENCE))
     vf, _ = version_factor(rows, [], Policy.default(), False)
-    line = versions_line({"factors": {"version_match": vf}})
+    line = versions_line(vf)
     assert line == "✓ compiles with compactc 0.31.1; ✗ rejected by compactc 0.34.0"
     assert "constraints" in vf["evidence"] and not vf["evidence"]["constraints"]
 

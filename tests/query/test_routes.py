@@ -68,9 +68,9 @@ def test_on_an_equal_shown_score_a_served_candidate_ranks_first():
 
 
 def test_the_term_shows_the_status_and_the_floor_an_unrouted_page_took():
-    assert route_term(UNROUTED_CODE, 0.125) == {"status": UNROUTED, "served_floor": 0.125}
-    assert route_term(UNROUTED_CODE, None) == {"status": UNROUTED}
-    assert route_term(ROUTE_STATUSES.index(INCLUDED), 0.125) == {"status": INCLUDED}
+    assert route_term(UNROUTED_CODE, 0.125).to_json() == {"status": UNROUTED, "served_floor": 0.125}
+    assert route_term(UNROUTED_CODE, None).to_json() == {"status": UNROUTED}
+    assert route_term(ROUTE_STATUSES.index(INCLUDED), 0.125).to_json() == {"status": INCLUDED}
 
 
 def test_the_default_policy_has_unrouted_pages_yield_and_an_operator_can_turn_it_off():

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from trustindex.query import trust_factors
 from trustindex.query.render import render_table
+from trustindex.schemas.hit_factors import FACTOR_FIELDS
 from trustindex.schemas.policy_sections import Sections
 from trustindex.schemas.trust_factors import FACTOR_NAMES, FACTORS, QUERY
 
@@ -45,26 +46,10 @@ def test_only_a_query_factor_has_no_prior():
     assert trust_factors.version_match.prior(None) is None
 
 
-def test_the_text_table_has_a_column_per_factor_in_registry_order():
-    hit = {
-        "rank_position": 1,
-        "display_confidence": 0.5,
-        "ranking_score": 0.4,
-        "trust_score": 0.8,
-        "factors": {f.name: {"multiplier": 0.5 + i / 100} for i, f in enumerate(FACTORS)},
-        "provenance": {"heading_path": ["T"], "symbol_path": None, "source": "s", "path": "p", "start_line": 1},
-    }
-    r = {
-        "query": "q",
-        "hits": [hit],
-        "snapshot_id": "s1",
-        "policy_id": "sha256:" + "0" * 64,
-        "match_tier": "low",
-        "best_cosine": 0.3,
-        "targets": [],
-        "strict": False,
-        "abstained": False,
-    }
+def test_the_text_table_has_a_column_per_factor_in_registry_order(index):
+    r = index.search("How do I install the Compact compiler?", k=1)
+    for i, f in enumerate(FACTORS):  # each factor a multiplier of its own, to see which column shows which
+        r["hits"][0]["factors"][f.name]["multiplier"] = 0.5 + i / 100
     header, row = render_table(r).splitlines()[-2:]
     n = len(FACTORS)
     assert header.split()[4 : 4 + n] == [f.column for f in FACTORS]
@@ -77,4 +62,5 @@ def test_the_search_page_lists_the_factors_in_registry_order():
     js = (ROOT / "serve" / "static" / "render.js").read_text()
     listed = re.search(r"const FACTORS = \[([^\]]*)\]", js)
     assert listed, "serve/static/render.js has no FACTORS list"
-    assert re.findall(r'"(\w+)"', listed.group(1)) == list(FACTOR_NAMES)
+    # the page's list is the factor types' (schemas/hit_factors.py Factors), which are the registry's
+    assert re.findall(r'"(\w+)"', listed.group(1)) == list(FACTOR_FIELDS) == list(FACTOR_NAMES)
