@@ -48,7 +48,7 @@ def page_term_names(policy, links: bool) -> tuple[str, ...]:
     ``links``: every snapshot has the site's links indexed (the anchor and authority terms)."""
     from trustindex.query.score import weights_in_use
 
-    return tuple(weights_in_use(policy, True, links)[0])
+    return tuple(weights_in_use(policy, True, links)[0].in_use())
 
 
 def has_links(index) -> bool:
@@ -66,7 +66,7 @@ def hand_weights(policy, page_terms) -> F.Weights:
     w, _ = weights_in_use(policy, True, links=True)
     return F.Weights(
         passage={"dense": r.dense_weight, "lexical": r.lexical_weight, "identifier": r.identifier_weight},
-        page={t: w[t] for t in page_terms},
+        page={t: getattr(w, t) for t in page_terms},
         trust_weight=policy.confidence.trust_weight,
     )
 

@@ -16,6 +16,7 @@ from dataclasses import replace
 import pyarrow as pa
 
 from trustindex.query.component_names import snapshot_names
+from trustindex.query.link_rows import VerificationRow
 from trustindex.query.snapshot_passages import Passages
 from trustindex.query.target_match import docs_names
 from trustindex.query.version_inference import inferred_rows, pages_of
@@ -36,9 +37,9 @@ class Evidence:
         self.passages = passages
         self._version_folders: dict[str, str | None] = {}  # by document: its passages share its path
         self._docs_names: dict[str, str] | None = None
-        self.verifications: dict[str, list[dict]] = defaultdict(list)
-        for r in _rows(t, "verifications"):
-            self.verifications[r["doc_id"]].append(r)
+        self.verifications: dict[str, list[VerificationRow]] = defaultdict(list)
+        for link in map(VerificationRow.of, _rows(t, "verifications")):
+            self.verifications[link.doc_id].append(link)
         self._group_versions(t, registry)
         self.doc_deprecations: dict[str, list[dict]] = defaultdict(list)
         self.chunk_deprecations: dict[str, list[dict]] = defaultdict(list)

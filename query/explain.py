@@ -117,7 +117,7 @@ def _check_hit(h: Hit, policy: Policy, lexical_ran: bool) -> list[str]:
     if terms.page is not None:
         p = terms.page
         weights, normaliser = weights_in_use(policy, lexical_ran, p.has_links)
-        for name, w in weights.items():
+        for name, w in weights.in_use().items():
             shown_weight = getattr(p, name).weight
             if shown_weight != round(w, 6):
                 out.append(f"{name} weight {shown_weight} is not the policy's {w}")

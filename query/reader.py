@@ -43,6 +43,7 @@ from trustindex.query.columns import Columns, RowMap
 from trustindex.query.component_names import ComponentNames
 from trustindex.query.evidence import Evidence, VersionRow
 from trustindex.query.lexical import LexicalIndex
+from trustindex.query.link_rows import VerificationRow
 from trustindex.query.page_links import PageLinks
 from trustindex.query.passage_text import TEXT_COLUMN, PassageTexts
 from trustindex.query.snapshot_lexical import LexicalIndexes
@@ -221,7 +222,7 @@ class SnapshotData:
         return self.lexical_indexes.fields
 
     @property
-    def verifications(self) -> dict[str, list[dict]]:
+    def verifications(self) -> dict[str, list[VerificationRow]]:
         return self.evidence.verifications
 
     @property

@@ -61,29 +61,29 @@ class PageTerms:
     support: np.ndarray
     vector: np.ndarray
     terms: np.ndarray
-    weights: dict[str, float]  # page_weight / page_vector_weight / page_terms_weight ... in use (0: left out)
+    weights: PageWeights  # page_weight / page_vector_weight / page_terms_weight ... in use (0: left out)
     normaliser: float
     lenders: list[list[int]] = field(default_factory=list)  # per candidate, the positions that lent it support
     links: Links | None = None  # the site's links' terms (None: the snapshot has no links indexed)
 
     def relevance(self, own: np.ndarray) -> np.ndarray:
         w = self.weights
-        total = own + w["support"] * self.support + w["page_vector"] * self.vector + w["page_terms"] * self.terms
+        total = own + w.support * self.support + w.page_vector * self.vector + w.page_terms * self.terms
         if self.links is not None:
-            total = total + w["anchor"] * self.links.anchor + w["authority"] * self.links.authority
+            total = total + w.anchor * self.links.anchor + w.authority * self.links.authority
         return total / self.normaliser
 
     def explained(self, j: int, chunk_ids, rows: np.ndarray) -> PageRelevance:
         """Candidate ``j``'s page terms as a hit shows them (``chunk_ids``: the snapshot's, ``rows``: the pool's)."""
-        w = {k: shown_number(v) for k, v in self.weights.items()}
+        w = self.weights.shown()
         lenders = [chunk_ids[int(rows[m])] for m in self.lenders[j]]
         links = self.links
         return PageRelevance(
-            support=Support(shown_number(float(self.support[j])), w["support"], lenders),
-            page_vector=Term(shown_number(float(self.vector[j])), w["page_vector"]),
-            page_terms=Term(shown_number(float(self.terms[j])), w["page_terms"]),
-            anchor=Term(shown_number(float(links.anchor[j])), w["anchor"]) if links is not None else None,
-            authority=links.explained_authority(j, w["authority"]) if links is not None else None,
+            support=Support(shown_number(float(self.support[j])), w.support, lenders),
+            page_vector=Term(shown_number(float(self.vector[j])), w.page_vector),
+            page_terms=Term(shown_number(float(self.terms[j])), w.page_terms),
+            anchor=Term(shown_number(float(links.anchor[j])), w.anchor) if links is not None else None,
+            authority=links.explained_authority(j, w.authority) if links is not None else None,
             normaliser=shown_number(self.normaliser),
         )
 
@@ -104,20 +104,49 @@ LINK_TERMS = ("anchor", "authority")  # in a hit's page terms only when the snap
 PAGE_TERM_NAMES = ("support", "page_vector", "page_terms", *LINK_TERMS)  # the weighted page terms, in order
 
 
-def weights_in_use(policy: Policy, lexical_ran: bool, links: bool = False) -> tuple[dict[str, float], float]:
+@dataclass(frozen=True, slots=True)
+class PageWeights:
+    """The page terms' weights in use (0 for a term left out); ``links``: the anchor and authority terms exist
+    (the snapshot has the site's links indexed), else their weights are 0 and no hit shows them."""
+
+    support: float
+    page_vector: float
+    page_terms: float
+    anchor: float = 0.0
+    authority: float = 0.0
+    links: bool = False
+
+    def in_use(self) -> dict[str, float]:
+        """The weights of the terms a hit shows, by name, in ``PAGE_TERM_NAMES``' order."""
+        names = PAGE_TERM_NAMES if self.links else PAGE_TERM_NAMES[: -len(LINK_TERMS)]
+        return {name: getattr(self, name) for name in names}
+
+    def shown(self) -> PageWeights:
+        """The weights as a hit shows them (rounded)."""
+        n = shown_number
+        return PageWeights(
+            n(self.support), n(self.page_vector), n(self.page_terms), n(self.anchor), n(self.authority), self.links
+        )
+
+    def normaliser(self, passages: int) -> float:
+        """1 + the weights in use, the support weight counted ``passages`` times."""
+        return 1.0 + self.support * passages + sum(w for name, w in self.in_use().items() if name != "support")
+
+
+def weights_in_use(policy: Policy, lexical_ran: bool, links: bool = False) -> tuple[PageWeights, float]:
     """The page terms' weights (0 for a term left out) and the normaliser they give; ``links``: the snapshot has
     the site's links indexed (the anchor and authority terms exist)."""
     fz = policy.fusion
     passages = fz.page_passages
-    w = {
-        "support": float(fz.page_weight) if passages > 0 else 0.0,
-        "page_vector": float(fz.page_vector_weight),
-        "page_terms": float(fz.page_terms_weight) if lexical_ran else 0.0,
-    }
-    if links:
-        w["anchor"] = float(fz.anchor_weight) if lexical_ran else 0.0
-        w["authority"] = float(fz.authority_weight)
-    return w, 1.0 + w["support"] * passages + sum(v for k, v in w.items() if k != "support")
+    w = PageWeights(
+        support=float(fz.page_weight) if passages > 0 else 0.0,
+        page_vector=float(fz.page_vector_weight),
+        page_terms=float(fz.page_terms_weight) if lexical_ran else 0.0,
+        anchor=float(fz.anchor_weight) if links and lexical_ran else 0.0,
+        authority=float(fz.authority_weight) if links else 0.0,
+        links=links,
+    )
+    return w, w.normaliser(passages)
 
 
 def support(
@@ -222,19 +251,19 @@ def page_terms(
     m = pool.size
     pages, page = pool.pages(d.pages.chunk_page())
     sup, lenders = support(pool.relevance, pool.trust, page, lending.lender, policy.fusion.page_passages)
-    if not w["support"]:
+    if not w.support:
         sup, lenders = np.zeros(m), [[] for _ in range(m)]
     withheld = set(d.pages.chunk_page()[lending.withheld].tolist())
     touched = [j for j, p in enumerate(pages.tolist()) if p in withheld]  # pages with a passage withheld
     keep = {j: _kept_rows(d, int(pages[j]), lending.withheld) for j in touched}
     vector = np.zeros(m)
-    if w["page_vector"] > 0:
+    if w.page_vector > 0:
         vecs = np.array(d.vectors.page_vectors(pages), dtype=np.float32)
         for j, rows in keep.items():
             vecs[j] = d.vectors.unit_mean(rows)
         vector = page_vector_relevance(vecs, query_vector, policy)[page]
     terms = np.zeros(m)
-    if w["page_terms"] > 0:
+    if w.page_terms > 0:
         doc_rows = d.passages.chunk_doc_row[pool.rows]
         terms = np.array(d.lexical_indexes.page_term_coverage(tokens, doc_rows), dtype=np.float64)
         if keep:

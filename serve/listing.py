@@ -7,7 +7,6 @@ from bisect import bisect_left
 from collections import Counter, defaultdict
 
 from trustindex.query.reader import SnapshotData
-from trustindex.query.trust import evidence_class_of
 from trustindex.schemas.errors import SnapshotError
 from trustindex.schemas.version_map import INFERRED
 from trustindex.schemas.web_url import document_url
@@ -84,12 +83,12 @@ class PassageMap:
                 "tier": attr.get("tier"),
                 "verifications": [
                     {
-                        "verifier": v["verifier"],
-                        "tier": v["tier"],
-                        "method": v["method"],
-                        "evidence_class": evidence_class_of(v),
-                        "commit": v["commit"],
-                        "stale": v["stale"],
+                        "verifier": v.verifier,
+                        "tier": v.tier,
+                        "method": v.method,
+                        "evidence_class": v.evidence_class,
+                        "commit": v.commit,
+                        "stale": v.stale,
                     }
                     for v in d.verifications.get(doc_id, [])
                 ],

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
+from trustindex.query.link_rows import VerificationRow
 from trustindex.query.trust_factors.base import HitContext, PassagesContext, Prior, iso
+from trustindex.schemas.hit_factors import BestLink, VerificationEvidence, VerificationLink
 from trustindex.schemas.policy import TIERS, Policy
-from trustindex.schemas.tables import AUTHENTICATED, CLAIMED, OPERATOR
+from trustindex.schemas.tables import CLAIMED
 
 _TIER_RANK = {t: i for i, t in enumerate(TIERS)}  # foundation first: a lower rank is a higher tier
 _UNKNOWN_RANK = _TIER_RANK["unknown"]
-_CLASS_OF_METHOD = {"signature": AUTHENTICATED, "ledger": OPERATOR}
 
 
 def home_tier_of(attr: dict | None) -> str | None:
@@ -18,20 +21,21 @@ def home_tier_of(attr: dict | None) -> str | None:
     return attr["tier"] if attr else None
 
 
-def evidence_class_of(link: dict) -> str:
+def evidence_class_of(link: dict | VerificationRow) -> str:
     """The link's evidence class; rows written before the column existed get the class of their method."""
-    return link.get("evidence_class") or _CLASS_OF_METHOD.get(link["method"], CLAIMED)
+    return VerificationRow.of(link).evidence_class
 
 
-def lent_tier(link: dict, home_tier: str | None, policy: Policy) -> tuple[str, str | None]:
+def lent_tier(link: dict | VerificationRow, home_tier: str | None, policy: Policy) -> tuple[str, str | None]:
     """The tier a link lends the document, and why it is not the verifier's own tier.
 
     Claimed evidence is only what the repository says, so it never crosses publishers: it lends at most the
     tier of the publisher the operator attributes the document to (``home_tier``), and nothing at all under
     ``verification.require_authenticated``.  Authenticated and operator links lend the verifier's tier.
     """
-    tier = link["tier"]
-    if tier == "unknown" or evidence_class_of(link) != CLAIMED:
+    row = VerificationRow.of(link)
+    tier = row.tier
+    if tier == "unknown" or row.evidence_class != CLAIMED:
         return tier, None
     if policy.verification.require_authenticated:
         return "unknown", "claimed evidence gives no boost: the policy requires authenticated verification"
@@ -44,53 +48,48 @@ def lent_tier(link: dict, home_tier: str | None, policy: Policy) -> tuple[str, s
     return tier, None
 
 
-def verification_factor(links: list[dict], policy: Policy, home_tier: str | None) -> dict:
+def _shown_link(row: VerificationRow, home_tier: str | None, policy: Policy) -> VerificationLink:
+    """A link of the chain as a hit shows it, with the tier it lends and why (``note``)."""
+    tier, note = lent_tier(row, home_tier, policy)
+    return VerificationLink(
+        verifier=row.verifier,
+        publisher=row.publisher or None,
+        tier=row.tier,
+        method=row.method,
+        evidence_class=row.evidence_class,
+        lends_tier=tier,
+        commit=row.commit,
+        date=iso(row.date),
+        stale=bool(row.stale),
+        detail=row.detail,
+        note=note,
+    )
+
+
+def verification_factor(links: Sequence[dict | VerificationRow], policy: Policy, home_tier: str | None) -> dict:
     """The best live link's tier multiplier; ``home_tier`` is the tier of the document's attributed publisher
-    (None: unattributed), the cap on what claimed evidence lends."""
+    (None: unattributed), the cap on what claimed evidence lends.  ``links``: rows of the verifications table."""
     v = policy.verification
     allowed = set(v.methods)
-    lent = [lent_tier(l, home_tier, policy) for l in links]
-    chain = []
-    for l, (tier, note) in zip(links, lent, strict=True):
-        entry = {
-            "verifier": l["verifier"],
-            "publisher": l["publisher"] or None,
-            "tier": l["tier"],
-            "method": l["method"],
-            "evidence_class": evidence_class_of(l),
-            "lends_tier": tier,
-            "commit": l["commit"],
-            "date": iso(l["date"]),
-            "stale": bool(l["stale"]),
-            "detail": l["detail"],
-        }
-        if note:
-            entry["note"] = note
-        chain.append(entry)
-    counting = [(l, c) for l, c in zip(links, chain, strict=True) if c["lends_tier"] != "unknown"]
-    counting = [(l, c) for l, c in counting if l["method"] in allowed]
-    live = [c for l, c in counting if not l["stale"]]
+    chain = tuple(_shown_link(VerificationRow.of(link), home_tier, policy) for link in links)
+    counting = [c for c in chain if c.lends_tier != "unknown" and c.method in allowed]
+    live = [c for c in counting if not c.stale]
     if live:
-        best = max(live, key=lambda c: v.tiers.get(c["lends_tier"], 0.0))
-        return {
-            "multiplier": v.tiers.get(best["lends_tier"], 0.0),
-            "status": "verified",
-            "evidence": {
-                "best": {
-                    k: best[k]
-                    for k in ("verifier", "tier", "lends_tier", "evidence_class", "method", "commit", "note")
-                    if k in best
-                },
-                "chain": chain,
-            },
-        }
-    if counting:
-        return {
-            "multiplier": v.stale,
-            "status": "stale",
-            "evidence": {"chain": chain, "note": "content changed after every verification: no boost"},
-        }
-    return {"multiplier": v.unverified, "status": "unverified", "evidence": {"chain": chain}}
+        best = max(live, key=lambda c: v.tiers.get(c.lends_tier, 0.0))
+        shown_best = BestLink(
+            best.verifier, best.tier, best.lends_tier, best.evidence_class, best.method, best.commit, best.note
+        )
+        multiplier, status, evidence = (
+            v.tiers.get(best.lends_tier, 0.0),
+            "verified",
+            VerificationEvidence(shown_best, chain),
+        )
+    elif counting:
+        multiplier, status = v.stale, "stale"
+        evidence = VerificationEvidence(chain=chain, note="content changed after every verification: no boost")
+    else:
+        multiplier, status, evidence = v.unverified, "unverified", VerificationEvidence(chain=chain)
+    return {"multiplier": multiplier, "status": status, "evidence": evidence.to_json()}
 
 
 def explain(hit: HitContext) -> dict:
