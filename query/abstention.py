@@ -37,7 +37,7 @@ def abstention_note(d, policy: Policy, prior, out: Outcome, reason: str | None) 
         j = int(np.argmax(out.relevance))
         row = int(out.rows[j])
         if prior.flagged[row]:
-            kinds = sorted({f["kind"] for f in d.evidence.content_risk_rows(row)})
+            kinds = sorted({f.kind for f in d.evidence.content_risk_rows(row)})
             how = "excluded" if prior.excluded[row] else "flagged"
             return f"best match {how}: " + ", ".join(k.replace("_", " ") for k in kinds)
         if not out.kept[j]:

@@ -16,7 +16,7 @@ from dataclasses import replace
 import pyarrow as pa
 
 from trustindex.query.component_names import snapshot_names
-from trustindex.query.link_rows import VerificationRow
+from trustindex.query.evidence_rows import DeprecationRow, RiskRow, VerificationRow
 from trustindex.query.snapshot_passages import Passages
 from trustindex.query.target_match import docs_names
 from trustindex.query.version_inference import inferred_rows, pages_of
@@ -41,14 +41,14 @@ class Evidence:
         for link in map(VerificationRow.of, _rows(t, "verifications")):
             self.verifications[link.doc_id].append(link)
         self._group_versions(t, registry)
-        self.doc_deprecations: dict[str, list[dict]] = defaultdict(list)
-        self.chunk_deprecations: dict[str, list[dict]] = defaultdict(list)
-        for r in _rows(t, "deprecations"):
-            (self.chunk_deprecations[r["chunk_id"]] if r["chunk_id"] else self.doc_deprecations[r["doc_id"]]).append(r)
+        self.doc_deprecations: dict[str, list[DeprecationRow]] = defaultdict(list)
+        self.chunk_deprecations: dict[str, list[DeprecationRow]] = defaultdict(list)
+        for m in map(DeprecationRow.of, _rows(t, "deprecations")):
+            (self.chunk_deprecations[m.chunk_id] if m.chunk_id else self.doc_deprecations[m.doc_id]).append(m)
         # Content-risk findings by passage (a snapshot built before content risk was read has none).
-        self.content_risks: dict[str, list[dict]] = defaultdict(list)
-        for r in _rows(t, "content_risk"):
-            self.content_risks[r["chunk_id"]].append(r)
+        self.content_risks: dict[str, list[RiskRow]] = defaultdict(list)
+        for f in map(RiskRow.of, _rows(t, "content_risk")):
+            self.content_risks[f.chunk_id].append(f)
 
     def within(self, docs: set[str]) -> Evidence:
         """This evidence narrowed to the documents ``docs`` (a scoped view's): their version rows, the components and
@@ -124,7 +124,7 @@ class Evidence:
         """The document-scoped rows (by component) of the current page a legacy passage ``i``'s page was copied to
         (its ``superseded_by``), or None when it has none."""
         for r in self.deprecation_rows(i):
-            newer = superseded_by(r["reason"]) if r["marker"] == LEGACY_MARKER else None
+            newer = superseded_by(r.reason) if r.marker == LEGACY_MARKER else None
             if newer:
                 out: dict[str, list[VersionRow]] = defaultdict(list)
                 for v in self.doc_versions.get(doc_id_of(self.passages.chunks.value("source", i), newer), []):
@@ -132,10 +132,10 @@ class Evidence:
                 return out
         return None
 
-    def content_risk_rows(self, i: int) -> list[dict]:
+    def content_risk_rows(self, i: int) -> list[RiskRow]:
         return self.content_risks.get(self.passages.chunk_ids[i], [])
 
-    def deprecation_rows(self, i: int) -> list[dict]:
+    def deprecation_rows(self, i: int) -> list[DeprecationRow]:
         p = self.passages
         return self.chunk_deprecations.get(p.chunk_ids[i], []) + self.doc_deprecations.get(p.chunk_doc[i], [])
 

@@ -42,8 +42,8 @@ import pyarrow.parquet as pq
 from trustindex.query.columns import Columns, RowMap
 from trustindex.query.component_names import ComponentNames
 from trustindex.query.evidence import Evidence, VersionRow
+from trustindex.query.evidence_rows import DeprecationRow, RiskRow, VerificationRow
 from trustindex.query.lexical import LexicalIndex
-from trustindex.query.link_rows import VerificationRow
 from trustindex.query.page_links import PageLinks
 from trustindex.query.passage_text import TEXT_COLUMN, PassageTexts
 from trustindex.query.snapshot_lexical import LexicalIndexes
@@ -242,15 +242,15 @@ class SnapshotData:
         return self.evidence.component_names
 
     @property
-    def doc_deprecations(self) -> dict[str, list[dict]]:
+    def doc_deprecations(self) -> dict[str, list[DeprecationRow]]:
         return self.evidence.doc_deprecations
 
     @property
-    def chunk_deprecations(self) -> dict[str, list[dict]]:
+    def chunk_deprecations(self) -> dict[str, list[DeprecationRow]]:
         return self.evidence.chunk_deprecations
 
     @property
-    def content_risks(self) -> dict[str, list[dict]]:
+    def content_risks(self) -> dict[str, list[RiskRow]]:
         return self.evidence.content_risks
 
     def version_rows(self, i: int) -> dict[str, list[VersionRow]]:
@@ -259,10 +259,10 @@ class SnapshotData:
     def superseding_rows(self, i: int) -> dict[str, list[VersionRow]] | None:
         return self.evidence.superseding_rows(i)
 
-    def content_risk_rows(self, i: int) -> list[dict]:
+    def content_risk_rows(self, i: int) -> list[RiskRow]:
         return self.evidence.content_risk_rows(i)
 
-    def deprecation_rows(self, i: int) -> list[dict]:
+    def deprecation_rows(self, i: int) -> list[DeprecationRow]:
         return self.evidence.deprecation_rows(i)
 
     def version_folder(self, i: int) -> str | None:

@@ -93,7 +93,7 @@ class PassageMap:
                     for v in d.verifications.get(doc_id, [])
                 ],
                 "deprecations": [
-                    {"scope": x["scope"], "reason": x["reason"], "marker": x["marker"]} for x in d.deprecation_rows(i)
+                    {"scope": x.scope, "reason": x.reason, "marker": x.marker} for x in d.deprecation_rows(i)
                 ],
                 "version_targets": [
                     {"component": r.component, "constraint": r.constraint, "origin": r.origin}

@@ -2,42 +2,31 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pyarrow as pa
 
+from trustindex.query.evidence_rows import RiskRow
 from trustindex.query.reader import row_positions
 from trustindex.query.trust_factors.base import HitContext, PassagesContext, Prior
+from trustindex.schemas.hit_factors import ContentRiskEvidence
 from trustindex.schemas.policy import Policy
 
 
-def content_risk_factor(findings: list[dict], policy: Policy) -> dict:
+def content_risk_factor(findings: Sequence[dict | RiskRow], policy: Policy) -> dict:
     """Each kind of finding the passage has takes its multiplier once; an excluded kind keeps it out of answers."""
     if not findings:
         return {"multiplier": 1.0, "status": "no_findings", "evidence": {}}
     cr = policy.content_risk
-    kinds = sorted({f["kind"] for f in findings})
+    rows = [RiskRow.of(f) for f in findings]
+    kinds = sorted({f.kind for f in rows})
     mult = 1.0
     for k in kinds:
         mult *= cr.multiplier(k)
-    return {
-        "multiplier": mult,
-        "status": "excluded" if any(k in cr.exclude for k in kinds) else "flagged",
-        "evidence": {
-            "kinds": kinds,
-            "findings": [
-                {
-                    "kind": f["kind"],
-                    "rule": f["rule"],
-                    "reason": f["reason"],
-                    "start_line": f["start_line"],
-                    "end_line": f["end_line"],
-                    "span": [f["start_char"], f["end_char"]],
-                    **({"detail": f["detail"]} if f["detail"] else {}),
-                }
-                for f in findings
-            ],
-        },
-    }
+    evidence = ContentRiskEvidence(kinds, tuple(f.shown() for f in rows))
+    status = "excluded" if any(k in cr.exclude for k in kinds) else "flagged"
+    return {"multiplier": mult, "status": status, "evidence": evidence.to_json()}
 
 
 def explain(hit: HitContext) -> dict:

@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from trustindex.query.evidence_rows import DeprecationRow
 from trustindex.query.trust_factors.base import HitContext, PassagesContext, Prior
 from trustindex.schemas.docs_versions import LEGACY_MARKER, superseded_by
+from trustindex.schemas.hit_factors import DeprecationEvidence
 from trustindex.schemas.policy import Policy
+
+_EVIDENCE_KEYS = frozenset(DeprecationEvidence.__dataclass_fields__) - {"absent"}  # the keys its JSON may show
 
 
 def deprecation_factor(
-    marks: list[dict],
+    marks: Sequence[dict | DeprecationRow],
     policy: Policy,
     docs_targeted: bool = False,
     folder: str | None = None,
@@ -24,30 +30,32 @@ def deprecation_factor(
     ``folder``: the released version folder of a page no docs config labels (SnapshotData.version_folder), a
     milder doubt than legacy, lifted the same way."""
     dp = policy.deprecation
-    legacy = [m for m in marks if m["marker"] == LEGACY_MARKER]
-    other = len(legacy) < len(marks)
-    if not marks and folder is None:
+    rows = [DeprecationRow.of(m) for m in marks]
+    legacy = [m for m in rows if m.marker == LEGACY_MARKER]
+    other = len(legacy) < len(rows)
+    if not rows and folder is None:
         return {"multiplier": 1.0, "status": "not_deprecated", "evidence": {}}
     targeted = docs_targeted or bool(version_targeted)
     older = dp.legacy_docs_multiplier if legacy else (dp.version_folder_multiplier if folder else 1.0)
     mult = (dp.multiplier if other else 1.0) * (older if not targeted else 1.0)
-    evidence: dict = {"markers": [{"scope": m["scope"], "reason": m["reason"], "marker": m["marker"]} for m in marks]}
+    shown: dict = {"markers": tuple(m.shown() for m in rows)}
     lifted_by = {"lifted_by_version_targets": list(version_targeted)} if version_targeted else {}
     if legacy:
-        evidence["superseded_by"] = superseded_by(legacy[0]["reason"])
-        evidence["legacy_lifted_by_docs_target"] = docs_targeted
-        evidence.update({f"legacy_{k}": v for k, v in lifted_by.items()})
+        shown["superseded_by"] = superseded_by(legacy[0].reason)
+        shown["legacy_lifted_by_docs_target"] = docs_targeted
+        shown.update({f"legacy_{k}": v for k, v in lifted_by.items()})
     elif folder:
-        evidence["version_folder"] = folder
-        evidence["version_folder_lifted_by_docs_target"] = docs_targeted
-        evidence.update({f"version_folder_{k}": v for k, v in lifted_by.items()})
+        shown["version_folder"] = folder
+        shown["version_folder_lifted_by_docs_target"] = docs_targeted
+        shown.update({f"version_folder_{k}": v for k, v in lifted_by.items()})
+    evidence = DeprecationEvidence(**shown, absent=_EVIDENCE_KEYS - shown.keys())
     if other:
         status = "deprecated"
     elif legacy:
         status = "legacy_docs_version_targeted" if targeted else "legacy_docs_version"
     else:
         status = "unlabelled_docs_version_targeted" if targeted else "unlabelled_docs_version"
-    return {"multiplier": mult, "status": status, "evidence": evidence}
+    return {"multiplier": mult, "status": status, "evidence": evidence.to_json()}
 
 
 def explain(hit: HitContext) -> dict:
@@ -77,7 +85,7 @@ def _marked(chunks: pa.Table, data, legacy: bool) -> np.ndarray:
     """Per passage: whether it (or its document) has a deprecation row of the legacy docs marker (or another)."""
 
     def keys(rows_by_key: dict) -> set:
-        return {k for k, rows in rows_by_key.items() if any((r["marker"] == LEGACY_MARKER) == legacy for r in rows)}
+        return {k for k, rows in rows_by_key.items() if any((r.marker == LEGACY_MARKER) == legacy for r in rows)}
 
     return _member(chunks.column("chunk_id"), keys(data.chunk_deprecations)) | _member(
         chunks.column("doc_id"), keys(data.doc_deprecations)

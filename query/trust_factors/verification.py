@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from trustindex.query.link_rows import VerificationRow
+from trustindex.query.evidence_rows import VerificationRow
 from trustindex.query.trust_factors.base import HitContext, PassagesContext, Prior, iso
 from trustindex.schemas.hit_factors import BestLink, VerificationEvidence, VerificationLink
 from trustindex.schemas.policy import TIERS, Policy
