@@ -61,20 +61,23 @@ class DeprecationRow(_Row):
 
 
 @dataclass(frozen=True, slots=True)
-class RiskRow(_Row):
-    """One content-risk finding: a row of the content_risk table (``CONTENT_RISK``)."""
+class RiskRow:
+    """One content-risk finding: a row of the content_risk table (``CONTENT_RISK``), kept as the hit shows it."""
 
-    doc_id: str
-    chunk_id: str
-    kind: str
-    rule: str
-    reason: str
-    start_line: int
-    end_line: int
-    start_char: int
-    end_char: int
-    detail: str | None
+    chunk_id: str  # "" in a finding handed as a dict without one (a test's)
+    finding: RiskFinding
 
-    def shown(self) -> RiskFinding:
-        span = [self.start_char, self.end_char]
-        return RiskFinding(self.kind, self.rule, self.reason, self.start_line, self.end_line, span, self.detail or None)
+    @property
+    def kind(self) -> str:
+        return self.finding.kind
+
+    @classmethod
+    def of(cls, row: dict[str, Any] | RiskRow) -> RiskRow:
+        if isinstance(row, RiskRow):
+            return row
+        lines = {name: row[name] for name in _FINDING_COLUMNS}
+        span = [row["start_char"], row["end_char"]]
+        return cls(row.get("chunk_id", ""), RiskFinding(**lines, span=span, detail=row["detail"] or None))
+
+
+_FINDING_COLUMNS = ("kind", "rule", "reason", "start_line", "end_line")  # as stored and as shown

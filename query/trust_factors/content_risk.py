@@ -24,7 +24,7 @@ def content_risk_factor(findings: Sequence[dict | RiskRow], policy: Policy) -> d
     mult = 1.0
     for k in kinds:
         mult *= cr.multiplier(k)
-    evidence = ContentRiskEvidence(kinds, tuple(f.shown() for f in rows))
+    evidence = ContentRiskEvidence(kinds, tuple(f.finding for f in rows))
     status = "excluded" if any(k in cr.exclude for k in kinds) else "flagged"
     return {"multiplier": mult, "status": status, "evidence": evidence.to_json()}
 
