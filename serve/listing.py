@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from trustindex.query.reader import SnapshotData
 from trustindex.schemas.errors import SnapshotError
@@ -105,6 +107,28 @@ class PassageMap:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class SourceListed:
+    """What the listing shows of a source's row (the sources table's, else the manifest's entry): absent keys are
+    None, an empty error too."""
+
+    repo: str | None
+    ref: str | None
+    commit: str | None
+    commit_date: str | None
+    publisher: str | None
+    tier: str | None
+    status: str | None
+    error: str | None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "error", self.error or None)
+
+    @classmethod
+    def of(cls, row: dict[str, Any]) -> SourceListed:
+        return cls(**{name: row.get(name) for name in cls.__dataclass_fields__})
+
+
 def list_sources(data: SnapshotData) -> dict:
     """Sources with their commits (sources table, else the manifest) and the publishers/tiers seen in them."""
     m = data.manifest
@@ -119,19 +143,11 @@ def list_sources(data: SnapshotData) -> dict:
             names[a["publisher"]] = (a["publisher_name"], a["tier"])
     rows = data.sources or {n: {**s, "source": n} for s in m.sources if (n := s.get("source") or s.get("name"))}
     out = []
-    for name in sorted(rows):
-        r = rows[name]
+    for name, r in sorted(rows.items()):
         out.append(
             {
                 "source": name,
-                "repo": r.get("repo"),
-                "ref": r.get("ref"),
-                "commit": r.get("commit"),
-                "commit_date": r.get("commit_date"),
-                "publisher": r.get("publisher"),
-                "tier": r.get("tier"),
-                "status": r.get("status"),
-                "error": r.get("error") or None,
+                **asdict(SourceListed.of(r)),
                 "documents": docs.get(name, 0),
                 "chunks": chunks.get(name, 0),
                 "publishers": [
