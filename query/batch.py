@@ -14,12 +14,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from trustindex.schemas.access import SourceScope
 from trustindex.schemas.errors import QueryError, TrustIndexError
 
 REQUEST_KEYS = frozenset({"query", "k", "targets", "strict", "also"})
+LEFT_OUT: Any = object()  # a request without "k" (its own ``null`` is checked as a value)
 MAX_TARGET_CHARS = 200  # "component=range": a real one is ~20 characters
 
 
@@ -45,7 +46,19 @@ def _one_line(e: BaseException) -> str:
     return msg if isinstance(e, TrustIndexError) else f"internal error: {type(e).__name__}: {msg}"
 
 
-def _request(raw) -> dict:
+@dataclass(frozen=True)
+class BatchRequest:
+    """One request of a batch, its types checked (``_request``); a key the request left out is None (``k``:
+    ``LEFT_OUT``, apart from a null one, which is an error)."""
+
+    query: Any
+    k: Any = LEFT_OUT  # checked by the server's limits, or as an integer
+    targets: list[str] | dict[str, str] | None = None
+    strict: bool | None = None
+    also: list[str] | None = None
+
+
+def _request(raw) -> BatchRequest:
     if isinstance(raw, str):
         try:
             raw = json.loads(raw)
@@ -58,7 +71,8 @@ def _request(raw) -> dict:
         raise QueryError(f"unknown key(s) {', '.join(unknown)} (expected {', '.join(sorted(REQUEST_KEYS))})")
     if "strict" in raw and not isinstance(raw["strict"], bool):
         raise QueryError(f"strict must be true or false, got {raw['strict']!r}")
-    also, targets = raw.get("also"), raw.get("targets")
+    req = BatchRequest(**raw)
+    also, targets = req.also, req.targets
     if also is not None and not (isinstance(also, list) and all(isinstance(a, str) for a in also)):
         raise QueryError(f"also must be a list of texts, got {_short(also)}")
     if targets is not None and not (
@@ -72,7 +86,7 @@ def _request(raw) -> dict:
             f'targets must be a list of "COMPONENT=VERSION" texts (at most {MAX_TARGET_CHARS} characters each) '
             f"or an object of them, got {_short(targets)}"
         )
-    return raw
+    return req
 
 
 def _short(value: object) -> str:
@@ -93,18 +107,18 @@ def answer_one(
     ``scope``: the sources the caller may read (query/scope.py; None: all)."""
     try:
         req = _request(raw)
-        k = req.get("k", defaults.k)
+        k = defaults.k if req.k is LEFT_OUT else req.k
         if limits is not None:
             limits.check_k(k)
-            limits.check_lists(req.get("also"), req.get("targets"))
+            limits.check_lists(req.also, req.targets)
         elif isinstance(k, bool) or not isinstance(k, int):
             raise QueryError(f"k must be an integer, got {k!r}")
         r = index.search(
-            req["query"],
+            req.query,
             k=k,
-            targets=req.get("targets") or defaults.targets,
-            strict=req.get("strict", defaults.strict),
-            also=req.get("also"),
+            targets=req.targets or defaults.targets,
+            strict=defaults.strict if req.strict is None else req.strict,
+            also=req.also,
             scope=scope,
         )
         return r, False
