@@ -178,7 +178,18 @@ def _load_st_openvino(side: str, weights: Path, exports: Path, calibration: Path
         "openvino/openvino_model_qint8_quantized.xml" if side == "st-openvino-int8" else "openvino/openvino_model.xml"
     )
     model = SentenceTransformer(str(directory), backend="openvino", device="cpu", model_kwargs={"file_name": name})
-    return model, {"file": name, "calibration": str(calibration) if side == "st-openvino-int8" else None}
+    # the calibration file as the repository names it (an absolute path would name this machine's checkout)
+    shown = _repository_path(calibration) if side == "st-openvino-int8" and calibration is not None else None
+    return model, {"file": name, "calibration": shown}
+
+
+def _repository_path(path: Path) -> str:
+    """``path`` relative to the repository when it lies inside it, else its name."""
+    root = Path(__file__).resolve().parents[1]
+    try:
+        return Path(path).resolve().relative_to(root).as_posix()
+    except ValueError:
+        return Path(path).name
 
 
 def _static_openvino_int8(model, directory: Path, calibration: Path | None) -> None:

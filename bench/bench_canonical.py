@@ -1,7 +1,7 @@
 """Canonical pages on the real midnight-docs repository (issue 43 item 2): what the site serves, the URLs hits cite,
 the install question through MCP, and a copy of a guide in another source.
 
-    python bench/bench_canonical.py --make-kit DIR          # the second repository (an edited copy of a guide)
+    python bench/bench_canonical.py --make-kit DIR --mirrors MIRRORS  # the second repository (an edited guide)
     python bench/bench_canonical.py --data DIR [--no-save]  # the checks, on a refresh of both
 
 ``--data``: the data directory of a refresh of two sources: the real midnight-docs repository, complete (its
@@ -34,11 +34,11 @@ from bench.common import ROOT, figure, print_figures, save, setup_env  # noqa: E
 
 INSTALL = "How do I install the Compact compiler?"
 COPY_QUERIES = [INSTALL, "compact-installer.sh install the pre-built binaries and update the shell PATH"]
-REAL = Path("/work/repos/midnightntwrk+midnight-docs/repo")
+MIRROR = "midnightntwrk+midnight-docs/repo"  # under --mirrors / TRUSTINDEX_REAL_MIRRORS (repair_mirrors.sh's output)
 GUIDE = "docs/getting-started/installation.mdx"
 
 
-def make_kit(dest: Path, real: Path = REAL) -> Path:
+def make_kit(dest: Path, real: Path) -> Path:
     """A community repository whose setup page copies the docs' "Install Compact" section with two small edits."""
     import git
 
@@ -239,10 +239,18 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path)
     ap.add_argument("--make-kit", type=Path, help="write the starter-kit repository here and stop")
+    ap.add_argument(
+        "--mirrors",
+        type=Path,
+        default=os.environ.get("TRUSTINDEX_REAL_MIRRORS"),
+        help=f"--make-kit: the folder holding {MIRROR}, complete (default: $TRUSTINDEX_REAL_MIRRORS)",
+    )
     ap.add_argument("--no-save", action="store_true")
     a = ap.parse_args()
     if a.make_kit:
-        print(make_kit(a.make_kit))
+        if a.mirrors is None:
+            raise SystemExit("--make-kit needs --mirrors DIR (or TRUSTINDEX_REAL_MIRRORS): repair_mirrors.sh's output")
+        print(make_kit(a.make_kit, a.mirrors / MIRROR))
         return 0
     setup_env()
     r = run(a.data)

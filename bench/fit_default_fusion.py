@@ -52,11 +52,9 @@ def page_term_names(policy, links: bool) -> tuple[str, ...]:
 
 
 def has_links(index) -> bool:
-    """Whether this snapshot's hits show the site's links' terms (read from a hit, as a client would)."""
-    from trustindex.query.score import LINK_TERMS
-
-    hits = index.search("install", k=1)["hits"]
-    return bool(hits) and all(t in hits[0]["ranking_terms"].get("page", {}) for t in LINK_TERMS)
+    """Whether this snapshot has the site's links indexed: its hits then show the anchor and authority terms
+    (query/score.py reads the same part)."""
+    return index.data.page_links is not None
 
 
 def hand_weights(policy, page_terms) -> F.Weights:
@@ -77,7 +75,7 @@ def features(index, queries, k: int, page_terms, source: str) -> list[F.QueryHit
         hits = index.search(q.query, k=k)["hits"]
         passage = np.full((len(hits), len(F.PASSAGE_TERMS)), np.nan)
         page = np.zeros((len(hits), len(page_terms)))
-        trust, unpub, files = np.zeros(len(hits)), np.ones(len(hits)), []
+        trust, floor, files = np.zeros(len(hits)), np.ones(len(hits)), []
         for j, h in enumerate(hits):
             terms = h["ranking_terms"]
             for i, t in enumerate(F.PASSAGE_TERMS):
@@ -87,11 +85,11 @@ def features(index, queries, k: int, page_terms, source: str) -> list[F.QueryHit
             for i, t in enumerate(page_terms):
                 page[j, i] = pg.get(t, {}).get("value", 0.0)
             route = terms.get("route", {})  # an unrouted page's cap below the served ones, held as it was shown
-            unpub[j] = route.get("served_floor") or 1.0 if route.get("status") == "unrouted" else 1.0
+            floor[j] = route.get("served_floor") or 1.0 if route.get("status") == "unrouted" else 1.0
             trust[j] = h["trust_score"]
             names = [_file(h["provenance"], source), *(_file(c, source) for c in h["also_in"])]
             files.append(tuple(dict.fromkeys(names)))
-        out.append(F.QueryHits(q.id, passage, page, trust, unpub, tuple(files), dict(q.relevant)))
+        out.append(F.QueryHits(q.id, passage, page, trust, floor, tuple(files), dict(q.relevant)))
     return out
 
 
