@@ -34,16 +34,17 @@ demo: install
 
 # Two pytest-xdist workers, a test file each at a time (module fixtures stay in one process): most of the slow tests
 # wait on servers and subprocesses, and CI's limit is 20 minutes (one worker took 705 s here, two 489 s).
+# Prefect's state and the run's encoder export live in temporary folders that tests/conftest.py makes and removes.
 TEST_WORKERS ?= 2
 test: install lint typecheck
-	PREFECT_HOME=$$(mktemp -d) $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 # The fast tier: every test of no slow kind (the markers in pyproject.toml: the real corpus, a browser, a Dask
 # cluster, the real compiler, serving load, a real Prefect server or a fresh venv). One room: add ROOM=query (any
 # folder of tests/), e.g. `make test-fast ROOM=serve`; `make test` always runs everything.
 FAST := not (real_corpus or browser or cluster or compiler or serving_load or slow)
 test-fast: install
-	PREFECT_HOME=$$(mktemp -d) $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "$(FAST)" tests/$(ROOM)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "$(FAST)" tests/$(ROOM)
 
 lint: install
 	$(BIN)/ruff check .

@@ -8,12 +8,14 @@ its snapshot is built by a real ``trustindex refresh``, and where its judged que
   the search tool's ``fetch`` and ``../shared/tools/repair_mirrors.sh``); the questions of ``bench/eval/react/``,
   judged before any system ranked them (issue 43 item 5; README there).  Nothing of it is committed here.
 
-Each snapshot is built once under the bench work folder and reused by later runs.
+Each snapshot is built once under the bench work folder and reused by later runs built with the same extractor
+and index format (``built_with``); one built by other versions is refreshed first.
 """
 
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import shutil
 import subprocess
@@ -26,6 +28,7 @@ from pathlib import Path
 from bench.common import CORPUS, ROOT, WORK, bench_env
 
 EVAL_DIR = ROOT / "bench" / "eval"
+BUILT_WITH = ".built-with.json"  # beside a work folder's data: the versions its snapshot was built with
 # Complete bare repositories, one per <owner>+<name>/repo (bench_real_repos.py's --mirrors layout).
 MIRRORS = Path(os.environ.get("TRUSTINDEX_REAL_MIRRORS", ROOT.parent / "repos"))
 
@@ -96,8 +99,13 @@ def build_snapshot(corpus: Corpus) -> Path:
     with open(corpus.work / ".build.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         data = corpus.work / "data"
-        if (data / "CURRENT").is_file():
+        stamp = corpus.work / BUILT_WITH
+        if (data / "CURRENT").is_file() and stamp.is_file() and stamp.read_text() == built_with():
             return data
+        # none yet, or built by code that extracted or stored differently (a work folder outlives checkouts: CI
+        # clones to the same path, so an old run's snapshot would otherwise be read by new code): the refresh
+        # below re-extracts what changed, reuses the cached embeddings and publishes a new snapshot
+        stamp.unlink(missing_ok=True)
         url, ref = corpus.repository(corpus.work)
         (corpus.work / "sources.toml").write_text(corpus.sources_toml(url, ref))
         (corpus.work / "identities.toml").write_text(corpus.identities_toml())
@@ -112,7 +120,20 @@ def build_snapshot(corpus: Corpus) -> Path:
             env=env,
             check=True,
         )
+        stamp.write_text(built_with())
         return data
+
+
+def built_with() -> str:
+    """What a reused snapshot must have been built with: the versions that change what extraction and the build
+    write (each is bumped with such a change)."""
+    from trustindex.ingest.keys import EXTRACTOR_VERSION
+    from trustindex.schemas.snapshot import INDEX_FORMAT
+    from trustindex.schemas.tables import SCHEMA_VERSION
+    from trustindex.warehouse.copies import COPY_DETECTION
+
+    versions = {"extractor": EXTRACTOR_VERSION, "index_format": INDEX_FORMAT, "schema": SCHEMA_VERSION}
+    return json.dumps({**versions, "copies": COPY_DETECTION}, sort_keys=True)
 
 
 def folder_as_commit(folder: Path) -> Callable[[Path], tuple[str, str]]:

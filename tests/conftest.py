@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -23,15 +24,34 @@ from trustindex.cli.common import prefect_env  # noqa: E402  (after the path set
 # workers of one run share one encoder cache (exports are renamed into place, so concurrent builders are safe).
 _WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
 _RUN = os.environ.get("PYTEST_XDIST_TESTRUNUID", "")
+# What this run made in the temp directory and removes when it ends (CI's disk is shared: a run that leaves its
+# ~60 MB encoder export and Prefect databases behind fills it within a few hundred runs). The controller (or a run
+# without workers) makes them; the workers it spawns inherit its environment and so use the same ones.
+_MADE: list[Path] = []
+
+
+def _temp_dir(prefix: str) -> str:
+    made = Path(tempfile.mkdtemp(prefix=prefix))
+    _MADE.append(made)
+    return str(made)
+
+
 # The command line's environment, with Prefect's state in a fresh directory (unless one is given).
 if os.environ.get("PREFECT_HOME") and _WORKER:
     os.environ["PREFECT_HOME"] = str(Path(os.environ["PREFECT_HOME"]) / _WORKER)
     Path(os.environ["PREFECT_HOME"]).mkdir(parents=True, exist_ok=True)
-prefect_env(Path(os.environ.get("PREFECT_HOME") or tempfile.mkdtemp(prefix="prefect-home-")))
+prefect_env(Path(os.environ.get("PREFECT_HOME") or _temp_dir("prefect-home-")))
 # one ONNX export for the whole run (it takes tens of seconds), shared by every data directory
-if _RUN:
+if _RUN and _WORKER:  # a worker whose controller did not hand it a cache (run outside this conftest's controller)
     os.environ.setdefault(ENCODER_CACHE_ENV, str(Path(tempfile.gettempdir()) / f"trustindex-encoders-{_RUN}"))
-os.environ.setdefault(ENCODER_CACHE_ENV, tempfile.mkdtemp(prefix="trustindex-encoders-"))
+if not os.environ.get(ENCODER_CACHE_ENV):
+    os.environ[ENCODER_CACHE_ENV] = _temp_dir("trustindex-encoders-")
+
+
+def pytest_unconfigure(config):
+    """Remove what this process made (a worker makes nothing its controller shares: it inherited those)."""
+    for made in _MADE:
+        shutil.rmtree(made, ignore_errors=True)
 
 
 # The slow kinds (registered in pyproject.toml; `make test-fast` runs everything else). A test of a kind whose
