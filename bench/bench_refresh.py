@@ -44,7 +44,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.common import CORPUS, ENCODER_CACHE, WORK, figure, print_figures, save, setup_env  # noqa: E402
+from bench.common import CORPUS, ENCODER_CACHE, WORK, figure, in_work, print_figures, save, setup_env  # noqa: E402
 from trustindex.schemas.embedding_model import ENCODER_CACHE_ENV, Backend  # noqa: E402
 
 GOAL_NOCHANGE, GOAL_ONE_PERCENT, GOAL_BUILD_VS_ENCODE = 0.03, 0.05, 2.2
@@ -348,7 +348,7 @@ def run_full(
         shutil.rmtree(root / "data", ignore_errors=True)
     return {
         "figures": figures,
-        "data": str(data),
+        "data": in_work(data),
         "files": len(paths),
         "chunks": build["chunks"],
         "distinct_texts": len(texts),

@@ -53,7 +53,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench import eval_set  # noqa: E402
 from bench.bench_quality import ndcg_at_10, rank_files, recall_at_10, reciprocal_rank  # noqa: E402
-from bench.common import CORPUS, RESULTS, ROOT, figure, machine, print_figures, save, setup_env  # noqa: E402
+from bench.common import CORPUS, RESULTS, ROOT, figure, in_work, machine, print_figures, save, setup_env  # noqa: E402
 from bench.retrieval_corpora import CORPORA, MIDNIGHT, Corpus, build_snapshot, folder_as_commit  # noqa: E402
 from trustindex.schemas.page_routes import UNROUTED  # noqa: E402
 
@@ -600,7 +600,7 @@ def second_corpus_section(corpus: Corpus, summary: dict, midnight: dict | None, 
         "(`page_url`)."
     )
     lines = [
-        f"## Retrieval quality on a second corpus: {corpus.title} (issue 43)",
+        f"## Retrieval quality on another corpus: {corpus.title} (issue 43)",
         "",
         *textwrap.wrap(intro, 116, break_on_hyphens=False),
         "",
@@ -663,7 +663,7 @@ def run(data: Path, splits: list[str], policy: str | None, corpus: Corpus = MIDN
         "policy_id": index.policy.policy_id,
         "passages": index.data.n,
         "wall_s": wall,
-        "per_query_file": str(per_query),
+        "per_query_file": in_work(per_query),
         "section": section_of(summary) if midnight else second_corpus_section(corpus, summary, _midnight_test(), index),
         "method": method_of(corpus, index.data.n),
     }

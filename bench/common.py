@@ -28,13 +28,25 @@ RESULTS = ROOT / "bench" / "results.json"
 DOCS = ROOT / "docs" / "benchmarks.md"
 CORPUS = Path(os.environ.get("TRUSTINDEX_BENCH_CORPUS", ROOT.parent / "shared" / "corpus" / "midnight-docs"))
 # Per checkout: two checkouts (worktrees) on one machine build with their own code, so each has its own work folder
-# (the real-docs snapshot under it is reused as long as it exists, whichever code built it).
+# (a snapshot under it is reused while it was built with the same extractor and index versions:
+# bench/retrieval_corpora.py built_with).
 WORK = Path(
     os.environ.get(
         "TRUSTINDEX_BENCH_WORK",
         f"/tmp/trustindex-bench/{ROOT.name}-{hashlib.sha256(str(ROOT).encode()).hexdigest()[:8]}",
     )
 )
+
+
+def in_work(path: Path) -> str:
+    """A path under the bench work folder as results.json records it: relative to ``$TRUSTINDEX_BENCH_WORK`` (a
+    machine's own folders never go into a tracked file)."""
+    try:
+        return "$TRUSTINDEX_BENCH_WORK/" + Path(path).resolve().relative_to(WORK.resolve()).as_posix()
+    except ValueError:
+        return Path(path).name
+
+
 # One encoder export shared by every bench script (and bench_embedding.py's default cache).
 ENCODER_CACHE = encoder_cache_dir(WORK)
 # How the figures name the two embedding paths.
@@ -209,6 +221,7 @@ ORDER = [
     "quality",
     "retrieval",
     "retrieval_react",
+    "retrieval_flask",
     "lexical",
     "query",
     "serve",

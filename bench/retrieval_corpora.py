@@ -15,11 +15,13 @@ and index format (``built_with``); one built by other versions is refreshed firs
 from __future__ import annotations
 
 import fcntl
+import io
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tarfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -136,7 +138,7 @@ def built_with() -> str:
     return json.dumps({**versions, "copies": COPY_DETECTION}, sort_keys=True)
 
 
-def folder_as_commit(folder: Path) -> Callable[[Path], tuple[str, str]]:
+def folder_as_commit(folder: Path, author: str = "Midnight docs corpus") -> Callable[[Path], tuple[str, str]]:
     """A folder of pages committed once into ``work/repo`` (fixed author and date: every build commits alike)."""
 
     def repository(work: Path) -> tuple[str, str]:
@@ -148,11 +150,11 @@ def folder_as_commit(folder: Path) -> Callable[[Path], tuple[str, str]]:
         shutil.copytree(folder, repo_dir, ignore=shutil.ignore_patterns(".git"))
         repo = git.Repo.init(repo_dir, initial_branch="main")
         repo.git.add(A=True)
-        actor = git.Actor("Midnight docs corpus", "docs@midnight.example")
+        midnight = author == "Midnight docs corpus"  # its commit stays the one every Midnight snapshot was built from
+        actor = git.Actor(author, "docs@midnight.example" if midnight else "docs@corpus.example")
         when = datetime(2026, 1, 1, tzinfo=UTC)
-        repo.index.commit(
-            "real midnight-docs corpus", author=actor, committer=actor, author_date=when, commit_date=when
-        )
+        message = "real midnight-docs corpus" if midnight else f"{author}: the pinned pages"
+        repo.index.commit(message, author=actor, committer=actor, author_date=when, commit_date=when)
         return "repo", "main"
 
     return repository
@@ -203,4 +205,59 @@ REACT = Corpus(
     extra_include="",
     site_url=REACT_SITE,
 )
-CORPORA = {c.name: c for c in (MIDNIGHT, REACT)}
+# A third corpus in another page format (Sphinx, reStructuredText): Flask's documentation, every docs/**/*.rst of
+# pallets/flask at a pinned commit, read from a bare copy at $TRUSTINDEX_REAL_MIRRORS/pallets+flask/repo (the search
+# tool's snapshot lacks an old large blob, so its history is not whole: the pages are archived from the pinned tree
+# and committed once, like the Midnight folder); the questions of bench/eval/flask/ (judged before any ranking).
+FLASK_REPO = MIRRORS / "pallets+flask" / "repo"
+FLASK_COMMIT = "2ac89889f4cc330eabd50f295dcef02828522c69"
+FLASK_TREE = "44eba24f6f4e42a94760fe4c6968e71c209f504c"
+FLASK_INCLUDE = "docs/**/*.rst"
+
+
+def flask_missing() -> str | None:
+    """Why the Flask docs cannot be read here, else None."""
+    if not (FLASK_REPO / "HEAD").is_file():
+        return f"the Flask repository is not at {FLASK_REPO} (set TRUSTINDEX_REAL_MIRRORS)"
+    probe = subprocess.run(
+        ["git", "--git-dir", str(FLASK_REPO), "rev-parse", "--verify", "-q", f"{FLASK_COMMIT}^{{tree}}"],
+        capture_output=True,
+        text=True,
+    )
+    if probe.stdout.strip() != FLASK_TREE:
+        return f"{FLASK_REPO} lacks the pinned commit {FLASK_COMMIT} (bench/eval/flask/README.md)"
+    return None
+
+
+def _flask_repository(work: Path) -> tuple[str, str]:
+    """The pinned commit's docs/ folder, archived (blobs read, nothing checked out) and committed once."""
+    pages = work / "pages"
+    if pages.exists():
+        shutil.rmtree(pages)
+    pages.mkdir(parents=True)
+    archive = subprocess.run(
+        ["git", "--git-dir", str(FLASK_REPO), "archive", "--format=tar", FLASK_COMMIT, "docs"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(pages, filter="data")
+    return folder_as_commit(pages, author="Flask docs corpus")(work)
+
+
+FLASK = Corpus(
+    name="flask",
+    title="Flask",
+    about=f"Flask's documentation (Sphinx, reStructuredText), {FLASK_INCLUDE} of pallets/flask at {FLASK_COMMIT[:12]} "
+    "(committed once), the questions of bench/eval/flask/ (judged before any ranking).",
+    source="flask",
+    publisher="pallets",
+    publisher_name="Pallets (Flask)",
+    eval_dir=EVAL_DIR / "flask",
+    work=WORK / "retrieval-flask",
+    missing=flask_missing,
+    repository=_flask_repository,
+    include=FLASK_INCLUDE,
+    extra_include="",
+)
+CORPORA = {c.name: c for c in (MIDNIGHT, REACT, FLASK)}

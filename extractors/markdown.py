@@ -91,7 +91,7 @@ def extract_markdown(data: bytes, ctx: FileContext) -> Extraction:
     lines = [ln[:-1] if ln.endswith("\r") else ln for ln in text.split("\n")]
     fm, body_start, warnings = split_front_matter(text)
     ex = Extraction(kind="markdown", front_matter=fm, warnings=list(warnings))
-    _Chunker(lines, body_start - 1, fm, ctx, ex).run()
+    HeadingChunker(lines, body_start - 1, fm, ctx, ex).run()
     try:  # chunk-scoped markers need the chunks; document-scoped ones the front matter
         ex.deprecations = markdown_deprecations(fm, text, ex.chunks)
     except Exception as exc:  # evidence must never cost the file its chunks
@@ -100,7 +100,7 @@ def extract_markdown(data: bytes, ctx: FileContext) -> Extraction:
     return ex
 
 
-class _Chunker(ChunkSizer):
+class HeadingChunker(ChunkSizer):
     """The structural pass: tree-sitter blocks, MDX ESM, admonitions, heading segments."""
 
     def __init__(self, lines, body_row, fm, ctx: FileContext, ex: Extraction):

@@ -62,7 +62,7 @@ class _Piece:
 
 class ChunkSizer:
     """Line state, token counting and the packing of units into chunks; the
-    structural pass (:class:`extractors.markdown._Chunker`) subclasses it."""
+    structural pass (:class:`extractors.markdown.HeadingChunker`) subclasses it."""
 
     def __init__(self, lines, body_row, ctx: FileContext, ex: Extraction):
         self.lines, self.body_row, self.ctx, self.ex = lines, body_row, ctx, ex

@@ -31,6 +31,8 @@ def kind_of(path: str) -> str:
         "mts": "typescript",
         "cts": "typescript",
         "rs": "rust",
+        "rst": "restructuredtext",
+        "rest": "restructuredtext",
     }.get(ext, "text")
 
 
@@ -51,6 +53,10 @@ def extractor_for(kind: str) -> Callable[[bytes, FileContext], Extraction]:
         from trustindex.extractors.code_rust import extract_rust
 
         return extract_rust
+    if kind == "restructuredtext":
+        from trustindex.extractors.restructuredtext import extract_restructuredtext
+
+        return extract_restructuredtext
     from trustindex.extractors.code_text import extract_text
 
     return extract_text

@@ -17,7 +17,7 @@ LFS_HEADER = b"version https://git-lfs.github.com/spec/"
 # (extractors.markdown.decode_markdown, extractors.code_common.decode_lines): a
 # NUL in a file that claims to be Markdown or code is a broken document, so it
 # is reported as failed (stage extract) rather than quietly skipped as binary.
-STRICT_TEXT_KINDS = ("markdown", "compact", "typescript", "rust")
+STRICT_TEXT_KINDS = ("markdown", "restructuredtext", "compact", "typescript", "rust")
 
 
 def skip_rule_for_entry(entry: TreeEntry, source: Source, max_bytes: int) -> str | None:

@@ -18,8 +18,9 @@ from trustindex.schemas.policy import Policy
 # 9: TypeDoc pages' package and version, a compatibility table's family glob;
 # 10: a page's route status, the partials it renders, its creation date, blog posts' site URLs;
 # 11: links, each page's links and the site's navigation, resolved to pages;
-# 12: a heading's MDX comment id `{/*id*/}` is no part of its text)
-EXTRACTOR_VERSION = "12"
+# 12: a heading's MDX comment id `{/*id*/}` is no part of its text;
+# 13: reStructuredText pages chunked by their sections, with Sphinx's deprecated directive, not as line windows)
+EXTRACTOR_VERSION = "13"
 
 
 def source_key(source: Source, commit: str, ids: Identities, ledger: list[LedgerEntry], policy: Policy) -> str:

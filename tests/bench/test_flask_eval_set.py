@@ -1,0 +1,46 @@
+"""The third judged corpus: Flask's docs questions (bench/eval/flask/) are well-formed, unique, apart from the other
+sets, and every judged path is a reStructuredText page of the pinned commit (bench/eval/flask/README.md)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bench import eval_set
+from bench.retrieval_corpora import FLASK, FLASK_COMMIT, FLASK_REPO, REACT, flask_missing
+from tests.kits.judged_sets import assert_graded, assert_unique
+
+WHY_NO_FLASK = flask_missing()
+KINDS = ("how-to", "troubleshooting", "api-lookup", "concept")
+
+
+@pytest.fixture(scope="module")
+def queries():
+    return eval_set.load(FLASK.eval_dir)
+
+
+def test_every_line_is_one_json_object_with_the_known_keys():
+    files = sorted(FLASK.eval_dir.glob("*.jsonl"))
+    assert [f.name for f in files] == ["judged_flask.jsonl", "off_topic_flask.jsonl"]
+    for f in files:
+        for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1):
+            obj = json.loads(line)
+            assert set(obj) == {"id", "query", "kind", "relevant"} and obj["id"].startswith("flask-"), f"{f.name}:{n}"
+
+
+def test_unique_graded_and_apart_from_the_other_sets(queries):
+    assert_unique(queries)
+    assert_graded(queries, KINDS, lambda p: p.startswith("docs/") and p.endswith(".rst") and ".." not in p)
+    others = {q.id for q in eval_set.load()} | {q.id for q in eval_set.load(REACT.eval_dir)}
+    assert not {q.id for q in queries} & others
+    assert {q.split for q in queries} == set(eval_set.SPLITS)
+
+
+@pytest.mark.skipif(WHY_NO_FLASK is not None, reason=WHY_NO_FLASK or "")
+def test_every_judged_path_is_a_page_of_the_pinned_commit(queries):
+    import git
+
+    pages = set(git.Repo(FLASK_REPO).git.ls_tree("-r", "--name-only", FLASK_COMMIT, "docs").splitlines())
+    assert len([p for p in pages if p.endswith(".rst")]) == 76
+    assert sorted({p for q in queries for p in q.relevant} - pages) == []
