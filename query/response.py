@@ -33,22 +33,22 @@ SCORE_CONTRACT_VERSION = "5"
 
 
 def provenance(d, i: int) -> Provenance:
-    doc = d.docs[d.chunk_doc[i]]
+    doc = d.pages.document(d.chunk_doc[i])
     v = d.chunks.value
     start, end = v("start_line", i), v("end_line", i)
     headings = list(v("heading_path", i) or [])
-    url = cite_lines(doc["url"], start, end) if doc["url"] else None
-    site_page = doc.get("page_url")
+    url = cite_lines(doc.url, start, end) if doc.url else None
+    site_page = doc.page_url
     original = int(d.copy_of()[i])
     copy_of = None
     if original >= 0:
-        od = d.docs[d.chunk_doc[original]]
-        copy_of = f"{od['source']}/{od['path']}"
+        od = d.pages.document(d.chunk_doc[original])
+        copy_of = f"{od.source}/{od.path}"
     return Provenance(
-        source=doc["source"],
-        repo=doc["repo"],
-        commit=doc["commit"],
-        path=doc["path"],
+        source=doc.source,
+        repo=doc.repo,
+        commit=doc.commit,
+        path=doc.path,
         start_line=start,
         end_line=end,
         heading_path=headings,
@@ -56,8 +56,8 @@ def provenance(d, i: int) -> Provenance:
         url=url,
         # the page a person opens: the published site's page and section when the source has a site_url,
         # else the hosting URL; for a partial, the page that imports it (part_of)
-        page_url=passage_page_url(site_page, headings, not doc.get("part_of")) if site_page else url,
-        part_of=doc.get("part_of") or None,
+        page_url=passage_page_url(site_page, headings, not doc.part_of) if site_page else url,
+        part_of=doc.part_of or None,
         copy_of=copy_of,
     )
 

@@ -4,28 +4,30 @@ from __future__ import annotations
 
 import numpy as np
 
+from trustindex.query.snapshot_pages import AttributionRow
 from trustindex.query.trust_factors.base import HitContext, PassagesContext, Prior
 from trustindex.schemas.policy import Policy
 
 
-def attribution_factor(attr: dict | None, policy: Policy) -> dict:
-    if attr is None:
+def attribution_factor(row: AttributionRow | dict | None, policy: Policy) -> dict:
+    if row is None:
         return {
             "multiplier": policy.attribution.tiers.unknown,
             "status": "unknown_publisher",
             "evidence": {"publisher": None, "tier": "unknown"},
         }
-    tier = attr["tier"]
+    attr = AttributionRow.of(row)
+    tier = attr.tier
     return {
         "multiplier": policy.attribution.tiers.of(tier),
         "status": "attributed" if tier != "unknown" else "unknown_publisher",
         "evidence": {
-            "publisher": attr["publisher"],
-            "publisher_name": attr["publisher_name"],
+            "publisher": attr.publisher,
+            "publisher_name": attr.publisher_name,
             "tier": tier,
-            "origin": attr["origin"],
-            "last_author": attr["author_name"] or None,
-            "last_author_publisher": attr["author_publisher"] or None,
+            "origin": attr.origin,
+            "last_author": attr.author_name or None,
+            "last_author_publisher": attr.author_publisher or None,
         },
     }
 

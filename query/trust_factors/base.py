@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from trustindex.query.reader import row_positions
+from trustindex.query.snapshot_pages import AttributionRow, DocumentRow
 from trustindex.schemas.policy import Policy
 
 
@@ -41,8 +42,12 @@ class HitContext:
         return self.data.chunk_doc[self.row]
 
     @property
-    def attribution(self) -> dict | None:
-        return self.data.attribution.get(self.doc_id)
+    def document(self) -> DocumentRow:
+        return self.data.pages.document(self.doc_id)
+
+    @property
+    def attribution(self) -> AttributionRow | None:
+        return self.data.pages.attribution_of(self.doc_id)
 
 
 class PassagesContext:

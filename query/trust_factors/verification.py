@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from trustindex.query.evidence_rows import VerificationRow
+from trustindex.query.snapshot_pages import AttributionRow
 from trustindex.query.trust_factors.base import HitContext, PassagesContext, Prior, iso
 from trustindex.schemas.hit_factors import BestLink, VerificationEvidence, VerificationLink
 from trustindex.schemas.policy import TIERS, Policy
@@ -16,9 +17,9 @@ _TIER_RANK = {t: i for i, t in enumerate(TIERS)}  # foundation first: a lower ra
 _UNKNOWN_RANK = _TIER_RANK["unknown"]
 
 
-def home_tier_of(attr: dict | None) -> str | None:
+def home_tier_of(attr: AttributionRow | dict | None) -> str | None:
     """The tier of the document's attributed publisher: what claimed evidence may lend at most."""
-    return attr["tier"] if attr else None
+    return AttributionRow.of(attr).tier if attr else None
 
 
 def evidence_class_of(link: dict | VerificationRow) -> str:
