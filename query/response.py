@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import Any
 
 from trustindex.schemas.answer_signals import LOW_CONFIDENCE, UNCALIBRATED
-from trustindex.schemas.hit_factors import Factor, Factors, VersionEvidence
+from trustindex.schemas.hit_factors import E, Factor, Factors, VersionFactor
 from trustindex.schemas.hit_parts import (
     ChannelScore,
     HitChannels,
@@ -22,7 +23,7 @@ from trustindex.schemas.hit_parts import (
     Term,
 )
 from trustindex.schemas.page_url import passage_page_url
-from trustindex.schemas.shape import Shape, optional, parse
+from trustindex.schemas.shape import Shape, optional
 from trustindex.schemas.web_url import cite_lines
 
 # 3: answer_confidence is P(the top hit's page answers), calibration_status and low_confidence (issue 16)
@@ -172,37 +173,25 @@ class Shown:
     provenance: Provenance
     factors: Factors
 
-    def with_version_match(self, factor: dict) -> Shown:
+    def with_version_match(self, factor: VersionFactor) -> Shown:
         """The same, with the search's own version match (it has targets) in the factors' version_match."""
-        version = parse(Factor[VersionEvidence], _clean(factor))
-        return Shown(self.provenance, replace(self.factors, version_match=version))
+        return Shown(self.provenance, replace(self.factors, version_match=_as_shown(factor)))
 
 
-def shown(d, i: int, factors: dict) -> Shown:
-    """What a hit shows of passage ``i`` besides its scores: its provenance and its explained factors, cleaned
-    and read into their types."""
-    return Shown(provenance(d, i), Factors.from_json(_clean(factors)))
+def shown(d, i: int, factors: dict[str, Factor[Any]]) -> Shown:
+    """What a hit shows of passage ``i`` besides its scores: its provenance and its explained factors (the factor
+    modules' types, query/trust_factors/), their multipliers rounded as shown."""
+    return Shown(provenance(d, i), Factors(**{name: _as_shown(f) for name, f in factors.items()}))
 
 
-def clean(obj):
-    """``obj`` with its floats rounded as the response shows them."""
-    return _clean(obj)
-
-
-def _clean(obj):
-    """Floats rounded (non-finite ones None) all through ``obj``; the exact types first (the common case)."""
-    t = type(obj)
-    if t is dict:
-        return {k: _clean(v) for k, v in obj.items()}
-    if t is str or t is int or t is bool or obj is None:
-        return obj
-    if isinstance(obj, float):
-        return _round(obj) if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {k: _clean(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_clean(v) for v in obj]
-    return obj
+def _as_shown(factor: Factor[E]) -> Factor[E]:
+    """A factor with its multiplier as the response shows it (a float rounded to 6 places; the factor modules
+    keep it exact, the trust prior multiplies the same values: tests/query/test_trust_prior.py); its evidence is
+    built as shown (query/trust_factors/)."""
+    m = factor.multiplier
+    if isinstance(m, float):
+        m = _round(m) if math.isfinite(m) else None  # type: ignore[assignment]  # as JSON shows a non-finite number
+    return Factor(m, factor.status, factor.evidence)
 
 
 def dated_sources(data) -> list[dict]:

@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -37,6 +38,7 @@ from trustindex.query.trust_factors import HitContext
 from trustindex.query.trust_factors import explain as explain_factors
 from trustindex.query.trust_prior import TrustPrior
 from trustindex.schemas.answer_signals import LOW_CONFIDENCE
+from trustindex.schemas.hit_factors import Factor, VersionFactor
 
 
 def search(st: SearchState, q: Query) -> R.SearchResponse:
@@ -138,7 +140,7 @@ class Scored:
     relevance: np.ndarray  # every gathered candidate's own relevance
     kept: np.ndarray  # bool, per gathered candidate: not excluded by a version or a kind of content risk
     any_version_pass: bool  # some candidate satisfies the targets (before content risk excluded any)
-    version_factors: dict[int, dict]  # by row: the explained version match (only under targets)
+    version_factors: dict[int, VersionFactor]  # by row: the explained version match (only under targets)
     lifted: dict[int, tuple[str, ...]]  # by row: a legacy page whose own evidence satisfies every target
     today: datetime
     prior: TrustPrior
@@ -231,7 +233,7 @@ def score(st: SearchState, q: Query, g: Gathered) -> Scored:
 
 
 def _lifted(
-    st: SearchState, prior: TrustPrior, q: Query, rows: np.ndarray, factors: dict[int, dict]
+    st: SearchState, prior: TrustPrior, q: Query, rows: np.ndarray, factors: dict[int, VersionFactor]
 ) -> dict[int, tuple[str, ...]]:
     """Candidates of a legacy docs version (or an unlabelled version folder) that satisfy every version target (by
     their own evidence, or by their docs version's uncontradicted map): the user asked for that version, so the page
@@ -248,16 +250,18 @@ def _lifted(
     return out
 
 
-def _version_match(st: SearchState, q: Query, rows: np.ndarray) -> tuple[dict[int, dict], np.ndarray, np.ndarray]:
+def _version_match(
+    st: SearchState, q: Query, rows: np.ndarray
+) -> tuple[dict[int, VersionFactor], np.ndarray, np.ndarray]:
     """Version match, the only query-dependent trust factor: per candidate, and only when targets are given; each
     one's explained factor by row, whether the targets keep it, and its multiplier."""
-    factors: dict[int, dict] = {}
+    factors: dict[int, VersionFactor] = {}
     keep = np.ones(rows.size, dtype=bool)
     vmult = np.ones(rows.size)
     if q.targets:
         for pos, i in enumerate(rows.tolist()):
             vf, excluded = version_factor(st.data.version_rows(i), q.targets, st.policy, q.strict)
-            keep[pos], vmult[pos], factors[i] = not excluded, vf["multiplier"], vf
+            keep[pos], vmult[pos], factors[i] = not excluded, vf.multiplier, vf
     return factors, keep, vmult
 
 
@@ -351,14 +355,23 @@ def _readings(st: SearchState, g: Gathered, rows: list[int]) -> list[R.ChannelRe
 
 
 def factors(
-    st: SearchState, i: int, today, vf: dict | None, targets, strict: bool, docs_targeted=False, version_targeted=()
-) -> dict:
+    st: SearchState,
+    i: int,
+    today,
+    vf: VersionFactor | None,
+    targets,
+    strict: bool,
+    docs_targeted=False,
+    version_targeted=(),
+) -> dict[str, Factor[Any]]:
     """The explained factors of one hit (their multipliers are the ones the prior multiplied)."""
     hit = HitContext(st.data, st.policy, today, i, docs_targeted, targets, strict, vf, tuple(version_targeted))
     return explain_factors(hit)
 
 
-def _shown(st: SearchState, i: int, today, vf: dict | None, docs_targeted: bool, lifted: tuple[str, ...]) -> R.Shown:
+def _shown(
+    st: SearchState, i: int, today, vf: VersionFactor | None, docs_targeted: bool, lifted: tuple[str, ...]
+) -> R.Shown:
     """Hit ``i``'s provenance and cleaned factors: worked out once a day (docs target and lifting targets) per
     state, with the search's own version match (``vf``, when it has targets) in its place."""
     out = st.shown(

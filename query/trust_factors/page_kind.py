@@ -7,6 +7,7 @@ import numpy as np
 
 from trustindex.query.snapshot_pages import DocumentRow
 from trustindex.query.trust_factors.base import HitContext, PassagesContext, Prior
+from trustindex.schemas.hit_factors import Factor, PageKindEvidence
 from trustindex.schemas.page_kinds import UNKNOWN
 from trustindex.schemas.policy import Policy
 
@@ -16,19 +17,15 @@ def page_kind_multiplier(kind: str | None, policy: Policy) -> float:
     return policy.page_kind.of(kind)
 
 
-def page_kind_factor(row: DocumentRow | dict, policy: Policy) -> dict:
+def page_kind_factor(row: DocumentRow | dict, policy: Policy) -> Factor[PageKindEvidence]:
     """The status is the kind, the evidence the rule that named it."""
     doc = DocumentRow.of(row)
     kind = doc.page_kind or UNKNOWN
     reason = doc.page_kind_reason or "the snapshot was built before pages had a kind"
-    return {
-        "multiplier": page_kind_multiplier(kind, policy),
-        "status": kind,
-        "evidence": {"page_kind": kind, "reason": reason},
-    }
+    return Factor(page_kind_multiplier(kind, policy), kind, PageKindEvidence(kind, reason))
 
 
-def explain(hit: HitContext) -> dict:
+def explain(hit: HitContext) -> Factor[PageKindEvidence]:
     return page_kind_factor(hit.document, hit.policy)
 
 

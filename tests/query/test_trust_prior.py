@@ -61,7 +61,7 @@ def test_freshness_multipliers_match_the_scalar_formula():
     scalar = [
         freshness_factor(
             {"last_substantive_change": w, "last_modified": w, "last_substantive_commit": "c"}, pol, today
-        )["multiplier"]
+        ).multiplier
         for w in when
     ]
     assert vec.tolist() == scalar and vec[2] == 1.0
