@@ -23,6 +23,7 @@ verdict is shown beside a compiled one (``declared``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from trustindex.query.version_rows import VersionRow
 from trustindex.schemas import version_parsers
@@ -170,12 +171,14 @@ def version_factor(
     """The factor for one chunk, and whether the chunk is excluded."""
     if not targets:
         return _no_target(rows_by_component), False
+    if not any(rows_by_component.get(t.component) for t in targets):  # most candidates state none of them
+        return _silent(tuple((t.component, t.requested) for t in targets), policy.version.silent), strict
     results, multipliers, excluded = [], [], False
     worst_status = "satisfies"
     for t in targets:
         rows = rows_by_component.get(t.component, [])
         if not rows:
-            v = _Judged("version_silent", policy.version.silent, "states no version")
+            v = _Judged("version_silent", policy.version.silent, _SILENT)
         else:
             v = _judged(rows, t, policy)
         if (v.status == "breaking" and not v.inferred) or (strict and v.status != "satisfies"):
@@ -188,6 +191,15 @@ def version_factor(
 
 
 _RANK = {"satisfies": 0, "version_silent": 1, "unknown": 2, "near_miss": 3, "breaking": 4}
+_SILENT = "states no version"
+
+
+@lru_cache(maxsize=256)
+def _silent(targets: tuple[tuple[str, str], ...], multiplier: float) -> VersionFactor:
+    """The factor of a passage that states a version of none of the targets (``(component, requested)``): the same
+    for every such passage of a search, so worked out once and shared (frozen), as most of a pool is."""
+    shown = tuple(TargetVerdict(c, r, "version_silent", None, None, _SILENT, None, None) for c, r in targets)
+    return Factor(float(multiplier), "version_silent", VersionEvidence(targets=shown))
 
 
 def _no_target(rows_by_component: dict[str, list[VersionRow]]) -> VersionFactor:
