@@ -194,14 +194,10 @@ def _as_shown(factor: Factor[E]) -> Factor[E]:
     return Factor(m, factor.status, factor.evidence)
 
 
-def dated_sources(data) -> list[dict]:
+def dated_sources(data) -> list[SourceCommit]:
     """Each source of the snapshot with the commit it holds and that commit's date (how current the answer is)."""
-    rows = data.sources or {
-        n: {**s, "source": n} for s in data.manifest.sources if (n := s.get("source") or s.get("name"))
-    }
-    return [
-        {"source": n, "commit": rows[n].get("commit"), "commit_date": rows[n].get("commit_date")} for n in sorted(rows)
-    ]
+    rows = data.sources or data.manifest.source_rows()
+    return [SourceCommit.of(n, rows[n]) for n in sorted(rows)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,7 +258,7 @@ class SearchResponse(Shape):
             also=asked.also,
             snapshot_id=snapshot.snapshot_id,
             built_at=snapshot.built_at,
-            sources=[SourceCommit.from_json(s) for s in snapshot.sources],
+            sources=list(snapshot.sources),
             signed=snapshot.signed,
             policy_id=policy.policy_id,
             targets=[TargetShown.from_json(t) for t in asked.targets],
@@ -288,7 +284,7 @@ class Snapshot:
 
     snapshot_id: str
     built_at: str
-    sources: list[dict]
+    sources: list[SourceCommit]
     signed: bool
 
     @classmethod

@@ -141,7 +141,7 @@ def list_sources(data: SnapshotData) -> dict:
         if a:
             pubs[source][a.publisher] += 1
             names[a.publisher] = (a.publisher_name, a.tier)
-    rows = data.sources or {n: {**s, "source": n} for s in m.sources if (n := s.get("source") or s.get("name"))}
+    rows = data.sources or m.source_rows()
     out = []
     for name, r in sorted(rows.items()):
         out.append(
