@@ -273,7 +273,7 @@ class SearchResponse(Shape):
             abstained=verdict.abstained,
             abstention_reason=verdict.reason,
             abstention_note=verdict.note,
-            channels=SearchChannels.from_json(asked.channels),
+            channels=asked.channels,
             hits=hits,
         )
 
@@ -300,7 +300,7 @@ class Asked:
     also: list[str]
     targets: list[dict]
     strict: bool
-    channels: dict
+    channels: SearchChannels
 
 
 def as_response(r: SearchResponse | dict) -> SearchResponse:

@@ -39,6 +39,7 @@ from trustindex.query.trust_factors import explain as explain_factors
 from trustindex.query.trust_prior import TrustPrior
 from trustindex.schemas.answer_signals import LOW_CONFIDENCE
 from trustindex.schemas.hit_factors import Factor, VersionFactor
+from trustindex.schemas.hit_parts import ChannelRun, RerankRun, SearchChannels
 
 
 def search(st: SearchState, q: Query) -> R.SearchResponse:
@@ -145,7 +146,7 @@ class Scored:
     today: datetime
     prior: TrustPrior
     pool: Pool
-    channels: dict  # the response's "channels"
+    channels: SearchChannels  # the response's "channels"
     reranked: bool
     page_terms: S.PageTerms | None  # None when a cross-encoder read the pool (or the pool is empty)
     ranking_relevance: np.ndarray
@@ -381,28 +382,28 @@ def _shown(
     return out if vf is None else out.with_version_match(vf)
 
 
-def _channels(st: SearchState, lex_ran: bool, pool: int) -> dict:
+def _channels(st: SearchState, lex_ran: bool, pool: int) -> SearchChannels:
     rr = st.policy.rerank
-    rerank = {"ran": False, "reason": "no reranking model configured (policy rerank.model_path)"}
+    rerank = RerankRun(False, "no reranking model configured (policy rerank.model_path)")
     if rr.model_path:
         rerank = (
-            {"ran": True, "reason": None, "model": rr.model_path}
+            RerankRun(True, None, rr.model_path)
             if Path(rr.model_path).is_dir()
-            else {"ran": False, "reason": f"reranking model not found at {rr.model_path}"}
+            else RerankRun(False, f"reranking model not found at {rr.model_path}")
         )
     n = st.data.n
-    return {
-        "dense": {"ran": n > 0, "reason": None if n else "empty snapshot"},
-        "lexical": {"ran": lex_ran, "reason": None if lex_ran else "no query term is in the vocabulary"},
-        "rerank": rerank,
-        "pool_size": pool,
-    }
+    return SearchChannels(
+        dense=ChannelRun(n > 0, None if n else "empty snapshot"),
+        lexical=ChannelRun(lex_ran, None if lex_ran else "no query term is in the vocabulary"),
+        rerank=rerank,
+        pool_size=pool,
+    )
 
 
-def _rerank(st: SearchState, query: str, pool: Pool, channels: dict) -> bool:
+def _rerank(st: SearchState, query: str, pool: Pool, channels: SearchChannels) -> bool:
     """Whether a cross-encoder read the pool: it reads the best ``rerank.depth`` by confidence and leaves each
     one's probability in ``pool.rerank`` (None for those it did not read)."""
-    if not channels["rerank"]["ran"] or not pool.size:
+    if not channels.rerank.ran or not pool.size:
         return False
     reranker = st.reranker()
     top = np.argsort(-pool.confidence, kind="stable")[: st.policy.rerank.depth].tolist()
