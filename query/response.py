@@ -261,7 +261,7 @@ class SearchResponse(Shape):
             sources=list(snapshot.sources),
             signed=snapshot.signed,
             policy_id=policy.policy_id,
-            targets=[TargetShown.from_json(t) for t in asked.targets],
+            targets=list(asked.targets),
             strict=asked.strict,
             match_tier=verdict.match_tier,
             best_cosine=_round(verdict.best_cosine),
@@ -298,7 +298,7 @@ class Asked:
 
     query: str
     also: list[str]
-    targets: list[dict]
+    targets: list[TargetShown]
     strict: bool
     channels: SearchChannels
 

@@ -96,14 +96,14 @@ def docs_names(rows: list[VersionRow]) -> dict[str, str]:
     return out
 
 
-def resolve_docs_target(t: Target, names: dict[str, str]) -> tuple[Target, dict]:
+def resolve_docs_target(t: Target, names: dict[str, str]) -> tuple[Target, tuple[str | None, str]]:
     """A docs target by name, label or ``latest`` → the stored version name, and how it was resolved."""
     name = names.get(t.requested.casefold()) if t.component == DOCS else None
     if name is None:
         how = "unresolved: no docs version has this name or label" if t.component == DOCS else "as written"
-        return t, {"resolved": None if t.component == DOCS else t.requested, "resolution": how}
+        return t, (None if t.component == DOCS else t.requested, how)
     how = "name" if name == t.requested else f"alias of docs version {name!r}"
-    return Target(t.component, t.requested, V.ConstraintSet.label(name)), {"resolved": name, "resolution": how}
+    return Target(t.component, t.requested, V.ConstraintSet.label(name)), (name, how)
 
 
 _ORDER = {"satisfies": 0, "near_miss": 1, "unknown": 2, "breaking": 3}
