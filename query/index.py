@@ -23,7 +23,6 @@ from trustindex.query.search_query import MAX_QUERY_CHARS, Query, clean_query
 from trustindex.query.state import SearchState
 from trustindex.query.trust import reference_day
 from trustindex.schemas.access import SourceScope
-from trustindex.schemas.hit_factors import VersionFactor
 from trustindex.schemas.policy import Policy
 from trustindex.schemas.signing import TrustedKey, signed_by_trusted
 from trustindex.schemas.snapshot import CURRENT, MANIFEST, resolve_current
@@ -126,6 +125,6 @@ class Index:
         st = scoped_view(self.state, scope)  # the only read of the state: every stage reads this one
         return search(st, Query.make(st, query, k, targets, strict, also))
 
-    def _factors(self, i: int, today, vf: VersionFactor | None, targets, strict: bool, docs_targeted=False) -> dict:
+    def _factors(self, i: int, today, docs_targeted=False) -> dict:
         """The explained factors of passage ``i`` under the current state (tests compare them with the prior)."""
-        return factors(self.state, i, today, vf, targets, strict, docs_targeted)
+        return factors(self.state, i, today, docs_targeted)

@@ -355,19 +355,10 @@ def _readings(st: SearchState, g: Gathered, rows: list[int]) -> list[R.ChannelRe
     return out
 
 
-def factors(
-    st: SearchState,
-    i: int,
-    today,
-    vf: VersionFactor | None,
-    targets,
-    strict: bool,
-    docs_targeted=False,
-    version_targeted=(),
-) -> dict[str, Factor[Any]]:
-    """The explained factors of one hit (their multipliers are the ones the prior multiplied)."""
-    hit = HitContext(st.data, st.policy, today, i, docs_targeted, targets, strict, vf, tuple(version_targeted))
-    return explain_factors(hit)
+def factors(st: SearchState, i: int, today, docs_targeted=False, version_targeted=()) -> dict[str, Factor[Any]]:
+    """The explained factors of one hit (their multipliers are the ones the prior multiplied), its version match
+    without targets (a search with targets puts its own in its place: ``Shown.with_version_match``)."""
+    return explain_factors(HitContext(st.data, st.policy, today, i, docs_targeted, version_targeted=version_targeted))
 
 
 def _shown(
@@ -377,7 +368,7 @@ def _shown(
     state, with the search's own version match (``vf``, when it has targets) in its place."""
     out = st.shown(
         ("hit", i, today, docs_targeted, *lifted),
-        lambda: R.shown(st.data, i, factors(st, i, today, None, [], False, docs_targeted, lifted)),
+        lambda: R.shown(st.data, i, factors(st, i, today, docs_targeted, lifted)),
     )
     return out if vf is None else out.with_version_match(vf)
 

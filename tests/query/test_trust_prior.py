@@ -13,7 +13,7 @@ from trustindex.schemas.policy import Policy
 
 
 def explained_product(index: Index, i: int, today) -> float:
-    return combine(index._factors(i, today, None, [], False))  # the scalar definition of trust
+    return combine(index._factors(i, today))  # the scalar definition of trust
 
 
 def test_every_passage_prior_equals_its_explained_factors(index):
