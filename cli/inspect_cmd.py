@@ -132,7 +132,7 @@ def _evidence(con, d: dict, policy: Policy) -> dict:
         "commit": d["commit"],
         "attribution": attr[0] if attr else {},
         # what the page is and its multiplier under the policy given (--policy; else the built-in one)
-        "page_kind": page_kind_factor(d, policy),
+        "page_kind": page_kind_factor(d, policy).to_json(),
         # whether the docs site serves the page, and for a partial the page that renders it (issue 43)
         "route": {
             "status": effective_route(d.get("route"), d.get("part_of"), d["path"]),

@@ -35,6 +35,11 @@ class RowMap:
     def get(self, key, default=None):
         return self[key] if key in self._row else default
 
+    def read(self, key) -> dict:
+        """One row as a dict, not kept (for a reader that keeps its own typed row)."""
+        hit = self._cache.get(key)
+        return hit if hit is not None else self.table.slice(self._row[key], 1).to_pylist()[0]
+
     def __contains__(self, key) -> bool:
         return key in self._row
 

@@ -13,7 +13,7 @@ from trustindex.schemas.tables import AUTHENTICATED, CLAIMED, OPERATOR
 _CLASS_OF_METHOD = {"signature": AUTHENTICATED, "ledger": OPERATOR}
 
 
-class _Row:
+class StoredRow:
     """A stored row read by its type's field names."""
 
     __slots__ = ()
@@ -27,7 +27,7 @@ class _Row:
 
 
 @dataclass(frozen=True, slots=True)
-class VerificationRow(_Row):
+class VerificationRow(StoredRow):
     """One verification link: a row of the verifications table (schemas/tables.py ``VERIFICATIONS``)."""
 
     doc_id: str
@@ -47,7 +47,7 @@ class VerificationRow(_Row):
 
 
 @dataclass(frozen=True, slots=True)
-class DeprecationRow(_Row):
+class DeprecationRow(StoredRow):
     """One deprecation marker: a row of the deprecations table (``DEPRECATIONS``; no chunk_id: the document's)."""
 
     doc_id: str

@@ -125,6 +125,6 @@ class Index:
         st = scoped_view(self.state, scope)  # the only read of the state: every stage reads this one
         return search(st, Query.make(st, query, k, targets, strict, also))
 
-    def _factors(self, i: int, today, vf: dict | None, targets, strict: bool, docs_targeted=False) -> dict:
+    def _factors(self, i: int, today, docs_targeted=False) -> dict:
         """The explained factors of passage ``i`` under the current state (tests compare them with the prior)."""
-        return factors(self.state, i, today, vf, targets, strict, docs_targeted)
+        return factors(self.state, i, today, docs_targeted)

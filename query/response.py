@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import Any
 
 from trustindex.schemas.answer_signals import LOW_CONFIDENCE, UNCALIBRATED
-from trustindex.schemas.hit_factors import Factor, Factors, VersionEvidence
+from trustindex.schemas.hit_factors import E, Factor, Factors, VersionFactor
 from trustindex.schemas.hit_parts import (
     ChannelScore,
     HitChannels,
@@ -22,7 +23,7 @@ from trustindex.schemas.hit_parts import (
     Term,
 )
 from trustindex.schemas.page_url import passage_page_url
-from trustindex.schemas.shape import Shape, optional, parse
+from trustindex.schemas.shape import Shape, optional
 from trustindex.schemas.web_url import cite_lines
 
 # 3: answer_confidence is P(the top hit's page answers), calibration_status and low_confidence (issue 16)
@@ -33,22 +34,22 @@ SCORE_CONTRACT_VERSION = "5"
 
 
 def provenance(d, i: int) -> Provenance:
-    doc = d.docs[d.chunk_doc[i]]
+    doc = d.pages.document(d.chunk_doc[i])
     v = d.chunks.value
     start, end = v("start_line", i), v("end_line", i)
     headings = list(v("heading_path", i) or [])
-    url = cite_lines(doc["url"], start, end) if doc["url"] else None
-    site_page = doc.get("page_url")
+    url = cite_lines(doc.url, start, end) if doc.url else None
+    site_page = doc.page_url
     original = int(d.copy_of()[i])
     copy_of = None
     if original >= 0:
-        od = d.docs[d.chunk_doc[original]]
-        copy_of = f"{od['source']}/{od['path']}"
+        od = d.pages.document(d.chunk_doc[original])
+        copy_of = f"{od.source}/{od.path}"
     return Provenance(
-        source=doc["source"],
-        repo=doc["repo"],
-        commit=doc["commit"],
-        path=doc["path"],
+        source=doc.source,
+        repo=doc.repo,
+        commit=doc.commit,
+        path=doc.path,
         start_line=start,
         end_line=end,
         heading_path=headings,
@@ -56,8 +57,8 @@ def provenance(d, i: int) -> Provenance:
         url=url,
         # the page a person opens: the published site's page and section when the source has a site_url,
         # else the hosting URL; for a partial, the page that imports it (part_of)
-        page_url=passage_page_url(site_page, headings, not doc.get("part_of")) if site_page else url,
-        part_of=doc.get("part_of") or None,
+        page_url=passage_page_url(site_page, headings, not doc.part_of) if site_page else url,
+        part_of=doc.part_of or None,
         copy_of=copy_of,
     )
 
@@ -172,47 +173,31 @@ class Shown:
     provenance: Provenance
     factors: Factors
 
-    def with_version_match(self, factor: dict) -> Shown:
+    def with_version_match(self, factor: VersionFactor) -> Shown:
         """The same, with the search's own version match (it has targets) in the factors' version_match."""
-        version = parse(Factor[VersionEvidence], _clean(factor))
-        return Shown(self.provenance, replace(self.factors, version_match=version))
+        return Shown(self.provenance, replace(self.factors, version_match=_as_shown(factor)))
 
 
-def shown(d, i: int, factors: dict) -> Shown:
-    """What a hit shows of passage ``i`` besides its scores: its provenance and its explained factors, cleaned
-    and read into their types."""
-    return Shown(provenance(d, i), Factors.from_json(_clean(factors)))
+def shown(d, i: int, factors: dict[str, Factor[Any]]) -> Shown:
+    """What a hit shows of passage ``i`` besides its scores: its provenance and its explained factors (the factor
+    modules' types, query/trust_factors/), their multipliers rounded as shown."""
+    return Shown(provenance(d, i), Factors(**{name: _as_shown(f) for name, f in factors.items()}))
 
 
-def clean(obj):
-    """``obj`` with its floats rounded as the response shows them."""
-    return _clean(obj)
+def _as_shown(factor: Factor[E]) -> Factor[E]:
+    """A factor with its multiplier as the response shows it (a float rounded to 6 places; the factor modules
+    keep it exact, the trust prior multiplies the same values: tests/query/test_trust_prior.py); its evidence is
+    built as shown (query/trust_factors/)."""
+    m = factor.multiplier
+    if isinstance(m, float):
+        m = _round(m) if math.isfinite(m) else None  # type: ignore[assignment]  # as JSON shows a non-finite number
+    return Factor(m, factor.status, factor.evidence)
 
 
-def _clean(obj):
-    """Floats rounded (non-finite ones None) all through ``obj``; the exact types first (the common case)."""
-    t = type(obj)
-    if t is dict:
-        return {k: _clean(v) for k, v in obj.items()}
-    if t is str or t is int or t is bool or obj is None:
-        return obj
-    if isinstance(obj, float):
-        return _round(obj) if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {k: _clean(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_clean(v) for v in obj]
-    return obj
-
-
-def dated_sources(data) -> list[dict]:
+def dated_sources(data) -> list[SourceCommit]:
     """Each source of the snapshot with the commit it holds and that commit's date (how current the answer is)."""
-    rows = data.sources or {
-        n: {**s, "source": n} for s in data.manifest.sources if (n := s.get("source") or s.get("name"))
-    }
-    return [
-        {"source": n, "commit": rows[n].get("commit"), "commit_date": rows[n].get("commit_date")} for n in sorted(rows)
-    ]
+    rows = data.sources or data.manifest.source_rows()
+    return [SourceCommit.of(n, rows[n]) for n in sorted(rows)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,10 +258,10 @@ class SearchResponse(Shape):
             also=asked.also,
             snapshot_id=snapshot.snapshot_id,
             built_at=snapshot.built_at,
-            sources=[SourceCommit.from_json(s) for s in snapshot.sources],
+            sources=list(snapshot.sources),
             signed=snapshot.signed,
             policy_id=policy.policy_id,
-            targets=[TargetShown.from_json(t) for t in asked.targets],
+            targets=list(asked.targets),
             strict=asked.strict,
             match_tier=verdict.match_tier,
             best_cosine=_round(verdict.best_cosine),
@@ -288,7 +273,7 @@ class SearchResponse(Shape):
             abstained=verdict.abstained,
             abstention_reason=verdict.reason,
             abstention_note=verdict.note,
-            channels=SearchChannels.from_json(asked.channels),
+            channels=asked.channels,
             hits=hits,
         )
 
@@ -299,7 +284,7 @@ class Snapshot:
 
     snapshot_id: str
     built_at: str
-    sources: list[dict]
+    sources: list[SourceCommit]
     signed: bool
 
     @classmethod
@@ -313,9 +298,9 @@ class Asked:
 
     query: str
     also: list[str]
-    targets: list[dict]
+    targets: list[TargetShown]
     strict: bool
-    channels: dict
+    channels: SearchChannels
 
 
 def as_response(r: SearchResponse | dict) -> SearchResponse:

@@ -40,6 +40,7 @@ from trustindex.query.snapshot_lexical import LexicalIndexes
 from trustindex.query.state import QueryVectors, Reranker, SearchState
 from trustindex.query.trust_prior import TrustPrior
 from trustindex.schemas.access import SourceScope
+from trustindex.schemas.snapshot import source_name
 
 VIEWS_KEPT = 32  # scoped views a state keeps (one per distinct set of sources; a few MiB of memos each)
 TERMS_KEPT = 8192  # terms whose scoped postings a view keeps
@@ -48,7 +49,7 @@ TERMS_KEPT = 8192  # terms whose scoped postings a view keeps
 def source_names(data: SnapshotData) -> list[str]:
     """Every source the snapshot names: its passages', its sources table's and its manifest's."""
     names = set(pc.unique(data.passages.chunks.table.column("source")).to_pylist()) | set(data.sources)
-    names |= {n for s in data.manifest.sources if (n := s.get("source") or s.get("name"))}
+    names |= set(data.manifest.source_rows())
     return sorted(n for n in names if n)
 
 
@@ -140,7 +141,7 @@ def scoped_data(base: SnapshotData, allowed: frozenset[str], rows_allowed: np.nd
     )
     scoped.sources = {n: r for n, r in base.sources.items() if n in allowed}
     scoped.manifest = copy(base.manifest)
-    scoped.manifest.sources = [s for s in base.manifest.sources if (s.get("source") or s.get("name")) in allowed]
+    scoped.manifest.sources = [s for s in base.manifest.sources if source_name(s) in allowed]
     docs = base.pages.docs.table
     in_scope = pc.filter(docs.column("doc_id"), pc.is_in(docs.column("source"), pa.array(sorted(allowed))))
     scoped.evidence = base.evidence.within(set(in_scope.to_pylist()))

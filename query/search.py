@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -37,6 +38,8 @@ from trustindex.query.trust_factors import HitContext
 from trustindex.query.trust_factors import explain as explain_factors
 from trustindex.query.trust_prior import TrustPrior
 from trustindex.schemas.answer_signals import LOW_CONFIDENCE
+from trustindex.schemas.hit_factors import Factor, VersionFactor
+from trustindex.schemas.hit_parts import ChannelRun, RerankRun, SearchChannels
 
 
 def search(st: SearchState, q: Query) -> R.SearchResponse:
@@ -138,12 +141,12 @@ class Scored:
     relevance: np.ndarray  # every gathered candidate's own relevance
     kept: np.ndarray  # bool, per gathered candidate: not excluded by a version or a kind of content risk
     any_version_pass: bool  # some candidate satisfies the targets (before content risk excluded any)
-    version_factors: dict[int, dict]  # by row: the explained version match (only under targets)
+    version_factors: dict[int, VersionFactor]  # by row: the explained version match (only under targets)
     lifted: dict[int, tuple[str, ...]]  # by row: a legacy page whose own evidence satisfies every target
     today: datetime
     prior: TrustPrior
     pool: Pool
-    channels: dict  # the response's "channels"
+    channels: SearchChannels  # the response's "channels"
     reranked: bool
     page_terms: S.PageTerms | None  # None when a cross-encoder read the pool (or the pool is empty)
     ranking_relevance: np.ndarray
@@ -231,7 +234,7 @@ def score(st: SearchState, q: Query, g: Gathered) -> Scored:
 
 
 def _lifted(
-    st: SearchState, prior: TrustPrior, q: Query, rows: np.ndarray, factors: dict[int, dict]
+    st: SearchState, prior: TrustPrior, q: Query, rows: np.ndarray, factors: dict[int, VersionFactor]
 ) -> dict[int, tuple[str, ...]]:
     """Candidates of a legacy docs version (or an unlabelled version folder) that satisfy every version target (by
     their own evidence, or by their docs version's uncontradicted map): the user asked for that version, so the page
@@ -248,16 +251,18 @@ def _lifted(
     return out
 
 
-def _version_match(st: SearchState, q: Query, rows: np.ndarray) -> tuple[dict[int, dict], np.ndarray, np.ndarray]:
+def _version_match(
+    st: SearchState, q: Query, rows: np.ndarray
+) -> tuple[dict[int, VersionFactor], np.ndarray, np.ndarray]:
     """Version match, the only query-dependent trust factor: per candidate, and only when targets are given; each
     one's explained factor by row, whether the targets keep it, and its multiplier."""
-    factors: dict[int, dict] = {}
+    factors: dict[int, VersionFactor] = {}
     keep = np.ones(rows.size, dtype=bool)
     vmult = np.ones(rows.size)
     if q.targets:
         for pos, i in enumerate(rows.tolist()):
             vf, excluded = version_factor(st.data.version_rows(i), q.targets, st.policy, q.strict)
-            keep[pos], vmult[pos], factors[i] = not excluded, vf["multiplier"], vf
+            keep[pos], vmult[pos], factors[i] = not excluded, vf.multiplier, vf
     return factors, keep, vmult
 
 
@@ -350,46 +355,46 @@ def _readings(st: SearchState, g: Gathered, rows: list[int]) -> list[R.ChannelRe
     return out
 
 
-def factors(
-    st: SearchState, i: int, today, vf: dict | None, targets, strict: bool, docs_targeted=False, version_targeted=()
-) -> dict:
-    """The explained factors of one hit (their multipliers are the ones the prior multiplied)."""
-    hit = HitContext(st.data, st.policy, today, i, docs_targeted, targets, strict, vf, tuple(version_targeted))
-    return explain_factors(hit)
+def factors(st: SearchState, i: int, today, docs_targeted=False, version_targeted=()) -> dict[str, Factor[Any]]:
+    """The explained factors of one hit (their multipliers are the ones the prior multiplied), its version match
+    without targets (a search with targets puts its own in its place: ``Shown.with_version_match``)."""
+    return explain_factors(HitContext(st.data, st.policy, today, i, docs_targeted, version_targeted=version_targeted))
 
 
-def _shown(st: SearchState, i: int, today, vf: dict | None, docs_targeted: bool, lifted: tuple[str, ...]) -> R.Shown:
+def _shown(
+    st: SearchState, i: int, today, vf: VersionFactor | None, docs_targeted: bool, lifted: tuple[str, ...]
+) -> R.Shown:
     """Hit ``i``'s provenance and cleaned factors: worked out once a day (docs target and lifting targets) per
     state, with the search's own version match (``vf``, when it has targets) in its place."""
     out = st.shown(
         ("hit", i, today, docs_targeted, *lifted),
-        lambda: R.shown(st.data, i, factors(st, i, today, None, [], False, docs_targeted, lifted)),
+        lambda: R.shown(st.data, i, factors(st, i, today, docs_targeted, lifted)),
     )
     return out if vf is None else out.with_version_match(vf)
 
 
-def _channels(st: SearchState, lex_ran: bool, pool: int) -> dict:
+def _channels(st: SearchState, lex_ran: bool, pool: int) -> SearchChannels:
     rr = st.policy.rerank
-    rerank = {"ran": False, "reason": "no reranking model configured (policy rerank.model_path)"}
+    rerank = RerankRun(False, "no reranking model configured (policy rerank.model_path)")
     if rr.model_path:
         rerank = (
-            {"ran": True, "reason": None, "model": rr.model_path}
+            RerankRun(True, None, rr.model_path)
             if Path(rr.model_path).is_dir()
-            else {"ran": False, "reason": f"reranking model not found at {rr.model_path}"}
+            else RerankRun(False, f"reranking model not found at {rr.model_path}")
         )
     n = st.data.n
-    return {
-        "dense": {"ran": n > 0, "reason": None if n else "empty snapshot"},
-        "lexical": {"ran": lex_ran, "reason": None if lex_ran else "no query term is in the vocabulary"},
-        "rerank": rerank,
-        "pool_size": pool,
-    }
+    return SearchChannels(
+        dense=ChannelRun(n > 0, None if n else "empty snapshot"),
+        lexical=ChannelRun(lex_ran, None if lex_ran else "no query term is in the vocabulary"),
+        rerank=rerank,
+        pool_size=pool,
+    )
 
 
-def _rerank(st: SearchState, query: str, pool: Pool, channels: dict) -> bool:
+def _rerank(st: SearchState, query: str, pool: Pool, channels: SearchChannels) -> bool:
     """Whether a cross-encoder read the pool: it reads the best ``rerank.depth`` by confidence and leaves each
     one's probability in ``pool.rerank`` (None for those it did not read)."""
-    if not channels["rerank"]["ran"] or not pool.size:
+    if not channels.rerank.ran or not pool.size:
         return False
     reranker = st.reranker()
     top = np.argsort(-pool.confidence, kind="stable")[: st.policy.rerank.depth].tolist()

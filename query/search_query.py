@@ -18,6 +18,7 @@ from trustindex.query.target_match import Target, parse_target_args
 from trustindex.query.target_report import target_report
 from trustindex.schemas.docs_versions import COMPONENT as DOCS_COMPONENT
 from trustindex.schemas.errors import QueryError
+from trustindex.schemas.hit_parts import TargetShown
 from trustindex.schemas.lexical import identifier_tokens, tokenize
 
 MAX_QUERY_CHARS = 10_000
@@ -70,7 +71,7 @@ class Query:
     vector: np.ndarray  # its embedding, (dimensions,)
     phrasings: tuple[Phrasing, ...]
     targets: list[Target]  # resolved against the snapshot (aliases, docs labels)
-    targets_shown: list[dict]  # the response's ``targets``: each as requested and how it was resolved
+    targets_shown: list[TargetShown]  # the response's ``targets``: each as requested and how it was resolved
     k: int
     strict: bool
 

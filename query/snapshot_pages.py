@@ -2,7 +2,8 @@
 opens and living as long as it.
 
 ``Pages`` holds the documents and attribution tables (Arrow, query/columns.py ``RowMap``) and, each worked out on
-first use and kept, each document's passages (pages are numbered in their order), each passage's page number and
+first use and kept, a document's row and its attribution typed (``DocumentRow``, ``AttributionRow``: read once, then
+by field), each document's passages (pages are numbered in their order), each passage's page number and
 whether the docs site serves its page.  ``Vectors`` holds the memory-mapped passage embeddings and what is derived
 from them: a set of passages' unit mean vector and every page's, prepared at warm-up for a long-lived process.
 """
@@ -10,6 +11,8 @@ from them: a set of passages' unit mean vector and every page's, prepared at war
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -17,6 +20,7 @@ import pyarrow.compute as pc
 
 from trustindex.query.columns import RowMap
 from trustindex.query.dense import drop_mapped_pages
+from trustindex.query.evidence_rows import StoredRow
 from trustindex.query.routes import route_codes
 from trustindex.query.snapshot_passages import Passages
 
@@ -24,15 +28,65 @@ from trustindex.query.snapshot_passages import Passages
 RELEASE_EVERY_PAGES = 50_000
 
 
+@dataclass(frozen=True, slots=True)
+class DocumentRow(StoredRow):
+    """What a hit and the passage listing read of a document: a row of the documents table (schemas/tables.py
+    ``DOCUMENTS``; a column a snapshot predates reads None)."""
+
+    doc_id: str
+    source: str
+    repo: str
+    commit: str
+    path: str
+    kind: str | None
+    url: str | None
+    page_url: str | None  # "" when the source has no site
+    part_of: str | None  # "" when the page is no partial
+    last_modified: Any  # timestamps as stored (query/trust_factors/base.py ``iso`` writes them)
+    last_substantive_change: Any
+    last_substantive_commit: str | None
+    page_kind: str | None
+    page_kind_reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class AttributionRow(StoredRow):
+    """The publisher a document is attributed to: a row of the attribution table (``ATTRIBUTION``)."""
+
+    doc_id: str
+    publisher: str | None
+    publisher_name: str | None
+    tier: str
+    origin: str | None
+    author_name: str | None
+    author_publisher: str | None
+
+
 class Pages:
     """The documents of one snapshot (``docs``, ``attribution``: by doc id) and its passages grouped by page."""
 
     def __init__(self, docs: RowMap, attribution: RowMap, passages: Passages):
         self.docs, self.attribution, self.passages = docs, attribution, passages
+        self._documents: dict[str, DocumentRow] = {}
+        self._attributions: dict[str, AttributionRow | None] = {}
         self._page_rows: dict[str, np.ndarray] | None = None
         self._page_row_sets: list[np.ndarray] | None = None
         self._chunk_page: np.ndarray | None = None
         self._route_codes: np.ndarray | None = None
+
+    def document(self, doc_id: str) -> DocumentRow:
+        """A document's row, typed (KeyError for an unknown id)."""
+        row = self._documents.get(doc_id)
+        if row is None:
+            row = self._documents[doc_id] = DocumentRow.of(self.docs.read(doc_id))
+        return row
+
+    def attribution_of(self, doc_id: str) -> AttributionRow | None:
+        """A document's attribution, typed (None: the operator attributes it to no publisher)."""
+        if doc_id not in self._attributions:
+            known = doc_id in self.attribution
+            self._attributions[doc_id] = AttributionRow.of(self.attribution.read(doc_id)) if known else None
+        return self._attributions[doc_id]
 
     def page_rows(self) -> dict[str, np.ndarray]:
         """Per document, the rows of its passages (a search's page-level channel reads it).  Pages are numbered in

@@ -23,6 +23,7 @@ verdict is shown beside a compiled one (``declared``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from trustindex.query.version_rows import VersionRow
 from trustindex.schemas import version_parsers
@@ -32,6 +33,15 @@ from trustindex.schemas.components import LABEL_COMPONENTS, NETWORK
 from trustindex.schemas.docs_versions import COMPONENT as DOCS
 from trustindex.schemas.docs_versions import names_of
 from trustindex.schemas.errors import QueryError
+from trustindex.schemas.hit_factors import (
+    CompileResult,
+    Contradiction,
+    DeclaredVerdict,
+    Factor,
+    TargetVerdict,
+    VersionEvidence,
+    VersionFactor,
+)
 from trustindex.schemas.policy import Policy
 from trustindex.schemas.version_map import INFERRED
 
@@ -86,14 +96,14 @@ def docs_names(rows: list[VersionRow]) -> dict[str, str]:
     return out
 
 
-def resolve_docs_target(t: Target, names: dict[str, str]) -> tuple[Target, dict]:
+def resolve_docs_target(t: Target, names: dict[str, str]) -> tuple[Target, tuple[str | None, str]]:
     """A docs target by name, label or ``latest`` → the stored version name, and how it was resolved."""
     name = names.get(t.requested.casefold()) if t.component == DOCS else None
     if name is None:
         how = "unresolved: no docs version has this name or label" if t.component == DOCS else "as written"
-        return t, {"resolved": None if t.component == DOCS else t.requested, "resolution": how}
+        return t, (None if t.component == DOCS else t.requested, how)
     how = "name" if name == t.requested else f"alias of docs version {name!r}"
-    return Target(t.component, t.requested, V.ConstraintSet.label(name)), {"resolved": name, "resolution": how}
+    return Target(t.component, t.requested, V.ConstraintSet.label(name)), (name, how)
 
 
 _ORDER = {"satisfies": 0, "near_miss": 1, "unknown": 2, "breaking": 3}
@@ -114,13 +124,10 @@ def _classify_rows(rows: list[VersionRow], target: Target) -> tuple[V.Match, Ver
     return min(verdicts, key=lambda mr: (_ORDER.get(mr[0].status, 2), mr[0].distance or 0))
 
 
-def compile_results(rows_by_component: dict[str, list[VersionRow]]) -> list[dict]:
+def compile_results(rows_by_component: dict[str, list[VersionRow]]) -> tuple[CompileResult, ...]:
     """Each compiler run on the passage (its compact-compiler row): passed or rejected, and the detail."""
     rows = [r for r in rows_by_component.get(COMPILER_COMPONENT, []) if r.origin in COMPILE_ORIGINS]
-    return [
-        {"compiler": f"compactc {r.constraint}", "passed": r.origin == ORIGIN_COMPILED, "detail": r.detail}
-        for r in rows
-    ]
+    return tuple(CompileResult(f"compactc {r.constraint}", r.origin == ORIGIN_COMPILED, r.detail) for r in rows)
 
 
 def _in_target(row: VersionRow, target: Target) -> bool:
@@ -140,7 +147,7 @@ def _compiled_verdict(rows: list[VersionRow], target: Target) -> tuple[V.Match, 
     return None
 
 
-def _verdict(rows: list[VersionRow], target: Target) -> tuple[V.Match, VersionRow, dict | None]:
+def _verdict(rows: list[VersionRow], target: Target) -> tuple[V.Match, VersionRow, DeclaredVerdict | None]:
     """The verdict for one component: compile evidence first, then declarations; and the declared verdict
     shown beside a compiled one."""
     compiled = [r for r in rows if r.origin in COMPILE_ORIGINS]
@@ -155,21 +162,23 @@ def _verdict(rows: list[VersionRow], target: Target) -> tuple[V.Match, VersionRo
     if not declared:
         return got[0], got[1], None
     dm, drow = _classify_rows(declared, target)
-    return got[0], got[1], {"status": dm.status, "constraint": drow.constraint, "origin": drow.origin}
+    return got[0], got[1], DeclaredVerdict(dm.status, drow.constraint, drow.origin)
 
 
 def version_factor(
     rows_by_component: dict[str, list[VersionRow]], targets: list[Target], policy: Policy, strict: bool
-) -> tuple[dict, bool]:
+) -> tuple[VersionFactor, bool]:
     """The factor for one chunk, and whether the chunk is excluded."""
     if not targets:
         return _no_target(rows_by_component), False
+    if not any(rows_by_component.get(t.component) for t in targets):  # most candidates state none of them
+        return _silent(tuple((t.component, t.requested) for t in targets), policy.version.silent), strict
     results, multipliers, excluded = [], [], False
     worst_status = "satisfies"
     for t in targets:
         rows = rows_by_component.get(t.component, [])
         if not rows:
-            v = _Judged("version_silent", policy.version.silent, "states no version")
+            v = _Judged("version_silent", policy.version.silent, _SILENT)
         else:
             v = _judged(rows, t, policy)
         if (v.status == "breaking" and not v.inferred) or (strict and v.status != "satisfies"):
@@ -178,21 +187,28 @@ def version_factor(
         if _RANK[v.status] > _RANK[worst_status]:
             worst_status = v.status
         results.append(v.shown(t, strict))
-    return {"multiplier": float(min(multipliers)), "status": worst_status, "evidence": {"targets": results}}, excluded
+    return Factor(float(min(multipliers)), worst_status, VersionEvidence(targets=tuple(results))), excluded
 
 
 _RANK = {"satisfies": 0, "version_silent": 1, "unknown": 2, "near_miss": 3, "breaking": 4}
+_SILENT = "states no version"
 
 
-def _no_target(rows_by_component: dict[str, list[VersionRow]]) -> dict:
+@lru_cache(maxsize=256)
+def _silent(targets: tuple[tuple[str, str], ...], multiplier: float) -> VersionFactor:
+    """The factor of a passage that states a version of none of the targets (``(component, requested)``): the same
+    for every such passage of a search, so worked out once and shared (frozen), as most of a pool is."""
+    shown = tuple(TargetVerdict(c, r, "version_silent", None, None, _SILENT, None, None) for c, r in targets)
+    return Factor(float(multiplier), "version_silent", VersionEvidence(targets=shown))
+
+
+def _no_target(rows_by_component: dict[str, list[VersionRow]]) -> VersionFactor:
     """Without targets: the passage's own constraints (and compile results); inferred ones are not its own."""
     not_stated = {*COMPILE_ORIGINS, INFERRED}
     comps = {c: [r.constraint for r in rs if r.origin not in not_stated] for c, rs in rows_by_component.items()}
-    evidence: dict = {"constraints": {c: v for c, v in comps.items() if v}}
-    compiled = compile_results(rows_by_component)
-    if compiled:
-        evidence["compiled"] = compiled
-    return {"multiplier": 1.0, "status": "no_target", "evidence": evidence}
+    constraints = {c: v for c, v in comps.items() if v}
+    evidence = VersionEvidence(constraints=constraints, compiled=compile_results(rows_by_component) or None)
+    return Factor(1.0, "no_target", evidence)
 
 
 @dataclass(frozen=True)
@@ -204,38 +220,37 @@ class _Judged:
     detail: str
     match: V.Match | None = None
     row: VersionRow | None = None
-    declared: dict | None = None
-    contradicted_by: dict | None = None  # the page's own row an inferred verdict yields to
+    declared: DeclaredVerdict | None = None
+    contradicted_by: Contradiction | None = None  # the page's own row an inferred verdict yields to
 
     @property
     def inferred(self) -> bool:
         return self.row is not None and self.row.origin == INFERRED
 
-    def shown(self, t: Target, strict: bool) -> dict:
-        m, row = self.match, self.row
-        out = {
-            "component": t.component,
-            "target": t.requested,
-            "status": self.status,
-            "level": m.level if m else None,
-            "distance": m.distance if m else None,
-            "detail": self.detail,
-            "constraint": row.constraint if row else None,
-            "origin": row.origin if row else None,
-            **({"declared": self.declared} if self.declared else {}),
-        }
-        if self.inferred:
-            out["inferred"] = True
-            if self.contradicted_by:
-                out["contradicted_by"] = self.contradicted_by
-            if strict:
-                out["strict"] = (
-                    "accepted: inferred from the docs version, and nothing on the page contradicts it"
-                    if self.status == "satisfies"
-                    else "refused: strict mode accepts an inferred version only when it satisfies the target and "
-                    "nothing on the page contradicts it"
-                )
-        return out
+    def shown(self, t: Target, strict: bool) -> TargetVerdict:
+        m, row, inferred = self.match, self.row, self.inferred
+        word = None
+        if inferred and strict:
+            word = (
+                "accepted: inferred from the docs version, and nothing on the page contradicts it"
+                if self.status == "satisfies"
+                else "refused: strict mode accepts an inferred version only when it satisfies the target and "
+                "nothing on the page contradicts it"
+            )
+        return TargetVerdict(
+            component=t.component,
+            target=t.requested,
+            status=self.status,
+            level=m.level if m else None,
+            distance=m.distance if m else None,
+            detail=self.detail,
+            constraint=row.constraint if row else None,
+            origin=row.origin if row else None,
+            declared=self.declared,
+            inferred=True if inferred else None,
+            contradicted_by=self.contradicted_by if inferred else None,
+            strict=word,
+        )
 
 
 def _judged(rows: list[VersionRow], t: Target, policy: Policy) -> _Judged:
@@ -247,7 +262,7 @@ def _judged(rows: list[VersionRow], t: Target, policy: Policy) -> _Judged:
     if against is not None:
         status = "unknown"
         detail = (
-            f"{row.detail}; but the page itself states {against['constraint']} ({against['origin']}), "
+            f"{row.detail}; but the page itself states {against.constraint} ({against.origin}), "
             f"which does not satisfy {t.requested}"
         )
     elif inferred:
@@ -264,21 +279,21 @@ def _judged(rows: list[VersionRow], t: Target, policy: Policy) -> _Judged:
     return _Judged(status, mult, detail, m, row, declared, against)
 
 
-def _contradiction(row: VersionRow, t: Target) -> dict | None:
+def _contradiction(row: VersionRow, t: Target) -> Contradiction | None:
     """The first of the page's own rows of this component (other passages') that does not satisfy the target."""
     for own in getattr(row, "page", ()):
         if _classify_row(own, t).status != "satisfies":
-            return {"constraint": own.constraint, "origin": own.origin, "detail": own.detail}
+            return Contradiction(own.constraint, own.origin, own.detail)
     return None
 
 
-def satisfied_targets(factor: dict) -> list[str]:
+def satisfied_targets(factor: VersionFactor) -> list[str]:
     """The targets (``component=version``) a passage satisfies, when it satisfies every one of them (by its own
     evidence, or by what its docs version infers and nothing on its page contradicts: marked ``(inferred)``);
     none when any target is unsatisfied."""
-    shown = factor.get("evidence", {}).get("targets", [])
-    if shown and all(r["status"] == "satisfies" for r in shown):
-        return [f"{r['component']}={r['target']}" + (" (inferred)" if r.get("inferred") else "") for r in shown]
+    shown = factor.evidence.targets or ()
+    if shown and all(r.status == "satisfies" for r in shown):
+        return [f"{r.component}={r.target}" + (" (inferred)" if r.inferred else "") for r in shown]
     return []
 
 

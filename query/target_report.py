@@ -8,9 +8,12 @@ from trustindex.query.target_match import Target, resolve_docs_target
 from trustindex.schemas.components import LABEL_COMPONENTS
 from trustindex.schemas.docs_versions import COMPONENT as DOCS_COMPONENT
 from trustindex.schemas.errors import QueryError
+from trustindex.schemas.hit_parts import TargetShown
+
+_NOT_RENAMED = frozenset({"component_requested", "component_resolution"})  # keys a target named as stored leaves out
 
 
-def target_report(st, targets: list[Target]) -> tuple[list[dict], list[Target]]:
+def target_report(st, targets: list[Target]) -> tuple[list[TargetShown], list[Target]]:
     """The response's ``targets`` (with how each name was resolved) and the targets to match with."""
     data = st.data
     out, resolved = [], []
@@ -25,21 +28,23 @@ def target_report(st, targets: list[Target]) -> tuple[list[dict], list[Target]]:
             raise QueryError(_unknown(data, t))
         seen = sorted(data.components.get(t.component, set()))
         if t.component == DOCS_COMPONENT:
-            t, how = resolve_docs_target(t, st.docs_names())
+            t, (name, how) = resolve_docs_target(t, st.docs_names())
         else:
-            how = {"resolved": t.requested, "resolution": "as written"}
+            name, how = t.requested, "as written"
         resolved.append(t)
-        renamed = {"component_requested": asked, "component_resolution": resolution} if asked != t.component else {}
-        out.append(
-            {
-                "component": t.component,
-                "requested": t.requested,
-                **renamed,
-                "known_component": True,
-                "constraints_seen": seen[:50],
-                **how,
-            }
+        renamed = asked != t.component
+        shown = TargetShown(
+            component=t.component,
+            requested=t.requested,
+            component_requested=asked if renamed else None,
+            component_resolution=resolution if renamed else None,
+            known_component=True,
+            constraints_seen=seen[:50],
+            resolved=name,
+            resolution=how,
+            absent=frozenset() if renamed else _NOT_RENAMED,
         )
+        out.append(shown)
     return out, resolved
 
 

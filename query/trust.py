@@ -9,6 +9,7 @@ product, the reference day, and the factors' explanations under their historical
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 from trustindex.query.trust_factors.attribution import attribution_factor
 from trustindex.query.trust_factors.content_risk import content_risk_factor
@@ -21,6 +22,7 @@ from trustindex.query.trust_factors.verification import (
     lent_tier,
     verification_factor,
 )
+from trustindex.schemas.hit_factors import Factor
 
 __all__ = [
     "attribution_factor",
@@ -38,10 +40,10 @@ __all__ = [
 ]
 
 
-def combine(factors: dict[str, dict]) -> float:
+def combine(factors: dict[str, Factor[Any]]) -> float:
     product = 1.0
     for f in factors.values():
-        product *= f["multiplier"]
+        product *= f.multiplier
     return min(1.0, max(0.0, product))
 
 

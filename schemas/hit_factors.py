@@ -181,6 +181,9 @@ class Factor(Shape, Generic[E]):
     evidence: E
 
 
+VersionFactor = Factor[VersionEvidence]  # the query's own factor: worked out per search when it has targets
+
+
 @dataclass(frozen=True, slots=True)
 class Factors(Shape):
     """A hit's factors, in the registry's order (the order ``trust`` multiplies them in)."""

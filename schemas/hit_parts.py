@@ -169,6 +169,11 @@ class SourceCommit(Shape):
     commit: str | None
     commit_date: str | None
 
+    @classmethod
+    def of(cls, name: str, row: dict) -> SourceCommit:
+        """Source ``name``'s row of the sources table (or its manifest entry: keys it lacks read None)."""
+        return cls(name, row.get("commit"), row.get("commit_date"))
+
 
 @dataclass(frozen=True, slots=True)
 class ChannelRun(Shape):

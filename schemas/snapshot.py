@@ -69,6 +69,11 @@ def snapshot_id_from_files(files: dict[str, dict]) -> str:
     return h.hexdigest()[:16]
 
 
+def source_name(entry: dict) -> str | None:
+    """A manifest's source entry's name (``source``; an entry written before that key says ``name``)."""
+    return entry.get("source") or entry.get("name")
+
+
 @dataclass
 class Manifest:
     snapshot_id: str
@@ -81,6 +86,11 @@ class Manifest:
     build_policy_id: str = ""
     schema_version: str = SCHEMA_VERSION
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def source_rows(self) -> dict[str, dict]:
+        """Each source entry by its name (``source``; an entry written before that key says ``name``), the name
+        under ``source``: what a snapshot without a sources table lists."""
+        return {n: {**s, "source": n} for s in self.sources if (n := source_name(s))}
 
     def to_json(self) -> str:
         d = {

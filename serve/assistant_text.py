@@ -27,7 +27,6 @@ from trustindex.schemas.content_risk import WARNINGS
 from trustindex.schemas.embedding_model import TOKENIZER_FILE, model_path
 from trustindex.schemas.hit_factors import DeprecationEvidence, Factor, VersionEvidence
 from trustindex.schemas.page_kinds import AI_WRITTEN, REFERENCE, UNKNOWN
-from trustindex.schemas.shape import parse
 from trustindex.schemas.snapshot import ENCODER_DIR
 from trustindex.schemas.version_map import INFERRED
 
@@ -116,12 +115,11 @@ def _deprecated(dp: Factor[DeprecationEvidence] | None) -> str:
     return "legacy docs version" + targeted
 
 
-def versions_line(factor: Factor[VersionEvidence] | dict | None) -> str | None:
+def versions_line(vm: Factor[VersionEvidence] | None) -> str | None:
     """A passage's version factor in one line: what it states, or how it meets each target (an inferred version, one
     its docs version gives it, says so)."""
-    if factor is None:
+    if vm is None:
         return None
-    vm: Factor[VersionEvidence] = parse(Factor[VersionEvidence], factor) if isinstance(factor, dict) else factor
     ev = vm.evidence
     compiled = "; ".join(("✓ compiles with " if c.passed else "✗ rejected by ") + c.compiler for c in ev.compiled or ())
     if vm.status == "no_target":

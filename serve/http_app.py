@@ -33,6 +33,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 from trustindex.query.batch import BatchDefaults, answer_one
+from trustindex.query.response import dated_sources
 from trustindex.schemas.errors import SnapshotError, TrustIndexError, one_line
 from trustindex.schemas.secret_files import warn_if_exposed
 from trustindex.serve.access import AccessSpec, Authenticator, access_guard, identity_of
@@ -356,10 +357,7 @@ def _snapshot_info(holder: SnapshotHolder, index, data) -> dict:
         "signed_at": fresh.signed_at if fresh else None,
         "expires_at": fresh.expires_at if fresh else None,
         "stale": holder.stale(),
-        "sources": [
-            {"source": s["source"], "commit": s["commit"], "commit_date": s["commit_date"]}
-            for s in list_sources(data)["sources"]
-        ],
+        "sources": [s.to_json() for s in dated_sources(data)],
         "warning": holder.notice(),
     }
 

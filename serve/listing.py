@@ -52,8 +52,7 @@ class PassageMap:
         rows = self.by_doc[doc_id]
         pos = bisect_left(rows, (d.chunks["ordinal"][i], i))
         lo = max(0, pos - neighbours)
-        doc = d.docs[doc_id]
-        attr = d.attribution.get(doc_id) or {}
+        doc, attr = d.pages.document(doc_id), d.pages.attribution_of(doc_id)
         passages = []
         for n, (ordinal, j) in enumerate(rows[lo : pos + neighbours + 1], lo):
             passages.append(
@@ -69,20 +68,20 @@ class PassageMap:
             "snapshot_id": d.manifest.snapshot_id,
             "chunk_id": chunk_id,
             "document": {
-                "source": doc["source"],
-                "repo": doc["repo"],
-                "commit": doc["commit"],
-                "path": doc["path"],
-                "kind": doc["kind"],
-                "url": document_url(doc["url"]) if doc["url"] else None,
+                "source": doc.source,
+                "repo": doc.repo,
+                "commit": doc.commit,
+                "path": doc.path,
+                "kind": doc.kind,
+                "url": document_url(doc.url) if doc.url else None,
                 "chunks": len(rows),
-                "last_modified": _iso(doc["last_modified"]),
-                "last_substantive_change": _iso(doc["last_substantive_change"]),
+                "last_modified": _iso(doc.last_modified),
+                "last_substantive_change": _iso(doc.last_substantive_change),
             },
             "evidence": {
-                "publisher": attr.get("publisher"),
-                "publisher_name": attr.get("publisher_name"),
-                "tier": attr.get("tier"),
+                "publisher": attr.publisher if attr else None,
+                "publisher_name": attr.publisher_name if attr else None,
+                "tier": attr.tier if attr else None,
                 "verifications": [
                     {
                         "verifier": v.verifier,
@@ -133,15 +132,16 @@ def list_sources(data: SnapshotData) -> dict:
     """Sources with their commits (sources table, else the manifest) and the publishers/tiers seen in them."""
     m = data.manifest
     chunks = Counter(data.chunks["source"])
-    docs = Counter(doc["source"] for doc in data.docs.values())
+    docs: Counter = Counter()
     pubs: dict[str, Counter] = defaultdict(Counter)
-    names: dict[str, tuple] = {}
-    for doc_id, doc in data.docs.items():
-        a = data.attribution.get(doc_id)
+    names: dict[str | None, tuple] = {}
+    for doc_id in data.pages.docs:
+        source, a = data.pages.document(doc_id).source, data.pages.attribution_of(doc_id)
+        docs[source] += 1
         if a:
-            pubs[doc["source"]][a["publisher"]] += 1
-            names[a["publisher"]] = (a["publisher_name"], a["tier"])
-    rows = data.sources or {n: {**s, "source": n} for s in m.sources if (n := s.get("source") or s.get("name"))}
+            pubs[source][a.publisher] += 1
+            names[a.publisher] = (a.publisher_name, a.tier)
+    rows = data.sources or m.source_rows()
     out = []
     for name, r in sorted(rows.items()):
         out.append(

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from types import ModuleType
+from typing import Any
 
 from trustindex.query.trust_factors import (
     attribution,
@@ -17,6 +18,7 @@ from trustindex.query.trust_factors import (
     version_match,
 )
 from trustindex.query.trust_factors.base import HitContext
+from trustindex.schemas.hit_factors import Factor
 from trustindex.schemas.trust_factors import FACTOR_NAMES
 
 _BY_NAME: dict[str, ModuleType] = {
@@ -32,6 +34,6 @@ MODULES: tuple[ModuleType, ...] = tuple(_BY_NAME[name] for name in FACTOR_NAMES)
 assert set(_BY_NAME) == set(FACTOR_NAMES), "every factor of schemas/trust_factors.py has one module here"
 
 
-def explain(hit: HitContext) -> dict[str, dict]:
+def explain(hit: HitContext) -> dict[str, Factor[Any]]:
     """Every factor of one hit, in the registry's order (the order ``combine`` multiplies them in)."""
     return {name: module.explain(hit) for name, module in zip(FACTOR_NAMES, MODULES, strict=True)}

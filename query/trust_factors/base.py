@@ -1,8 +1,9 @@
 """What every trust factor is given: one hit to explain, or every passage of a snapshot to price at once.
 
-A factor module (one per row of schemas/trust_factors.py) defines ``explain(hit) -> dict`` (multiplier, status,
-evidence: what the hit shows) and ``prior(passages) -> Prior | None`` (the same multipliers for every passage,
-vectorised; None for a factor that depends on the query).  tests/query/test_trust_prior.py checks that the two agree
+A factor module (one per row of schemas/trust_factors.py) defines ``explain(hit) -> Factor[its evidence]``
+(schemas/hit_factors.py: multiplier, status, evidence: what the hit shows, its multiplier exact, rounded only when
+shown) and ``prior(passages) -> Prior | None`` (the same multipliers for every passage, vectorised; None for a factor
+that depends on the query).  tests/query/test_trust_prior.py checks that the two agree
 bit for bit on every passage of the demo corpus.
 """
 
@@ -16,6 +17,8 @@ from typing import Any
 import numpy as np
 
 from trustindex.query.reader import row_positions
+from trustindex.query.snapshot_pages import AttributionRow, DocumentRow
+from trustindex.schemas.hit_factors import VersionFactor
 from trustindex.schemas.policy import Policy
 
 
@@ -33,7 +36,7 @@ class HitContext:
     docs_targeted: bool = False
     targets: list = field(default_factory=list)
     strict: bool = False
-    version: dict | None = None
+    version: VersionFactor | None = None
     version_targeted: tuple[str, ...] = ()
 
     @property
@@ -41,8 +44,12 @@ class HitContext:
         return self.data.chunk_doc[self.row]
 
     @property
-    def attribution(self) -> dict | None:
-        return self.data.attribution.get(self.doc_id)
+    def document(self) -> DocumentRow:
+        return self.data.pages.document(self.doc_id)
+
+    @property
+    def attribution(self) -> AttributionRow | None:
+        return self.data.pages.attribution_of(self.doc_id)
 
 
 class PassagesContext:

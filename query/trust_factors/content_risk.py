@@ -10,14 +10,14 @@ import pyarrow as pa
 from trustindex.query.evidence_rows import RiskRow
 from trustindex.query.reader import row_positions
 from trustindex.query.trust_factors.base import HitContext, PassagesContext, Prior
-from trustindex.schemas.hit_factors import ContentRiskEvidence
+from trustindex.schemas.hit_factors import ContentRiskEvidence, Factor
 from trustindex.schemas.policy import Policy
 
 
-def content_risk_factor(findings: Sequence[dict | RiskRow], policy: Policy) -> dict:
+def content_risk_factor(findings: Sequence[dict | RiskRow], policy: Policy) -> Factor[ContentRiskEvidence]:
     """Each kind of finding the passage has takes its multiplier once; an excluded kind keeps it out of answers."""
     if not findings:
-        return {"multiplier": 1.0, "status": "no_findings", "evidence": {}}
+        return Factor(1.0, "no_findings", ContentRiskEvidence())
     cr = policy.content_risk
     rows = [RiskRow.of(f) for f in findings]
     kinds = sorted({f.kind for f in rows})
@@ -26,10 +26,10 @@ def content_risk_factor(findings: Sequence[dict | RiskRow], policy: Policy) -> d
         mult *= cr.multiplier(k)
     evidence = ContentRiskEvidence(kinds, tuple(f.finding for f in rows))
     status = "excluded" if any(k in cr.exclude for k in kinds) else "flagged"
-    return {"multiplier": mult, "status": status, "evidence": evidence.to_json()}
+    return Factor(mult, status, evidence)
 
 
-def explain(hit: HitContext) -> dict:
+def explain(hit: HitContext) -> Factor[ContentRiskEvidence]:
     return content_risk_factor(hit.data.content_risk_rows(hit.row), hit.policy)
 
 
@@ -45,6 +45,6 @@ def prior(passages: PassagesContext) -> Prior:
         for chunk_id, r in zip(chunk_ids, at, strict=True):
             if r >= 0:
                 f = content_risk_factor(d.content_risks[chunk_id], passages.policy)
-                risk[r], excluded[r] = f["multiplier"], f["status"] == "excluded"
-                flagged[r] = f["status"] != "no_findings"
+                risk[r], excluded[r] = f.multiplier, f.status == "excluded"
+                flagged[r] = f.status != "no_findings"
     return Prior(risk, marks={"excluded": excluded, "flagged": flagged})

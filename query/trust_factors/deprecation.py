@@ -11,10 +11,11 @@ import pyarrow.compute as pc
 from trustindex.query.evidence_rows import DeprecationRow
 from trustindex.query.trust_factors.base import HitContext, PassagesContext, Prior
 from trustindex.schemas.docs_versions import LEGACY_MARKER, superseded_by
-from trustindex.schemas.hit_factors import DeprecationEvidence
+from trustindex.schemas.hit_factors import DeprecationEvidence, Factor
 from trustindex.schemas.policy import Policy
 
 _EVIDENCE_KEYS = frozenset(DeprecationEvidence.__dataclass_fields__) - {"absent"}  # the keys its JSON may show
+_NOT_DEPRECATED = DeprecationEvidence(absent=_EVIDENCE_KEYS)  # shows no key
 
 
 def deprecation_factor(
@@ -23,7 +24,7 @@ def deprecation_factor(
     docs_targeted: bool = False,
     folder: str | None = None,
     version_targeted: tuple[str, ...] = (),
-) -> dict:
+) -> Factor[DeprecationEvidence]:
     """Deprecated content takes the deprecation multiplier; a legacy docs version's page takes the legacy one
     too, unless the query names a docs version (then it competes as that version) or the page's own evidence
     satisfies every version target (``version_targeted``: those targets; the user asked for that version).
@@ -34,7 +35,7 @@ def deprecation_factor(
     legacy = [m for m in rows if m.marker == LEGACY_MARKER]
     other = len(legacy) < len(rows)
     if not rows and folder is None:
-        return {"multiplier": 1.0, "status": "not_deprecated", "evidence": {}}
+        return Factor(1.0, "not_deprecated", _NOT_DEPRECATED)
     targeted = docs_targeted or bool(version_targeted)
     older = dp.legacy_docs_multiplier if legacy else (dp.version_folder_multiplier if folder else 1.0)
     mult = (dp.multiplier if other else 1.0) * (older if not targeted else 1.0)
@@ -55,10 +56,10 @@ def deprecation_factor(
         status = "legacy_docs_version_targeted" if targeted else "legacy_docs_version"
     else:
         status = "unlabelled_docs_version_targeted" if targeted else "unlabelled_docs_version"
-    return {"multiplier": mult, "status": status, "evidence": evidence.to_json()}
+    return Factor(mult, status, evidence)
 
 
-def explain(hit: HitContext) -> dict:
+def explain(hit: HitContext) -> Factor[DeprecationEvidence]:
     d = hit.data
     return deprecation_factor(
         d.deprecation_rows(hit.row), hit.policy, hit.docs_targeted, d.version_folder(hit.row), hit.version_targeted

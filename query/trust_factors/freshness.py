@@ -7,29 +7,29 @@ from datetime import datetime
 import numpy as np
 import pyarrow as pa
 
+from trustindex.query.snapshot_pages import DocumentRow
 from trustindex.query.trust_factors.base import HitContext, PassagesContext, Prior, iso
+from trustindex.schemas.hit_factors import Factor, FreshnessEvidence
+from trustindex.schemas.hit_parts import shown_number
 from trustindex.schemas.policy import Policy
 
 _US_PER_DAY = 86400.0
 
 
-def freshness_factor(doc: dict, policy: Policy, today: datetime) -> dict:
-    f = policy.freshness
-    sub = doc["last_substantive_change"]
+def freshness_factor(row: DocumentRow | dict, policy: Policy, today: datetime) -> Factor[FreshnessEvidence]:
+    f, doc = policy.freshness, DocumentRow.of(row)
+    sub = doc.last_substantive_change
     age = max(0.0, (today - sub).total_seconds() / 86400.0)
     mult = f.floor + (1.0 - f.floor) * 0.5 ** (age / f.half_life_days)
-    return {
-        "multiplier": mult,
-        "status": "dated",
-        "evidence": {
-            "last_modified": iso(doc["last_modified"]),
-            "last_substantive_change": iso(sub),
-            "substantive_commit": doc["last_substantive_commit"],
-            "age_days": round(age, 1),
-            "half_life_days": f.half_life_days,
-            "reference_date": iso(today),
-        },
-    }
+    evidence = FreshnessEvidence(
+        last_modified=iso(doc.last_modified),
+        last_substantive_change=iso(sub),
+        substantive_commit=doc.last_substantive_commit,
+        age_days=round(age, 1),
+        half_life_days=shown_number(f.half_life_days),
+        reference_date=iso(today),
+    )
+    return Factor(mult, "dated", evidence)
 
 
 def freshness_multipliers(last_substantive: pa.ChunkedArray | pa.Array, policy: Policy, today: datetime) -> np.ndarray:
@@ -46,8 +46,8 @@ def freshness_multipliers(last_substantive: pa.ChunkedArray | pa.Array, policy: 
     return np.array([floor + (1.0 - floor) * 0.5 ** (a / half) for a in age.tolist()], dtype=np.float64)
 
 
-def explain(hit: HitContext) -> dict:
-    return freshness_factor(hit.data.docs[hit.doc_id], hit.policy, hit.today)
+def explain(hit: HitContext) -> Factor[FreshnessEvidence]:
+    return freshness_factor(hit.document, hit.policy, hit.today)
 
 
 def prior(passages: PassagesContext) -> Prior:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from trustindex.query.snapshot_pages import DocumentRow
 from trustindex.query.trust_factors.base import HitContext, PassagesContext, Prior
+from trustindex.schemas.hit_factors import Factor, PageKindEvidence
 from trustindex.schemas.page_kinds import UNKNOWN
 from trustindex.schemas.policy import Policy
 
@@ -15,19 +17,16 @@ def page_kind_multiplier(kind: str | None, policy: Policy) -> float:
     return policy.page_kind.of(kind)
 
 
-def page_kind_factor(doc: dict, policy: Policy) -> dict:
+def page_kind_factor(row: DocumentRow | dict, policy: Policy) -> Factor[PageKindEvidence]:
     """The status is the kind, the evidence the rule that named it."""
-    kind = doc.get("page_kind") or UNKNOWN
-    reason = doc.get("page_kind_reason") or "the snapshot was built before pages had a kind"
-    return {
-        "multiplier": page_kind_multiplier(kind, policy),
-        "status": kind,
-        "evidence": {"page_kind": kind, "reason": reason},
-    }
+    doc = DocumentRow.of(row)
+    kind = doc.page_kind or UNKNOWN
+    reason = doc.page_kind_reason or "the snapshot was built before pages had a kind"
+    return Factor(page_kind_multiplier(kind, policy), kind, PageKindEvidence(kind, reason))
 
 
-def explain(hit: HitContext) -> dict:
-    return page_kind_factor(hit.data.docs[hit.doc_id], hit.policy)
+def explain(hit: HitContext) -> Factor[PageKindEvidence]:
+    return page_kind_factor(hit.document, hit.policy)
 
 
 def prior(passages: PassagesContext) -> Prior:

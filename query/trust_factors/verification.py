@@ -7,8 +7,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from trustindex.query.evidence_rows import VerificationRow
+from trustindex.query.snapshot_pages import AttributionRow
 from trustindex.query.trust_factors.base import HitContext, PassagesContext, Prior, iso
-from trustindex.schemas.hit_factors import BestLink, VerificationEvidence, VerificationLink
+from trustindex.schemas.hit_factors import BestLink, Factor, VerificationEvidence, VerificationLink
 from trustindex.schemas.policy import TIERS, Policy
 from trustindex.schemas.tables import CLAIMED
 
@@ -16,9 +17,9 @@ _TIER_RANK = {t: i for i, t in enumerate(TIERS)}  # foundation first: a lower ra
 _UNKNOWN_RANK = _TIER_RANK["unknown"]
 
 
-def home_tier_of(attr: dict | None) -> str | None:
+def home_tier_of(attr: AttributionRow | dict | None) -> str | None:
     """The tier of the document's attributed publisher: what claimed evidence may lend at most."""
-    return attr["tier"] if attr else None
+    return AttributionRow.of(attr).tier if attr else None
 
 
 def evidence_class_of(link: dict | VerificationRow) -> str:
@@ -66,7 +67,9 @@ def _shown_link(row: VerificationRow, home_tier: str | None, policy: Policy) -> 
     )
 
 
-def verification_factor(links: Sequence[dict | VerificationRow], policy: Policy, home_tier: str | None) -> dict:
+def verification_factor(
+    links: Sequence[dict | VerificationRow], policy: Policy, home_tier: str | None
+) -> Factor[VerificationEvidence]:
     """The best live link's tier multiplier; ``home_tier`` is the tier of the document's attributed publisher
     (None: unattributed), the cap on what claimed evidence lends.  ``links``: rows of the verifications table."""
     v = policy.verification
@@ -89,10 +92,10 @@ def verification_factor(links: Sequence[dict | VerificationRow], policy: Policy,
         evidence = VerificationEvidence(chain=chain, note="content changed after every verification: no boost")
     else:
         multiplier, status, evidence = v.unverified, "unverified", VerificationEvidence(chain=chain)
-    return {"multiplier": multiplier, "status": status, "evidence": evidence.to_json()}
+    return Factor(multiplier, status, evidence)
 
 
-def explain(hit: HitContext) -> dict:
+def explain(hit: HitContext) -> Factor[VerificationEvidence]:
     d = hit.data
     return verification_factor(d.verifications.get(hit.doc_id, []), hit.policy, home_tier_of(hit.attribution))
 
@@ -104,5 +107,5 @@ def prior(passages: PassagesContext) -> Prior:
     for doc, links in d.verifications.items():
         r = d.docs.row_of(doc)
         if r is not None and links:
-            per_doc[r] = verification_factor(links, policy, passages.doc_tiers[r])["multiplier"]
+            per_doc[r] = verification_factor(links, policy, passages.doc_tiers[r]).multiplier
     return Prior(passages.per_passage(per_doc))

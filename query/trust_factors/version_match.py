@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from trustindex.query.target_match import version_factor
 from trustindex.query.trust_factors.base import HitContext, PassagesContext
+from trustindex.schemas.hit_factors import Factor, VersionEvidence
 
 
-def explain(hit: HitContext) -> dict:
+def explain(hit: HitContext) -> Factor[VersionEvidence]:
     if hit.version is not None:
         return hit.version
     factor, _excluded = version_factor(hit.data.version_rows(hit.row), hit.targets, hit.policy, hit.strict)

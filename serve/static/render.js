@@ -12,18 +12,10 @@ const ABSTAIN_WORDS = {
   version_unavailable: "the snapshot holds nothing for the requested version",
   low_confidence: "the answer confidence is below the policy's minimum; the hits are shown for reference only",
 };
-// The breakdown, in the order of the factor types (schemas/hit_factors.py Factors, the registry's order;
-// tests/query/test_trust_factors.py checks this list against them)
-const FACTORS = ["attribution", "verification", "freshness", "page_kind", "deprecation", "version_match", "content_risk"];
-const FACTOR_NAMES = {
-  attribution: "attribution",
-  verification: "verification",
-  freshness: "freshness",
-  page_kind: "page kind",
-  deprecation: "deprecation",
-  version_match: "version match",
-  content_risk: "content risk",
-};
+// The breakdown: a hit's factors as its response lists them, in the order of the factor types that write them
+// (schemas/hit_factors.py Factors, the registry's order), each named by its key ("page_kind" reads "page kind"):
+// the page keeps no list of factor names of its own.
+const factorLabel = (name) => name.replace(/_/g, " ");
 const STOP = new Set(["the", "and", "for", "how", "what", "does", "with", "can", "are", "you", "your", "from", "into"]);
 
 const $ = (id) => document.getElementById(id);
@@ -175,13 +167,13 @@ function factorRow(name, f) {
     high: "0.95",
     optimum: "1",
     value: String(Math.min(m, 1)),
-    "aria-label": `${FACTOR_NAMES[name]} multiplier ${times(m)}`,
+    "aria-label": `${factorLabel(name)} multiplier ${times(m)}`,
   });
   const lines = evidenceLines(name, f);
   return el(
     "div",
     { class: `factor status-${String(f.status).replace(/[^a-z_]/gi, "")}`, "data-factor": name },
-    el("span", { class: "fname" }, FACTOR_NAMES[name]),
+    el("span", { class: "fname" }, factorLabel(name)),
     bar,
     el("span", { class: "fmult" }, times(m)),
     el("span", { class: "fstatus" }, String(f.status)),
@@ -198,7 +190,9 @@ function card(h, query) {
     ? el("a", { href, rel: "noopener noreferrer", target: "_blank", class: "page" }, title || where)
     : el("span", { class: "page" }, title || where);
   const fresh = (h.factors && h.factors.freshness && h.factors.freshness.evidence) || {};
-  const factors = FACTORS.filter((n) => h.factors && h.factors[n]).map((n) => factorRow(n, h.factors[n]));
+  const factors = Object.entries(h.factors || {})
+    .filter(([, f]) => f)
+    .map(([n, f]) => factorRow(n, f));
   // a copy from another source yields to this hit (issue 43): it is listed here, marked as the copy it is
   const also = (h.also_in || []).map((a) => `${a.source}/${a.path}` + (a.copy_of ? " (a copy of this)" : ""));
   const unrouted = ((h.ranking_terms || {}).route || {}).status === "unrouted";

@@ -161,11 +161,11 @@ def test_platform_signed_merge_is_authenticated_next_to_a_claimed_trailer(out):
         ("trailer", "claimed", "foundation"),
     ]
     vf = verification_factor(links, cfg.policy, "community")
-    assert vf["evidence"]["best"]["evidence_class"] == "authenticated"
-    assert vf["multiplier"] == cfg.policy.verification.tiers.foundation
-    chain = {c["method"]: c for c in vf["evidence"]["chain"]}
-    assert chain["trailer"]["lends_tier"] == "community" and "claimed evidence" in chain["trailer"]["note"]
-    assert "signed by platform GitHub's listed key" in chain["merge"]["detail"]
+    assert vf.evidence.best.evidence_class == "authenticated"
+    assert vf.multiplier == cfg.policy.verification.tiers.foundation
+    chain = {c.method: c for c in vf.evidence.chain}
+    assert chain["trailer"].lends_tier == "community" and "claimed evidence" in chain["trailer"].note
+    assert "signed by platform GitHub's listed key" in chain["merge"].detail
     # The merge of pull request #7 is unsigned and committed by its merger: claimed, as before.
     voting = next(d for d in result.tables["documents"].to_pylist() if d["path"] == "contracts/voting.compact")
     merge7 = [v for v in result.tables["verifications"].to_pylist() if v["doc_id"] == voting["doc_id"]]

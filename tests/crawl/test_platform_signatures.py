@@ -177,8 +177,8 @@ def test_a_merge_the_platform_signed_authenticates_its_recorded_author(world):
     assert (link["verifier"], link["tier"], link["evidence_class"]) == ("Ada Lovelace", "foundation", "authenticated")
     assert "signed by platform GitHub's listed key" in link["detail"]
     vf = verification_factor([link], POLICY, "community")  # a community repository: the platform vouches anyway
-    assert (vf["status"], vf["multiplier"]) == ("verified", TIERS.foundation)
-    assert vf["evidence"]["best"]["evidence_class"] == "authenticated"
+    assert (vf.status, vf.multiplier) == ("verified", TIERS.foundation)
+    assert vf.evidence.best.evidence_class == "authenticated"
 
 
 def test_a_squash_the_platform_signed_authenticates_its_author(world):
@@ -200,9 +200,9 @@ def test_a_commit_claiming_to_be_the_platforms_without_its_signature_is_claimed(
     assert (link["tier"], link["evidence_class"]) == ("foundation", "claimed")
     assert why in link["detail"]
     vf = verification_factor([link], POLICY, "community")
-    assert vf["multiplier"] == TIERS.community  # never the foundation's
+    assert vf.multiplier == TIERS.community  # never the foundation's
     strict = Policy.from_dict({"verification": {"require_authenticated": True}})
-    assert verification_factor([link], strict, "community")["status"] == "unverified"
+    assert verification_factor([link], strict, "community").status == "unverified"
 
 
 def test_a_listed_persons_gpg_signature_in_another_publishers_repository(world):
@@ -226,7 +226,7 @@ def test_signatures_that_do_not_verify_say_why_and_give_nothing(world, page, why
     link = only(world["links"][page], "signature")
     assert (link["tier"], link["evidence_class"]) == ("unknown", "claimed")
     assert why in link["detail"] and "no authority" in link["detail"]
-    assert verification_factor([link], POLICY, "community")["status"] == "unverified"
+    assert verification_factor([link], POLICY, "community").status == "unverified"
 
 
 def test_the_platforms_signature_on_an_ordinary_commit_is_no_review(world):

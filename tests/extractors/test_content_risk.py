@@ -160,12 +160,12 @@ def test_policy_prices_each_kind_and_can_exclude():
     default = Policy.default()
     f = content_risk_factor([finding, dict(finding, kind="hidden_text")], default)
     cr = default.content_risk
-    assert f["status"] == "flagged" and f["multiplier"] == cr.credential_phishing * cr.hidden_text
-    assert f["evidence"]["findings"][0]["span"] == [0, 5]
-    assert content_risk_factor([], default) == {"multiplier": 1.0, "status": "no_findings", "evidence": {}}
+    assert f.status == "flagged" and f.multiplier == cr.credential_phishing * cr.hidden_text
+    assert f.evidence.findings[0].span == [0, 5]
+    assert content_risk_factor([], default).to_json() == {"multiplier": 1.0, "status": "no_findings", "evidence": {}}
     strict = Policy.from_dict({"content_risk": {"exclude": ["credential_phishing"], "credential_phishing": 0.5}})
-    assert content_risk_factor([finding], strict)["status"] == "excluded"
-    assert content_risk_factor([finding], strict)["multiplier"] == 0.5
+    assert content_risk_factor([finding], strict).status == "excluded"
+    assert content_risk_factor([finding], strict).multiplier == 0.5
     with pytest.raises(ConfigError, match="content_risk.exclude: 'gossip' is not a kind"):
         Policy.from_dict({"content_risk": {"exclude": ["gossip"]}})
 

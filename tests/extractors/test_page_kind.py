@@ -236,14 +236,14 @@ def test_the_policy_weights_each_kind_and_the_repository_cannot(tmp_path):
     assert p.page_kind.of(AGENT_INSTRUCTIONS) < p.page_kind.of(REFERENCE) == 1.0
     assert p.page_kind.of(UNKNOWN) == 1.0  # an old snapshot scores as it did
     raised = Policy.from_dict({"page_kind": {AGENT_INSTRUCTIONS: 1.0}})
-    assert page_kind_factor({"page_kind": AGENT_INSTRUCTIONS}, raised)["multiplier"] == 1.0
+    assert page_kind_factor({"page_kind": AGENT_INSTRUCTIONS}, raised).multiplier == 1.0
     with pytest.raises(ConfigError, match=r"page_kind\.tutorial: unknown key"):
         Policy.from_dict({"page_kind": {"tutorial": 1.0}})
     with pytest.raises(ConfigError, match="out of range"):
         Policy.from_dict({"page_kind": {"blog": 3.0}})
     # a row written before the columns existed
     old = page_kind_factor({"path": "AGENTS.md"}, p)
-    assert old["status"] == UNKNOWN and old["multiplier"] == p.page_kind.of(UNKNOWN)
+    assert old.status == UNKNOWN and old.multiplier == p.page_kind.of(UNKNOWN)
     # a front matter kind claim is not read: the path decides
     k = load_page_kinds(["AGENTS.md"], {})
     assert k.of("AGENTS.md", "markdown", {"page_kind": "reference", "type": "reference"}).kind == AGENT_INSTRUCTIONS
@@ -348,4 +348,4 @@ def test_a_snapshot_without_page_kinds_opens_and_scores_as_unknown(site):
     base = TrustPrior(data, Policy.default(), datetime(2026, 1, 1, tzinfo=UTC))
     np.testing.assert_allclose(prior.base, base.base * 0.7, rtol=1e-12)
     doc = data.docs[data.chunk_doc[0]]
-    assert page_kind_factor(doc, index.policy)["status"] == UNKNOWN
+    assert page_kind_factor(doc, index.policy).status == UNKNOWN

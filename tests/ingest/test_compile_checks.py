@@ -158,7 +158,7 @@ def _declared(constraint: str) -> VersionRow:
 
 def _factor(rows, component, version, strict=False):
     vf, excluded = version_factor(rows, [parse_target(component, version)], Policy.default(), strict)
-    return vf["evidence"]["targets"][0], excluded
+    return vf.evidence.targets[0], excluded
 
 
 def test_compiled_evidence_satisfies_and_outranks_a_declared_pragma():
@@ -168,24 +168,24 @@ def test_compiled_evidence_satisfies_and_outranks_a_declared_pragma():
     )
     rows["compact-language"].append(_declared("0.26"))  # the page says 0.26; the 0.26 compiler rejects it
     t, excluded = _factor(rows, "compact-language", "0.23")
-    assert (t["status"], t["origin"]) == ("satisfies", "compiled") and not excluded
-    assert t["declared"]["status"] != "satisfies" and t["declared"]["origin"] == "docs_fence"
+    assert (t.status, t.origin) == ("satisfies", "compiled") and not excluded
+    assert t.declared.status != "satisfies" and t.declared.origin == "docs_fence"
     t, excluded = _factor(rows, "compact-language", "0.26", strict=True)
-    assert t["status"] == "breaking" and excluded
-    assert "rejected by compactc 0.34.0 (language 0.26.0): " in t["detail"] and "mismatch" in t["detail"]
-    assert t["declared"]["status"] == "satisfies"  # both are shown
+    assert t.status == "breaking" and excluded
+    assert "rejected by compactc 0.34.0 (language 0.26.0): " in t.detail and "mismatch" in t.detail
+    assert t.declared.status == "satisfies"  # both are shown
     t, _ = _factor(rows, "compact-compiler", "0.34")
-    assert t["status"] == "breaking" and t["origin"] == "compile_rejected"
+    assert t.status == "breaking" and t.origin == "compile_rejected"
 
 
 def test_a_compiler_outside_the_target_leaves_the_declaration_to_decide():
     rows = _rows((V31, PASSED, "", KIND_FENCE))
     rows["compact-language"].append(_declared(">= 0.16"))
     t, _ = _factor(rows, "compact-language", "0.18")
-    assert (t["status"], t["origin"]) == ("satisfies", "docs_fence")
+    assert (t.status, t.origin) == ("satisfies", "docs_fence")
     only = _rows((V31, PASSED, "", KIND_FENCE))
     t, _ = _factor(only, "compact-language", "0.18")
-    assert t["status"] == "unknown" and "no compiler of this target was run" in t["detail"]
+    assert t.status == "unknown" and "no compiler of this target was run" in t.detail
 
 
 def test_wrapped_rejections_and_stopped_checks_are_no_evidence():
@@ -200,7 +200,7 @@ def test_the_compact_text_says_which_compilers_accept_it():
     vf, _ = version_factor(rows, [], Policy.default(), False)
     line = versions_line(vf)
     assert line == "✓ compiles with compactc 0.31.1; ✗ rejected by compactc 0.34.0"
-    assert "constraints" in vf["evidence"] and not vf["evidence"]["constraints"]
+    assert vf.evidence.constraints == {}  # shown, empty
 
 
 @needs_real_docs

@@ -80,11 +80,11 @@ def test_trailers_in_a_foundation_persons_name_are_claimed_and_lend_the_communit
     links = hostile["trailer.md"]
     assert {(v["method"], v["tier"], v["evidence_class"]) for v in links} == {("trailer", "foundation", "claimed")}
     vf = verification_factor(links, POLICY, "community")
-    assert (vf["status"], vf["multiplier"]) == ("verified", TIERS.community)
-    best = vf["evidence"]["best"]
-    assert (best["tier"], best["lends_tier"], best["evidence_class"]) == ("foundation", "community", "claimed")
-    assert "claimed evidence" in best["note"] and "counts as community, not foundation" in best["note"]
-    assert all(c["lends_tier"] == "community" and "note" in c for c in vf["evidence"]["chain"])
+    assert (vf.status, vf.multiplier) == ("verified", TIERS.community)
+    best = vf.evidence.best
+    assert (best.tier, best.lends_tier, best.evidence_class) == ("foundation", "community", "claimed")
+    assert "claimed evidence" in best.note and "counts as community, not foundation" in best.note
+    assert all(c.lends_tier == "community" and c.note for c in vf.evidence.chain)
 
 
 def test_an_unsigned_merge_in_a_foundation_persons_name_is_claimed(hostile):
@@ -92,7 +92,7 @@ def test_an_unsigned_merge_in_a_foundation_persons_name_is_claimed(hostile):
     assert (link["method"], link["verifier_email"], link["tier"]) == ("merge", "ada@mf.example", "foundation")
     assert link["evidence_class"] == "claimed" and "unsigned merge commit" in link["detail"]
     vf = verification_factor([link], POLICY, "community")
-    assert vf["multiplier"] == TIERS.community < TIERS.foundation
+    assert vf.multiplier == TIERS.community < TIERS.foundation
 
 
 def test_a_listed_persons_signature_in_another_publishers_repository_lends_their_tier(hostile):
@@ -100,27 +100,25 @@ def test_a_listed_persons_signature_in_another_publishers_repository_lends_their
     assert (link["method"], link["tier"], link["evidence_class"]) == ("signature", "foundation", "authenticated")
     for policy in (POLICY, STRICT):
         vf = verification_factor([link], policy, "community")
-        assert (vf["status"], vf["multiplier"]) == ("verified", TIERS.foundation)
-        assert "note" not in vf["evidence"]["best"]
+        assert (vf.status, vf.multiplier) == ("verified", TIERS.foundation)
+        assert vf.evidence.best.note is None  # shown without a note
 
 
 def test_an_operator_ledger_entry_lends_the_tier_the_operator_gave(hostile):
     [link] = hostile["ledger.md"]
     assert (link["method"], link["tier"], link["evidence_class"]) == ("ledger", "foundation", "operator")
-    assert verification_factor([link], STRICT, "community")["multiplier"] == TIERS.foundation
+    assert verification_factor([link], STRICT, "community").multiplier == TIERS.foundation
 
 
 def test_require_authenticated_leaves_only_signed_and_ledger_links_changing_scores(hostile):
     unverified = POLICY.verification.unverified
     for path in ("trailer.md", "merged.md", "carl.md"):
         vf = verification_factor(hostile[path], STRICT, "community")
-        assert (vf["status"], vf["multiplier"]) == ("unverified", unverified), path
-        assert all(
-            c["lends_tier"] == "unknown" and "requires authenticated" in c["note"] for c in vf["evidence"]["chain"]
-        )
+        assert (vf.status, vf.multiplier) == ("unverified", unverified), path
+        assert all(c.lends_tier == "unknown" and "requires authenticated" in c.note for c in vf.evidence.chain)
     # A strict policy with different numbers still moves only the authenticated and operator pages.
     odd = Policy.from_dict({"verification": {"require_authenticated": True, "unverified": 0.5, "stale": 0.4}})
-    moved = {p: verification_factor(v, odd, "community")["multiplier"] for p, v in hostile.items() if v}
+    moved = {p: verification_factor(v, odd, "community").multiplier for p, v in hostile.items() if v}
     assert moved == {"trailer.md": 0.5, "merged.md": 0.5, "carl.md": 0.5, "signed.md": 1.0, "ledger.md": 1.0}
 
 
@@ -128,16 +126,16 @@ def test_claimed_evidence_is_never_raised_to_the_home_tier(hostile):
     """A community reviewer's trailer in a foundation repository stays community; an unattributed document's
     claimed links lend nothing."""
     carl = hostile["carl.md"]
-    assert verification_factor(carl, POLICY, "community")["multiplier"] == TIERS.community
-    assert verification_factor(carl, POLICY, "foundation")["multiplier"] == TIERS.community
-    assert verification_factor(hostile["trailer.md"], POLICY, None)["status"] == "unverified"
+    assert verification_factor(carl, POLICY, "community").multiplier == TIERS.community
+    assert verification_factor(carl, POLICY, "foundation").multiplier == TIERS.community
+    assert verification_factor(hostile["trailer.md"], POLICY, None).status == "unverified"
 
 
 def test_rows_written_before_the_class_column_take_the_class_of_their_method(hostile):
     old = [{k: v for k, v in link.items() if k != "evidence_class"} for link in hostile["trailer.md"]]
     old += [{k: v for k, v in link.items() if k != "evidence_class"} for link in hostile["signed.md"]]
-    chain = verification_factor(old, POLICY, "community")["evidence"]["chain"]
-    assert sorted((c["method"], c["evidence_class"]) for c in chain) == [
+    chain = verification_factor(old, POLICY, "community").evidence.chain
+    assert sorted((c.method, c.evidence_class) for c in chain) == [
         ("signature", "authenticated"),
         ("trailer", "claimed"),
         ("trailer", "claimed"),

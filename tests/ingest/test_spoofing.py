@@ -177,12 +177,12 @@ def _assert_no_gain(spoof, path: str) -> None:
     d = spoof["docs"][path]
     attr = spoof["attr"][d["doc_id"]]
     assert (attr["publisher"], attr["tier"], attr["origin"]) == ("com", "community", "source"), attr
-    assert attribution_factor(attr, POLICY)["multiplier"] == POLICY.attribution.tiers.community
+    assert attribution_factor(attr, POLICY).multiplier == POLICY.attribution.tiers.community
     links = spoof["links"](path)
     assert all(v["tier"] == "unknown" and v["publisher"] == "" for v in links), links
     assert not any(v["method"] in ("ledger", "signature") for v in links), links
     vf = verification_factor(links, POLICY, attr["tier"])
-    assert (vf["status"], vf["multiplier"]) == ("unverified", POLICY.verification.unverified), vf
+    assert (vf.status, vf.multiplier) == ("unverified", POLICY.verification.unverified), vf
 
 
 @pytest.mark.parametrize("files", [a[1] for a in ATTEMPTS], ids=[a[0] for a in ATTEMPTS])
@@ -238,7 +238,7 @@ def test_control_a_listed_reviewer_does_verify(spoof):
     # An unsigned trailer is claimed evidence: in a community repository it counts as community evidence.
     assert [v["evidence_class"] for v in links] == ["claimed"]
     vf = verification_factor(links, POLICY, attr["tier"])
-    assert (vf["status"], vf["multiplier"]) == ("verified", POLICY.verification.tiers.community)
+    assert (vf.status, vf.multiplier) == ("verified", POLICY.verification.tiers.community)
 
 
 def test_every_document_of_the_spoofing_repository_keeps_the_operators_publisher(spoof):

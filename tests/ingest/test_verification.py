@@ -88,7 +88,7 @@ def test_change_after_review_is_stale_and_gives_no_boost(tmp_path):
         for l in links
     ]
     f = verification_factor(rows, Policy.default(), "foundation")
-    assert f["status"] == "stale" and f["multiplier"] == Policy.default().verification.stale
+    assert f.status == "stale" and f.multiplier == Policy.default().verification.stale
 
 
 def test_unknown_verifiers_do_not_verify():
@@ -105,7 +105,7 @@ def test_unknown_verifiers_do_not_verify():
             detail="",
         )
     ]
-    assert verification_factor(rows, Policy.default(), "foundation")["status"] == "unverified"
+    assert verification_factor(rows, Policy.default(), "foundation").status == "unverified"
 
 
 def test_signed_commits_and_tags_become_signature_links(tmp_path):

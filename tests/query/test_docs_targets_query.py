@@ -62,8 +62,6 @@ def test_docs_targeted_prior_equals_its_explained_factors(index):
     today = reference_day()
     prior = TrustPrior(index.data, index.policy, today)
     assert prior.legacy.any() and not prior.legacy.all()
-    expected = np.array(
-        [combine(index._factors(i, today, None, [], False, docs_targeted=True)) for i in range(index.data.n)]
-    )
+    expected = np.array([combine(index._factors(i, today, docs_targeted=True)) for i in range(index.data.n)])
     np.testing.assert_array_equal(np.clip(prior.for_targets(True), 0, 1), expected)
     assert (prior.for_targets(True)[prior.legacy] > prior.base[prior.legacy]).all()

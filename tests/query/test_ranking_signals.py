@@ -198,15 +198,15 @@ def test_an_unlabelled_version_folder_page_takes_a_milder_doubt_than_legacy_lift
     dp = policy.deprecation
     folder = "main_versioned_docs/version-0.0.0"
     older = deprecation_factor([], policy, folder=folder)
-    assert older["multiplier"] == dp.version_folder_multiplier < 1.0
-    assert older["status"] == "unlabelled_docs_version" and older["evidence"]["version_folder"] == folder
+    assert older.multiplier == dp.version_folder_multiplier < 1.0
+    assert older.status == "unlabelled_docs_version" and older.evidence.version_folder == folder
     assert dp.legacy_docs_multiplier < dp.version_folder_multiplier
     targeted = deprecation_factor([], policy, docs_targeted=True, folder=folder)
-    assert targeted["multiplier"] == 1.0 and targeted["status"] == "unlabelled_docs_version_targeted"
+    assert targeted.multiplier == 1.0 and targeted.status == "unlabelled_docs_version_targeted"
     # a legacy marker already says more than the folder: the legacy multiplier alone applies
     legacy = [{"scope": "document", "reason": "0.0.0: unmaintained docs version", "marker": LEGACY_MARKER}]
-    assert deprecation_factor(legacy, policy, folder=folder)["multiplier"] == dp.legacy_docs_multiplier
-    assert deprecation_factor([], policy)["status"] == "not_deprecated"
+    assert deprecation_factor(legacy, policy, folder=folder).multiplier == dp.legacy_docs_multiplier
+    assert deprecation_factor([], policy).status == "not_deprecated"
 
 
 def test_page_term_coverage_counts_each_query_term_once_per_page_by_idf(data):

@@ -13,7 +13,7 @@ from trustindex.schemas.policy import Policy
 
 
 def explained_product(index: Index, i: int, today) -> float:
-    return combine(index._factors(i, today, None, [], False))  # the scalar definition of trust
+    return combine(index._factors(i, today))  # the scalar definition of trust
 
 
 def test_every_passage_prior_equals_its_explained_factors(index):
@@ -61,7 +61,7 @@ def test_freshness_multipliers_match_the_scalar_formula():
     scalar = [
         freshness_factor(
             {"last_substantive_change": w, "last_modified": w, "last_substantive_commit": "c"}, pol, today
-        )["multiplier"]
+        ).multiplier
         for w in when
     ]
     assert vec.tolist() == scalar and vec[2] == 1.0

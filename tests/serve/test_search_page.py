@@ -180,6 +180,7 @@ def test_hits_and_percentages_are_the_apis(browser, server, api, query):
     f = expected["hits"][0]["factors"]
     for bar in bars:
         name = bar.get_attribute("data-factor")
+        assert bar.find_element("css selector", ".fname").text == name.replace("_", " ")  # named by its key
         assert bar.find_element("css selector", ".fmult").text == f"×{f[name]['multiplier']:.2f}"
         assert float(bar.find_element("css selector", "meter").get_attribute("value")) == min(f[name]["multiplier"], 1)
         assert bar.find_element("css selector", ".evidence li").text  # every bar has its evidence line
