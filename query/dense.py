@@ -75,10 +75,17 @@ _PARALLEL_FROM = 16_384  # rows from which a brute-force scan uses every core (b
 # way): a page fault maps the row's page and the kernel's read-around into the process, ~128 KB a scattered row, so
 # re-scoring a few hundred rows a search brought back most of a 768 MB file at 1M passages within 90 searches.
 PREAD_MAX_ROWS = 8192
+# The int8 prefilter's first candidates: the bound at this rank of a strided sample sets the threshold (``_leading``);
+# the count of rows above it then varies by about 1/√64 of the wanted ``fetch``.
+_SAMPLE_RANK = 64
 # The int8 prefilter's threads.  Its matrix is streamed from memory once a search (384 MB at 1M passages): two
 # threads took a 1M-row pass from ~40 to ~27 ms here.  One was the default while onnxruntime's idle threads spun
 # (two spinning pools on 2 cores doubled both runs); query/onnx_encoder.py session_options turns spinning off.
+# Below PREFILTER_PARALLEL_FROM rows one thread: a sleeping worker must be woken every search, and on a busy machine
+# it waits for a core: a whole warm search at 100k rows took 11.7 ms on one thread against 16.4 ms on two, and the
+# bounds at 10k 0.24 against 1.2 ms (profiled, query vector cached; AMD EPYC, 2 cores at load ~5; issue 41).
 PREFILTER_THREADS = min(2, os.cpu_count() or 1)
+PREFILTER_PARALLEL_FROM = 500_000
 
 
 def drop_mapped_pages(embeddings: np.ndarray) -> None:
@@ -154,6 +161,24 @@ class _MappedRows:
         if len(data) != rows.size * rb:
             raise SnapshotError(f"{self.path}: shorter than its rows ({len(data)} of {rows.size * rb} bytes read)")
         return np.frombuffer(data, dtype=self.dtype).reshape(rows.size, self.dims)
+
+
+def _leading(ub: np.ndarray, fetch: int, depth: int) -> np.ndarray:
+    """Rows (ascending) whose bound reaches about the ``fetch``-th highest: the threshold is read from a strided
+    sample of the bounds (``_SAMPLE_RANK``-th highest of n / stride values) and the rows found in one comparison
+    pass, where partitioning all n bounds took ~0.8 ms at 100k rows.  At least ``depth`` rows, else the exact
+    ``fetch`` highest.  Which rows come here changes only the work, never the result: the caller's proof brings in
+    every row whose bound reaches its bar."""
+    stride = fetch // _SAMPLE_RANK
+    if stride >= 2:
+        sample = ub[::stride]
+        kth = sample.size - _SAMPLE_RANK
+        if kth >= 0:
+            bar = np.partition(sample, kth)[kth]
+            rows = np.flatnonzero(ub >= bar)
+            if bar > -np.inf and depth <= rows.size <= 4 * fetch:  # -inf: rows ruled out (top_within) would pass
+                return rows
+    return np.sort(np.argpartition(-ub, fetch)[:fetch])
 
 
 def _order(rows: np.ndarray, scores: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
@@ -302,9 +327,8 @@ class DenseIndex:
             and available()
         ):
             source = self._source  # drop_mapped_pages leaves an array that is not a memory map alone
-            self._prefilter = Int8Prefilter(
-                self.emb, threads or PREFILTER_THREADS, release=lambda: drop_mapped_pages(source)
-            )
+            threads = threads or (PREFILTER_THREADS if self.n >= PREFILTER_PARALLEL_FROM else 1)
+            self._prefilter = Int8Prefilter(self.emb, threads, release=lambda: drop_mapped_pages(source))
         if self._emb32 is None and self.emb.dtype != np.float32 and self.n * self.dims * 4 <= FLOAT32_COPY_MAX_BYTES:
             emb32 = np.asarray(self.emb, dtype=np.float32)
             emb32.flags.writeable = False
@@ -374,7 +398,7 @@ class DenseIndex:
         fetch = min(self.n, 2 * fetch)
         if fetch >= self.n:
             return self._scan(q, depth)
-        rows = np.sort(np.argpartition(-ub, fetch)[:fetch])
+        rows = _leading(ub, fetch, depth)
         scores = self.cosines(q, rows)
         top_rows, top_scores = _order(rows, scores, depth)
         # Every row whose bound reaches the depth-th re-scored cosine could still enter the top (ties go to the lower
