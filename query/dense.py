@@ -407,6 +407,8 @@ class DenseIndex:
         # two or three rounds at 1M rows (~4 ms each).  Re-scoring them can only raise the depth-th cosine, so the
         # rows left out stay out.
         bar = np.nextafter(np.float32(float(top_scores[-1]) - eps), np.float32(-np.inf))  # rounded down, not up
+        if bar > ub[rows].min():  # every row left out has a bound at most that lowest one (``_leading``): none reaches
+            return top_rows, top_scores
         reach = np.flatnonzero(ub >= bar)
         extra = np.setdiff1d(reach, rows, assume_unique=True)
         if not extra.size:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from trustindex.query.fusion import run_sizes, run_starts
 from trustindex.query.page_links import authority
 from trustindex.query.pages import term_postings
 from trustindex.query.relevance import dense_relevance, lexical_relevance
@@ -165,8 +166,8 @@ def support(
         return out, lent
     order = np.argsort(page, kind="stable")
     grouped = page[order]
-    starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
-    sizes = np.diff(np.r_[starts, m])
+    starts = run_starts(grouped)
+    sizes = run_sizes(starts, m)
     # every (borrower, lender) pair of one page: borrower b = order[k], lender = order[start + 0..size-1]
     reps = np.repeat(sizes, sizes)  # per sorted candidate, its page's size
     borrower = np.repeat(order, reps)
@@ -181,8 +182,8 @@ def support(
     loan = rel[lender_pos] * np.minimum(1.0, trust[lender_pos] / tb)
     by = np.lexsort((lender_pos, -loan, borrower))  # per borrower, its largest loans first
     borrower, lender_pos, loan = borrower[by], lender_pos[by], loan[by]
-    head = np.flatnonzero(np.r_[True, borrower[1:] != borrower[:-1]])
-    nth = np.arange(borrower.size) - np.repeat(head, np.diff(np.r_[head, borrower.size]))
+    head = run_starts(borrower)
+    nth = np.arange(borrower.size) - np.repeat(head, run_sizes(head, borrower.size))
     take = nth < passages
     np.add.at(out, borrower[take], loan[take])
     for b, ln in zip(borrower[take].tolist(), lender_pos[take].tolist(), strict=True):
