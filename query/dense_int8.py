@@ -34,8 +34,8 @@ import numpy as np
 # dimensions usearch's scan took 1.1-1.3 ms a search against 0.1 ms for the bounds (~0.5 ms the whole proven top 200
 # with its re-scoring), built in ~0.1 s (AMD EPYC, 2 cores at load ~5, issue 41).
 MIN_ROWS = 4096
-_BLOCK = 16_384
-_RELEASE_EVERY_BLOCKS = 8  # ``release`` every 8 blocks (~200 MB of float16 rows)
+_BLOCK = 2048  # rows a step: float64 temporaries of ~6 MB (16,384 rows raised a 10k warm-up's peak by ~150 MB)
+_RELEASE_EVERY_BLOCKS = 64  # ``release`` every 64 blocks (~100 MB of float16 rows)
 _EXTERNAL_NAME = "int8_prefilter_rows"  # the external initializer's name in the graph (no file is read)
 _SLACK = 1e-6  # absolute margin added to float32 bounds (see Int8Prefilter.__init__)
 # The query side is 7-bit. MLAS's u8×s8 kernel on AVX2 without VNNI (vpmaddubsw) adds pairs of products in int16
