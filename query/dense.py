@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from trustindex.query.dense_int8 import leading_rows
 from trustindex.schemas.errors import SnapshotError
 from trustindex.schemas.snapshot import DENSE_INDEX
 
@@ -75,9 +76,6 @@ _PARALLEL_FROM = 16_384  # rows from which a brute-force scan uses every core (b
 # way): a page fault maps the row's page and the kernel's read-around into the process, ~128 KB a scattered row, so
 # re-scoring a few hundred rows a search brought back most of a 768 MB file at 1M passages within 90 searches.
 PREAD_MAX_ROWS = 8192
-# The int8 prefilter's first candidates: the bound at this rank of a strided sample sets the threshold (``_leading``);
-# the count of rows above it then varies by about 1/√64 of the wanted ``fetch``.
-_SAMPLE_RANK = 64
 # The int8 prefilter's threads.  Its matrix is streamed from memory once a search (384 MB at 1M passages): two
 # threads took a 1M-row pass from ~40 to ~27 ms here.  One was the default while onnxruntime's idle threads spun
 # (two spinning pools on 2 cores doubled both runs); query/onnx_encoder.py session_options turns spinning off.
@@ -161,24 +159,6 @@ class _MappedRows:
         if len(data) != rows.size * rb:
             raise SnapshotError(f"{self.path}: shorter than its rows ({len(data)} of {rows.size * rb} bytes read)")
         return np.frombuffer(data, dtype=self.dtype).reshape(rows.size, self.dims)
-
-
-def _leading(ub: np.ndarray, fetch: int, depth: int) -> np.ndarray:
-    """Rows (ascending) whose bound reaches about the ``fetch``-th highest: the threshold is read from a strided
-    sample of the bounds (``_SAMPLE_RANK``-th highest of n / stride values) and the rows found in one comparison
-    pass, where partitioning all n bounds took ~0.8 ms at 100k rows.  At least ``depth`` rows, else the exact
-    ``fetch`` highest.  Which rows come here changes only the work, never the result: the caller's proof brings in
-    every row whose bound reaches its bar."""
-    stride = fetch // _SAMPLE_RANK
-    if stride >= 2:
-        sample = ub[::stride]
-        kth = sample.size - _SAMPLE_RANK
-        if kth >= 0:
-            bar = np.partition(sample, kth)[kth]
-            rows = np.flatnonzero(ub >= bar)
-            if bar > -np.inf and depth <= rows.size <= 4 * fetch:  # -inf: rows ruled out (top_within) would pass
-                return rows
-    return np.sort(np.argpartition(-ub, fetch)[:fetch])
 
 
 def _order(rows: np.ndarray, scores: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
@@ -399,7 +379,7 @@ class DenseIndex:
         # search, 0.07-0.4 ms more a search than this (issue 41).
         if fetch >= self.n:
             return self._scan(q, depth)
-        rows = _leading(ub, fetch, depth)
+        rows = leading_rows(ub, fetch, depth)
         scores = self.cosines(q, rows)
         top_rows, top_scores = _order(rows, scores, depth)
         # Every row whose bound reaches the depth-th re-scored cosine could still enter the top (ties go to the lower
@@ -407,7 +387,7 @@ class DenseIndex:
         # two or three rounds at 1M rows (~4 ms each).  Re-scoring them can only raise the depth-th cosine, so the
         # rows left out stay out.
         bar = np.nextafter(np.float32(float(top_scores[-1]) - eps), np.float32(-np.inf))  # rounded down, not up
-        if bar > ub[rows].min():  # every row left out has a bound at most that lowest one (``_leading``): none reaches
+        if bar > ub[rows].min():  # a row left out has a bound at most that lowest one (``leading_rows``): none reaches
             return top_rows, top_scores
         reach = np.flatnonzero(ub >= bar)
         extra = np.setdiff1d(reach, rows, assume_unique=True)

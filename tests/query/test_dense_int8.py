@@ -114,20 +114,20 @@ def test_concurrent_searches_agree_with_sequential_ones():
 
 
 def test_first_candidates_from_a_sampled_threshold_hold_the_highest_bounds():
-    """``_leading`` reads its threshold from a sample of the bounds: whatever it returns is ascending, holds at least
-    ``depth`` rows, every bound above its lowest member's, and never a row ruled out (-inf: top_within)."""
-    from trustindex.query.dense import _leading
+    """``leading_rows`` reads its threshold from a sample of the bounds: whatever it returns is ascending, holds at
+    least ``depth`` rows, every bound above its lowest member's, and never a row ruled out (-inf: top_within)."""
+    from trustindex.query.dense_int8 import leading_rows
 
     rng = np.random.default_rng(21)
     for n, fetch, depth in [(10_000, 800, 200), (100_000, 800, 200), (5_000, 256, 64), (3_000, 40, 10)]:
         ub = rng.standard_normal(n).astype(np.float32)
         ub[rng.random(n) < 0.3] = -np.inf
-        rows = _leading(ub, fetch, depth)
+        rows = leading_rows(ub, fetch, depth)
         assert rows.size >= depth and (np.diff(rows) > 0).all() and np.isfinite(ub[rows]).all()
         assert (ub[np.setdiff1d(np.arange(n), rows)] <= ub[rows].min()).all()
     unsampled = np.full(4000, -np.inf, dtype=np.float32)
     unsampled[1::4] = rng.standard_normal(1000)  # the stride-4 sample sees only ruled-out rows: its threshold is -inf
-    rows = _leading(unsampled, 256, 64)
+    rows = leading_rows(unsampled, 256, 64)
     assert rows.size == 256 and np.isfinite(unsampled[rows]).all()  # so the exact partition answers
 
 
