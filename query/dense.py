@@ -80,10 +80,12 @@ PREAD_MAX_ROWS = 8192
 # threads took a 1M-row pass from ~40 to ~27 ms here.  One was the default while onnxruntime's idle threads spun
 # (two spinning pools on 2 cores doubled both runs); query/onnx_encoder.py session_options turns spinning off.
 # Below PREFILTER_PARALLEL_FROM rows one thread: a sleeping worker must be woken every search, and on a busy machine
-# it waits for a core: a whole warm search at 100k rows took 11.7 ms on one thread against 16.4 ms on two, and the
-# bounds at 10k 0.24 against 1.2 ms (profiled, query vector cached; AMD EPYC, 2 cores at load ~5; issue 41).
+# it waits for a core; at 10k rows the bounds took 0.24 ms on one thread against 1.2 ms on two inside a search loop
+# (AMD EPYC, 2 cores at load ~5; issue 41).  At 100k the second thread pays on a quiet machine (bench_query's warm
+# p50 6.8-7.0 ms on two against 7.6-7.8 on one, load ~1.5) though not on a busy one (a profiled search 16.4 against
+# 11.7 ms at load ~5): two from 50k rows, as before issue 41 at 100k.
 PREFILTER_THREADS = min(2, os.cpu_count() or 1)
-PREFILTER_PARALLEL_FROM = 500_000
+PREFILTER_PARALLEL_FROM = 50_000
 
 
 def drop_mapped_pages(embeddings: np.ndarray) -> None:
