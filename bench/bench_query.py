@@ -388,6 +388,12 @@ def main(argv=None) -> int:
     ap.add_argument("--exact-below", type=int, default=1 << 40, help=argparse.SUPPRESS)
     ap.add_argument("--recall", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--no-save", action="store_true")
+    ap.add_argument(
+        "--key",
+        default="query",
+        help="the key of bench/results.json the figures go under (another keeps `make bench`'s, e.g. its 1M figures, "
+        "when only some sizes are measured)",
+    )
     ap.add_argument("--note", help="a note saved with the figures (e.g. what else the machine was running)")
     a = ap.parse_args(argv)
     setup_env()
@@ -402,9 +408,9 @@ def main(argv=None) -> int:
         a.ann_exact_below,
         a.ann_expansion_add,
     )
-    print_figures("query", r["figures"])
+    print_figures(a.key, r["figures"])
     if not a.no_save:
-        save("query", {**r, "note": a.note} if a.note else r)
+        save(a.key, {**r, "note": a.note} if a.note else r)
     return 0
 
 

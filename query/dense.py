@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from trustindex.query.dense_int8 import leading_rows
 from trustindex.schemas.errors import SnapshotError
 from trustindex.schemas.snapshot import DENSE_INDEX
 
@@ -78,7 +79,13 @@ PREAD_MAX_ROWS = 8192
 # The int8 prefilter's threads.  Its matrix is streamed from memory once a search (384 MB at 1M passages): two
 # threads took a 1M-row pass from ~40 to ~27 ms here.  One was the default while onnxruntime's idle threads spun
 # (two spinning pools on 2 cores doubled both runs); query/onnx_encoder.py session_options turns spinning off.
+# Below PREFILTER_PARALLEL_FROM rows one thread: a sleeping worker must be woken every search, and on a busy machine
+# it waits for a core; at 10k rows the bounds took 0.24 ms on one thread against 1.2 ms on two inside a search loop
+# (AMD EPYC, 2 cores at load ~5; issue 41).  At 100k the second thread pays on a quiet machine (bench_query's warm
+# p50 6.8-7.0 ms on two against 7.6-7.8 on one, load ~1.5) though not on a busy one (a profiled search 16.4 against
+# 11.7 ms at load ~5): two from 50k rows, as before issue 41 at 100k.
 PREFILTER_THREADS = min(2, os.cpu_count() or 1)
+PREFILTER_PARALLEL_FROM = 50_000
 
 
 def drop_mapped_pages(embeddings: np.ndarray) -> None:
@@ -282,8 +289,8 @@ class DenseIndex:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
         fetch = min(self.n, 2 * depth)
         prefilter = self._prefilter
-        # the prefilter fetches twice ``fetch`` rows by their bounds: all of them allowed only when that many are
-        if prefilter is not None and 2 * fetch < rows.size:
+        # the prefilter's first candidates are ``fetch`` rows by their bounds: all of them allowed only when more are
+        if prefilter is not None and fetch < rows.size:
             return self._prefiltered_top(prefilter, q, float(np.linalg.norm(q)), depth, fetch, allowed)
         return _order(rows, self.cosines(q, rows), depth)
 
@@ -302,9 +309,8 @@ class DenseIndex:
             and available()
         ):
             source = self._source  # drop_mapped_pages leaves an array that is not a memory map alone
-            self._prefilter = Int8Prefilter(
-                self.emb, threads or PREFILTER_THREADS, release=lambda: drop_mapped_pages(source)
-            )
+            threads = threads or (PREFILTER_THREADS if self.n >= PREFILTER_PARALLEL_FROM else 1)
+            self._prefilter = Int8Prefilter(self.emb, threads, release=lambda: drop_mapped_pages(source))
         if self._emb32 is None and self.emb.dtype != np.float32 and self.n * self.dims * 4 <= FLOAT32_COPY_MAX_BYTES:
             emb32 = np.asarray(self.emb, dtype=np.float32)
             emb32.flags.writeable = False
@@ -370,11 +376,12 @@ class DenseIndex:
         if allowed is not None:
             ub = np.where(allowed, ub, np.float32(-np.inf))
         eps = self.dims * 2.0**-24 * qn * 1.002 + 1e-7  # float32 rounding of ``cosines`` (row norms ≤ 1 + 2⁻¹¹)
-        # Twice usearch's first fetch: at 100k rows ~150-220 bounds reach past the exact top 100.
-        fetch = min(self.n, 2 * fetch)
+        # usearch's first fetch (twice the depth): at 10k and 100k rows ~360-610 bounds reach the exact top 200's bar,
+        # so some searches re-score a few more rows below; fetching twice as many first re-scored ~800 rows every
+        # search, 0.07-0.4 ms more a search than this (issue 41).
         if fetch >= self.n:
             return self._scan(q, depth)
-        rows = np.sort(np.argpartition(-ub, fetch)[:fetch])
+        rows = leading_rows(ub, fetch, depth)
         scores = self.cosines(q, rows)
         top_rows, top_scores = _order(rows, scores, depth)
         # Every row whose bound reaches the depth-th re-scored cosine could still enter the top (ties go to the lower
@@ -382,6 +389,8 @@ class DenseIndex:
         # two or three rounds at 1M rows (~4 ms each).  Re-scoring them can only raise the depth-th cosine, so the
         # rows left out stay out.
         bar = np.nextafter(np.float32(float(top_scores[-1]) - eps), np.float32(-np.inf))  # rounded down, not up
+        if bar > ub[rows].min():  # a row left out has a bound at most that lowest one (``leading_rows``): none reaches
+            return top_rows, top_scores
         reach = np.flatnonzero(ub >= bar)
         extra = np.setdiff1d(reach, rows, assume_unique=True)
         if not extra.size:

@@ -17,6 +17,14 @@ from trustindex.schemas.embedding_model import MODEL_ID, Backend, model_path, we
 from trustindex.schemas.errors import EmbeddingModelError, EmbeddingModelMismatch, SnapshotError
 from trustindex.schemas.snapshot import ENCODER_DIR, Manifest
 
+# onnxruntime intra-op threads of the query side's encoder: a search embeds one short query, and a second thread,
+# asleep between searches, must be woken for every operator's share of the work and waits for a core on a busy
+# machine.  On the 2-core AMD EPYC (loads 3-5) bench/bench_query.py's warm worker, one thread against two in
+# alternation: the query embedding alone 1.37-1.54 against 1.54-1.85 ms, the whole search p50 3.6-4.5 against
+# 4.0-4.4 ms at 10k passages and 7.2-11.9 against 7.6-11.4 ms at 100k; the vectors are the same bits (230 queries;
+# issue 41).  A server's concurrent searches each run on their own thread.
+QUERY_ENCODER_THREADS = 1
+
 
 class QueryEncoder(Protocol):
     dimensions: int
@@ -63,7 +71,11 @@ def open_encoder(snapshot_dir: Path, manifest: Manifest, checksums_verified: boo
 
         listed = all(f"{ENCODER_DIR}/{name}" in manifest.files for name in (MODEL_FILE, TOKENIZER_FILE))
         try:
-            enc = OnnxEncoder(Path(snapshot_dir) / ENCODER_DIR, verify=not (checksums_verified and listed))
+            enc = OnnxEncoder(
+                Path(snapshot_dir) / ENCODER_DIR,
+                threads=QUERY_ENCODER_THREADS,
+                verify=not (checksums_verified and listed),
+            )
         except (EncoderError, OSError) as e:
             raise SnapshotError(f"snapshot {manifest.snapshot_id}: its query encoder cannot be loaded: {e}") from None
         if enc.model_id != info.get("id") or enc.dimensions != int(info.get("dimensions", -1)):

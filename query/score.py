@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from trustindex.query.fusion import run_sizes, run_starts
 from trustindex.query.page_links import authority
 from trustindex.query.pages import term_postings
 from trustindex.query.relevance import dense_relevance, lexical_relevance
@@ -65,6 +66,10 @@ class PageTerms:
     normaliser: float
     lenders: list[list[int]] = field(default_factory=list)  # per candidate, the positions that lent it support
     links: Links | None = None  # the site's links' terms (None: the snapshot has no links indexed)
+    shown_weights: PageWeights = field(init=False, repr=False)  # ``weights`` as every hit shows them, rounded once
+
+    def __post_init__(self) -> None:
+        self.shown_weights = self.weights.shown()
 
     def relevance(self, own: np.ndarray) -> np.ndarray:
         w = self.weights
@@ -75,7 +80,7 @@ class PageTerms:
 
     def explained(self, j: int, chunk_ids, rows: np.ndarray) -> PageRelevance:
         """Candidate ``j``'s page terms as a hit shows them (``chunk_ids``: the snapshot's, ``rows``: the pool's)."""
-        w = self.weights.shown()
+        w = self.shown_weights
         lenders = [chunk_ids[int(rows[m])] for m in self.lenders[j]]
         links = self.links
         return PageRelevance(
@@ -161,8 +166,8 @@ def support(
         return out, lent
     order = np.argsort(page, kind="stable")
     grouped = page[order]
-    starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
-    sizes = np.diff(np.r_[starts, m])
+    starts = run_starts(grouped)
+    sizes = run_sizes(starts, m)
     # every (borrower, lender) pair of one page: borrower b = order[k], lender = order[start + 0..size-1]
     reps = np.repeat(sizes, sizes)  # per sorted candidate, its page's size
     borrower = np.repeat(order, reps)
@@ -177,8 +182,8 @@ def support(
     loan = rel[lender_pos] * np.minimum(1.0, trust[lender_pos] / tb)
     by = np.lexsort((lender_pos, -loan, borrower))  # per borrower, its largest loans first
     borrower, lender_pos, loan = borrower[by], lender_pos[by], loan[by]
-    head = np.flatnonzero(np.r_[True, borrower[1:] != borrower[:-1]])
-    nth = np.arange(borrower.size) - np.repeat(head, np.diff(np.r_[head, borrower.size]))
+    head = run_starts(borrower)
+    nth = np.arange(borrower.size) - np.repeat(head, run_sizes(head, borrower.size))
     take = nth < passages
     np.add.at(out, borrower[take], loan[take])
     for b, ln in zip(borrower[take].tolist(), lender_pos[take].tolist(), strict=True):
@@ -195,20 +200,22 @@ def page_vector_relevance(vectors: np.ndarray, query_vector: np.ndarray, policy:
 
 
 def passage_terms(
-    policy: Policy, cosine: float, bm25: float, lexical_ran: bool, identifier: float | None
-) -> dict[str, Term]:
-    """A passage's own relevance as its channels' terms, as a hit shows them: each saturated value and its policy
-    weight (relevance_score = Σ weight × value / Σ weight over the channels in use, query/relevance.py)."""
+    policy: Policy, cosines: np.ndarray, bm25: np.ndarray, lexical_ran: bool, identifiers: np.ndarray | None
+) -> list[dict[str, Term]]:
+    """Each passage's own relevance as its channels' terms, as a hit shows them (one dict a passage, from its cosine,
+    BM25 and identifier score): each saturated value and its policy weight (relevance_score = Σ weight × value /
+    Σ weight over the channels in use, query/relevance.py).  Worked out for the shown passages together: the same
+    elementwise arithmetic as one at a time, without numpy's per-call cost for each value."""
     r = policy.relevance
-    dense = float(dense_relevance(cosine, r.cosine_floor, r.cosine_ceiling))
-    out = {"dense": Term(shown_number(dense), shown_number(float(r.dense_weight)))}
+    channels = [("dense", dense_relevance(cosines, r.cosine_floor, r.cosine_ceiling), r.dense_weight)]
     if lexical_ran and r.lexical_weight > 0:
-        lexical = float(lexical_relevance(bm25, r.bm25_half))
-        out["lexical"] = Term(shown_number(lexical), shown_number(float(r.lexical_weight)))
-    if identifier is not None and r.identifier_weight > 0:
-        ident = float(lexical_relevance(identifier, r.bm25_half))
-        out["identifier"] = Term(shown_number(ident), shown_number(float(r.identifier_weight)))
-    return out
+        channels.append(("lexical", lexical_relevance(bm25, r.bm25_half), r.lexical_weight))
+    if identifiers is not None and r.identifier_weight > 0:
+        channels.append(("identifier", lexical_relevance(identifiers, r.bm25_half), r.identifier_weight))
+    columns = [
+        (name, [shown_number(v) for v in values.tolist()], shown_number(float(w))) for name, values, w in channels
+    ]
+    return [{name: Term(values[j], w) for name, values, w in columns} for j in range(len(cosines))]
 
 
 def ranking_score(trust: np.ndarray, relevance: np.ndarray, policy: Policy) -> np.ndarray:

@@ -341,18 +341,17 @@ def show(st: SearchState, q: Query, g: Gathered, s: Scored, o: Ordered, v: R.Ver
 def _readings(st: SearchState, g: Gathered, rows: list[int]) -> list[R.ChannelReading]:
     """The channels' ranks and scores of the shown passages (``g.rows`` is sorted: each row's place by bisection)."""
     at = np.searchsorted(g.rows, rows)
-    cosines = g.cosines[at].tolist()
+    cosines = g.cosines[at]
     ident = g.identifier
-    idents = ident[at].tolist() if ident is not None else [None] * len(rows)
-    bm25 = g.lexical.scores
+    bm25 = g.lexical.scores[np.asarray(rows, dtype=np.int64)]
+    terms = S.passage_terms(st.policy, cosines, bm25, g.lexical_ran, ident[at] if ident is not None else None)
     dense_rank = dict(zip(g.dense_rows.tolist(), range(1, g.dense_rows.size + 1), strict=True))
     lex = g.lexical_rows
     lex_rank = dict(zip(lex.tolist(), range(1, lex.size + 1), strict=True)) if lex is not None else {}
-    out = []
-    for i, cos, idf in zip(rows, cosines, idents, strict=True):
-        terms = S.passage_terms(st.policy, cos, float(bm25[i]), g.lexical_ran, idf)
-        out.append(R.ChannelReading(terms, cos, float(bm25[i]), dense_rank.get(i), lex_rank.get(i)))
-    return out
+    return [
+        R.ChannelReading(t, cos, score, dense_rank.get(i), lex_rank.get(i))
+        for i, t, cos, score in zip(rows, terms, cosines.tolist(), bm25.tolist(), strict=True)
+    ]
 
 
 def factors(st: SearchState, i: int, today, docs_targeted=False, version_targeted=()) -> dict[str, Factor[Any]]:

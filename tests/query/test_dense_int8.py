@@ -111,3 +111,33 @@ def test_concurrent_searches_agree_with_sequential_ones():
     for j, (rows, cos) in enumerate(together):
         np.testing.assert_array_equal(rows, alone[j % len(qs)][0])
         np.testing.assert_array_equal(cos, alone[j % len(qs)][1])
+
+
+def test_first_candidates_from_a_sampled_threshold_hold_the_highest_bounds():
+    """``leading_rows`` reads its threshold from a sample of the bounds: whatever it returns is ascending, holds at
+    least ``depth`` rows, every bound above its lowest member's, and never a row ruled out (-inf: top_within)."""
+    from trustindex.query.dense_int8 import leading_rows
+
+    rng = np.random.default_rng(21)
+    for n, fetch, depth in [(10_000, 800, 200), (100_000, 800, 200), (5_000, 256, 64), (3_000, 40, 10)]:
+        ub = rng.standard_normal(n).astype(np.float32)
+        ub[rng.random(n) < 0.3] = -np.inf
+        rows = leading_rows(ub, fetch, depth)
+        assert rows.size >= depth and (np.diff(rows) > 0).all() and np.isfinite(ub[rows]).all()
+        assert (ub[np.setdiff1d(np.arange(n), rows)] <= ub[rows].min()).all()
+    unsampled = np.full(4000, -np.inf, dtype=np.float32)
+    unsampled[1::4] = rng.standard_normal(1000)  # the stride-4 sample sees only ruled-out rows: its threshold is -inf
+    rows = leading_rows(unsampled, 256, 64)
+    assert rows.size == 256 and np.isfinite(unsampled[rows]).all()  # so the exact partition answers
+
+
+def test_sampled_candidates_give_a_full_scans_top_at_every_depth():
+    emb = clustered(12_000, seed=22, dims=DIMS)
+    index = DenseIndex(emb, None, exact_below=1 << 40)
+    assert index.warm(min_rows=0)
+    rng = np.random.default_rng(23)
+    for depth in (1, 10, 100, 200, 700):
+        q = unit(rng.standard_normal(DIMS)).astype(np.float32)
+        rows, cos = index.top(q, depth)
+        ref_rows, _ref = full_scan(emb, q, depth)
+        np.testing.assert_array_equal(rows, ref_rows)
