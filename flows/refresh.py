@@ -22,7 +22,7 @@ from trustindex.crawl.git import SourceError
 from trustindex.encoder.embedding_cache import EmbeddingCache
 from trustindex.encoder.factory import make_embedder, model_loads, release_loaded_models
 from trustindex.encoder.pipeline import overlap_enabled, worker_mode
-from trustindex.encoder.worker import SharedEmbedWorker, release, shared_worker
+from trustindex.encoder.worker import SharedEmbedWorker, cancel, release, shared_worker
 from trustindex.flows.embed_cluster import embed_on_cluster
 from trustindex.flows.source_task import SourceOutcome, SourceRun, ingest_source_task
 from trustindex.flows.sources_run import run_sources, sources_at_once
@@ -215,8 +215,10 @@ def refresh_flow(cfg: BuildConfig, request: RefreshRequest) -> RefreshResult:
     with progress.recording() as flow_stages:
         try:
             futures = run_sources(cfg.sources, lambda s: ingest_source_task.submit(s, run), limit, worker.waiting_texts)
-        finally:
-            release(backend, data)  # the texts still queued, embedded (a "drain" stage with their count)
+        except BaseException:  # stopped (SIGTERM, Ctrl-C) or crashed: keep what was encoded, end the sources now
+            cancel(backend, data)
+            raise
+        release(backend, data)  # the texts still queued, embedded (a "drain" stage with their count)
     ran = [r for r in flow_stages if r["stage"] == "sources"]  # first; the sources' own records follow it
     per_source, rows, failures, keys, stages, embedded = {}, [], {}, {}, ran, 0
     for s in cfg.sources:

@@ -98,3 +98,37 @@ def test_a_build_killed_mid_encode_keeps_its_committed_batches(corpus, tmp_path)
     stored = cache.get(some)
     for s in some:
         assert np.array_equal(matrix[row[s]], stored[s].astype(matrix.dtype))
+
+
+@pytest.mark.slow
+def test_a_build_stopped_by_sigterm_ends_at_once_and_keeps_what_it_encoded(corpus, tmp_path):
+    """SIGTERM (systemd's stop, Kubernetes' pod deletion, Ctrl-C's cousin) ends the run promptly: the batch being
+    encoded is committed, the queued texts are left to the next run, and the source stops extracting.  Before, the
+    stopped run drained its whole queue while its source extracted on: the cache ended up holding every text."""
+    data = tmp_path / "data"
+    env = cli_env(tmp_path / "prefect-home")
+    cmd = [sys.executable, "-m", "trustindex.cli.main", "refresh", "--sources", str(corpus), "--data", str(data)]
+    log_file = tmp_path / "stopped.log"
+    with open(log_file, "w") as log:
+        p = subprocess.Popen([*cmd, "--quiet"], env=env, cwd=ROOT, stdout=log, stderr=log, start_new_session=True)
+    t0 = time.monotonic()
+    while not _cached(data) and p.poll() is None:
+        assert time.monotonic() - t0 < 600, "the build never committed a batch of embeddings"
+        time.sleep(0.05)
+    assert p.poll() is None, ("the build ended before the stop", log_file.read_text())
+    os.killpg(p.pid, signal.SIGTERM)  # the refresh and the Prefect server it started, as a service manager stops it
+    try:
+        p.wait(timeout=300)  # bounded: a stopped run that drains and extracts on would still end, only later
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+    assert p.returncode != 0 and not (data / "CURRENT").exists()
+    assert "run stopped: the embedding cache keeps" in log_file.read_text()
+    kept = _cached(data)
+    assert len(kept) >= COMMIT_TEXTS
+
+    done = subprocess.run([*cmd, "--json"], env=env, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    e = json.loads(done.stdout)["embeddings"]
+    # the stop left texts unencoded (it did not drain the run to its end), and kept every vector it had encoded
+    assert (e["cache_hits"], e["encoded"]) == (len(kept), e["distinct"] - len(kept)) and e["encoded"] > 0
