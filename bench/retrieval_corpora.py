@@ -162,13 +162,22 @@ def folder_as_commit(folder: Path, author: str = "Midnight docs corpus") -> Call
 
 def react_missing() -> str | None:
     """Why the React docs cannot be read here (no bare copy, or one without the pinned tree), else None."""
-    if not (REACT_REPO / "HEAD").is_file():
-        return f"the React docs repository is not at {REACT_REPO} (set TRUSTINDEX_REAL_MIRRORS)"
+    return pinned_missing(REACT_REPO, "the React docs repository", REACT_TREE, REACT_TREE, "react")
+
+
+def pinned_missing(repo: Path, what: str, rev: str, tree: str, eval_name: str) -> str | None:
+    """Why ``repo`` cannot give a judged corpus its pinned pages (no bare copy there, or ``rev``, a commit or the
+    tree itself, missing or not holding ``tree``), else None."""
+    if not (repo / "HEAD").is_file():
+        return f"{what} is not at {repo} (set TRUSTINDEX_REAL_MIRRORS)"
     probe = subprocess.run(
-        ["git", "--git-dir", str(REACT_REPO), "cat-file", "-t", REACT_TREE], capture_output=True, text=True
+        ["git", "--git-dir", str(repo), "rev-parse", "--verify", "-q", f"{rev}^{{tree}}"],
+        capture_output=True,
+        text=True,
     )
-    if probe.stdout.strip() != "tree":
-        return f"{REACT_REPO} lacks the pinned tree {REACT_TREE} (bench/eval/react/README.md)"
+    if probe.stdout.strip() != tree:
+        pinned = "tree" if rev == tree else "commit"
+        return f"{repo} lacks the pinned {pinned} {rev} (bench/eval/{eval_name}/README.md)"
     return None
 
 
@@ -217,16 +226,7 @@ FLASK_INCLUDE = "docs/**/*.rst"
 
 def flask_missing() -> str | None:
     """Why the Flask docs cannot be read here, else None."""
-    if not (FLASK_REPO / "HEAD").is_file():
-        return f"the Flask repository is not at {FLASK_REPO} (set TRUSTINDEX_REAL_MIRRORS)"
-    probe = subprocess.run(
-        ["git", "--git-dir", str(FLASK_REPO), "rev-parse", "--verify", "-q", f"{FLASK_COMMIT}^{{tree}}"],
-        capture_output=True,
-        text=True,
-    )
-    if probe.stdout.strip() != FLASK_TREE:
-        return f"{FLASK_REPO} lacks the pinned commit {FLASK_COMMIT} (bench/eval/flask/README.md)"
-    return None
+    return pinned_missing(FLASK_REPO, "the Flask repository", FLASK_COMMIT, FLASK_TREE, "flask")
 
 
 def _flask_repository(work: Path) -> tuple[str, str]:

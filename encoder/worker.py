@@ -153,11 +153,7 @@ class SharedEmbedWorker:
 
     def stop(self) -> None:
         """End the thread once the queue is drained (every source has finished by then)."""
-        with self._lock:
-            started, self._thread = self._thread, None
-        if started is not None:
-            self._queue.put(_STOP)
-            started.join()
+        self._end_thread()
         # The cache's vectors in memory (every text the run embedded or found: ~165 MiB at 92k chunks) are not
         # needed once the sources have ended: the build reads the cache from disk.  The flow still holds this
         # object (for the progress line), so without this they stayed alive through the whole build.
@@ -173,8 +169,6 @@ class SharedEmbedWorker:
         Before, a stopped run drained the whole queue and its sources extracted on, feeding it: a SIGTERM 20 s into
         the real docs' build took 115 s more to end."""
         self._cancelled = True
-        with self._lock:
-            started, self._thread = self._thread, None
         dropped = 0
         while True:
             try:
@@ -189,11 +183,17 @@ class SharedEmbedWorker:
             feed._flushed.set()  # nobody waits on a dropped hand-over
         with self._lock:
             self.pending_texts = 0
+        self._end_thread()
+        self._cache = None
+        return dropped
+
+    def _end_thread(self) -> None:
+        """The thread ends once it takes the stop marker, behind whatever is queued (it commits what it encoded)."""
+        with self._lock:
+            started, self._thread = self._thread, None
         if started is not None:
             self._queue.put(_STOP)
             started.join()
-        self._cache = None
-        return dropped
 
     def _take(self) -> tuple[list[tuple[Feed, list[tuple[str, str]]]] | None, list[Feed]]:
         """What has queued up (at least one item), up to MAX_TEXTS_PER_CALL texts, and the sources that ended."""
@@ -266,9 +266,19 @@ _WORKERS: dict[tuple[str, str], SharedEmbedWorker] = {}
 _WORKERS_LOCK = threading.Lock()
 
 
+def _key(backend: str, data_dir: Path) -> tuple[str, str]:
+    return backend, str(Path(data_dir).resolve())
+
+
+def _forget(backend: str, data_dir: Path) -> SharedEmbedWorker | None:
+    """The process's worker for this backend and data directory, no longer the process's (None: it had none)."""
+    with _WORKERS_LOCK:
+        return _WORKERS.pop(_key(backend, data_dir), None)
+
+
 def shared_worker(backend: str, data_dir: Path) -> SharedEmbedWorker:
     """The process's worker for this backend and data directory (its embedding cache)."""
-    key = (backend, str(Path(data_dir).resolve()))
+    key = _key(backend, data_dir)
     with _WORKERS_LOCK:
         if key not in _WORKERS:
             _WORKERS[key] = SharedEmbedWorker(backend, Path(data_dir))
@@ -277,8 +287,7 @@ def shared_worker(backend: str, data_dir: Path) -> SharedEmbedWorker:
 
 def cancel(backend: str, data_dir: Path) -> SharedEmbedWorker | None:
     """Stop and forget the worker of a run that is being stopped (``SharedEmbedWorker.cancel``)."""
-    with _WORKERS_LOCK:
-        worker = _WORKERS.pop((backend, str(Path(data_dir).resolve())), None)
+    worker = _forget(backend, data_dir)
     if worker is not None:
         dropped = worker.cancel()
         log.warning(
@@ -296,8 +305,7 @@ def release(backend: str, data_dir: Path) -> SharedEmbedWorker | None:
     Shown and recorded as a "drain" stage: the texts still queued when the last source ended (its count), and how
     many of them were encoded (the rest were found in the cache or shared): its time is part of the run's, its
     texts are counted in the sources' embed records."""
-    with _WORKERS_LOCK:
-        worker = _WORKERS.pop((backend, str(Path(data_dir).resolve())), None)
+    worker = _forget(backend, data_dir)
     if worker is not None:
         encoded = worker.encoded
         with progress.stage("drain", worker.waiting_texts(), unit="texts") as bar:

@@ -111,10 +111,11 @@ class _RstChunker(HeadingChunker):
             return r + 1, (under_match.group(1), False), text
         return None
 
-    def _indented_run(self, r: int) -> int:
-        """The last row of the blank or indented lines after row ``r`` (trailing blank lines left out)."""
+    def _indented_run(self, r: int, deeper_than: int = 0) -> int:
+        """The last row of the lines after row ``r`` that are blank or indented more than ``deeper_than`` columns
+        (trailing blank lines left out): a directive's or literal block's body, or a nested directive's."""
         end, k = r, r + 1
-        while k < len(self.lines) and (not self.lines[k].strip() or self.lines[k][:1].isspace()):
+        while k < len(self.lines) and (not self.lines[k].strip() or _indent(self.lines[k]) > deeper_than):
             if self.lines[k].strip():
                 end = k
             k += 1
@@ -138,14 +139,7 @@ class _RstChunker(HeadingChunker):
 
     def _deprecated_at(self, k: int, version: str, enclosing: tuple[int, int]) -> DeprecatedDirective:
         """The ``deprecated`` directive at row ``k``: its rows, its reason and the block it sits in."""
-        indent = len(self.lines[k]) - len(self.lines[k].lstrip())
-        end = j = k
-        while j + 1 < len(self.lines):
-            nxt = self.lines[j + 1]
-            if nxt.strip() and len(nxt) - len(nxt.lstrip()) <= indent:
-                break
-            j += 1
-            end = j if nxt.strip() else end
+        end = self._indented_run(k, _indent(self.lines[k]))
         said = next((self.lines[i].strip() for i in range(k + 1, end + 1) if self.lines[i].strip()), "")
         reason = f"deprecated since {version.strip()}" if version.strip() else "deprecated"
         reason = f"{reason}: {_clean_title(said)}" if said else reason
@@ -156,12 +150,12 @@ class _RstChunker(HeadingChunker):
         n, end = len(self.lines), r
         while end + 1 < n and self.lines[end + 1].strip():
             end += 1
-        indent = len(self.lines[r]) - len(self.lines[r].lstrip())
+        indent = _indent(self.lines[r])
         unit = Unit(r, end)
         unit.children = [
             Unit(k, k)
             for k in range(r, end + 1)
-            if len(self.lines[k]) - len(self.lines[k].lstrip()) == indent and _LIST_ITEM_RE.match(self.lines[k].strip())
+            if _indent(self.lines[k]) == indent and _LIST_ITEM_RE.match(self.lines[k].strip())
         ]
         units.append(unit)
         if self.lines[end].rstrip().endswith("::"):
@@ -170,6 +164,11 @@ class _RstChunker(HeadingChunker):
                 units.append(Unit(end + 1, literal, "fence"))
                 return literal + 1
         return end + 1
+
+
+def _indent(line: str) -> int:
+    """The columns of leading whitespace (a tab counts one: only comparisons within one file matter)."""
+    return len(line) - len(line.lstrip())
 
 
 def _clean_title(title: str) -> str:

@@ -56,10 +56,8 @@ def per_page_capped(ranking: np.ndarray, page_of: np.ndarray, cap: int, depth: i
         return ranking[:depth]
     pages = page_of[ranking]
     by_page = np.argsort(pages, kind="stable")  # within a page, the ranking's order
-    grouped = pages[by_page]
-    starts = run_starts(grouped)
     nth = np.empty(ranking.size, dtype=np.int64)  # each entry's place among its page's entries, 0 first
-    nth[by_page] = np.arange(ranking.size) - np.repeat(starts, run_sizes(starts, ranking.size))
+    nth[by_page] = places_in_runs(pages[by_page])
     return ranking[nth < cap][:depth]
 
 
@@ -73,3 +71,9 @@ def run_sizes(starts: np.ndarray, total: int) -> np.ndarray:
     """The length of each run that ``run_starts`` found in an array of ``total`` values (``np.diff`` with ``append``
     took ~30 us a call)."""
     return np.concatenate((starts[1:], [total])) - starts
+
+
+def places_in_runs(grouped: np.ndarray) -> np.ndarray:
+    """Each value's place within its run of equal values of ``grouped`` (0 for a run's first)."""
+    starts = run_starts(grouped)
+    return np.arange(grouped.size) - np.repeat(starts, run_sizes(starts, grouped.size))

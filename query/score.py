@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from trustindex.query.fusion import run_sizes, run_starts
+from trustindex.query.fusion import places_in_runs, run_sizes, run_starts
 from trustindex.query.page_links import authority
 from trustindex.query.pages import term_postings
 from trustindex.query.relevance import dense_relevance, lexical_relevance
@@ -182,8 +182,7 @@ def support(
     loan = rel[lender_pos] * np.minimum(1.0, trust[lender_pos] / tb)
     by = np.lexsort((lender_pos, -loan, borrower))  # per borrower, its largest loans first
     borrower, lender_pos, loan = borrower[by], lender_pos[by], loan[by]
-    head = run_starts(borrower)
-    nth = np.arange(borrower.size) - np.repeat(head, run_sizes(head, borrower.size))
+    nth = places_in_runs(borrower)
     take = nth < passages
     np.add.at(out, borrower[take], loan[take])
     for b, ln in zip(borrower[take].tolist(), lender_pos[take].tolist(), strict=True):
