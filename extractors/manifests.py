@@ -222,13 +222,15 @@ def _cargo_dep(key: str, spec, section: str, allowlist, path: str, m: CargoManif
     if not isinstance(table, dict):
         m.warnings.append(f"{path}: {section}.{key} is neither a string nor a table; ignored")
         return
-    component = table.get("package", key) if isinstance(table.get("package", key), str) else key
+    package = table.get("package")
+    # a rename names the crate (``package = "..."``); an empty or non-string one names nothing: the key stands
+    component = package if isinstance(package, str) and package else key
     if not (_cargo_name_allowed(component, allowlist) or _cargo_name_allowed(key, allowlist)):
         return
+    detail = section if component == key else f"{section} (renamed {key})"
     if table.get("workspace") is True:
         m.pending.append((key, table, section))
     elif isinstance(table.get("version"), str):
-        detail = section if component == key else f"{section} (renamed {key})"
         m.targets.append(_target(component, table["version"], parse_cargo, detail))
     else:
         source = "git" if "git" in table else "path" if "path" in table else "unknown"
@@ -238,7 +240,7 @@ def _cargo_dep(key: str, spec, section: str, allowlist, path: str, m: CargoManif
                 constraint="",
                 origin="manifest",
                 status="unparsed",
-                detail=f"{section}: {source} dependency without a version requirement",
+                detail=f"{detail}: {source} dependency without a version requirement",
             )
         )
 

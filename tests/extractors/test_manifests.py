@@ -191,6 +191,22 @@ def test_cargo_skips_dev_build_and_foreign():
     )
 
 
+def test_a_cargo_rename_names_the_crate_or_else_its_key():
+    # found by the property test: ``package = ""`` named no crate and the target came out with an empty component
+    doc = b"""[dependencies]
+midnight-ledger = { package = "", git = "https://example.org/ledger" }
+mn-zswap = { package = "midnight-zswap", path = "../zswap" }
+"""
+    targets = _by_component(parse_cargo_toml(doc, "Cargo.toml").targets)
+    assert set(targets) == {"midnight-ledger", "midnight-zswap"}
+    assert targets["midnight-ledger"].detail == "dependencies: git dependency without a version requirement"
+    # an unversioned rename says which key it was written under, as a versioned one does
+    assert (
+        targets["midnight-zswap"].detail
+        == "dependencies (renamed mn-zswap): path dependency without a version requirement"
+    )
+
+
 def test_cargo_workspace_inheritance():
     root = parse_cargo_toml(
         b"""
