@@ -31,8 +31,13 @@ log = logging.getLogger(__name__)
 
 # Documents waiting between all the extracting sources and the worker (each a list of its chunks' texts).
 QUEUE_DOCUMENTS = 256
-# Texts handed to the encoder at once at most (what has queued up meanwhile, not a fixed batch).
+# Texts taken from the queue at once at most (what has queued up meanwhile, not a fixed batch) ...
 MAX_TEXTS_PER_CALL = 512
+# ... and handed to the encoder in parts of this many, sorted by length, each part's vectors pending a commit as
+# soon as it is encoded: a kill loses the part in flight, not the whole call (~5 s of encoding on 2 cores at 512).
+# Sorted first, a part keeps the same-length runs the encoder batches by: on the real mix, 0.98x the texts/s of one
+# call of 512 (calls of 128 in arrival order: 0.85x; bench/encoder_call_size.py).
+ENCODE_PART = 128
 
 
 @dataclass
@@ -162,9 +167,10 @@ class SharedEmbedWorker:
         self._cache = None
 
     def cancel(self) -> int:
-        """Stop now, the run being stopped: the batch being encoded is finished and committed (with every vector
-        encoded before it), the texts still queued are dropped (the next run encodes them), and each source's next
-        hand-over raises ``RunCancelled``, so its extraction ends too.  Returns the number of texts dropped.
+        """Stop now, the run being stopped: the part being encoded is finished and committed (with every vector
+        encoded before it), the rest of its call and the texts still queued are dropped (the next run encodes them),
+        and each source's next hand-over raises ``RunCancelled``, so its extraction ends too.  Returns the number
+        of queued texts dropped.
 
         Before, a stopped run drained the whole queue and its sources extracted on, feeding it: a SIGTERM 20 s into
         the real docs' build took 115 s more to end."""
@@ -239,13 +245,19 @@ class SharedEmbedWorker:
                     todo[sha], owner[sha] = text, feed
         if not todo:
             return
-        shas = list(todo)
+        by_length = sorted(todo, key=lambda sha: len(todo[sha]))
+        for i in range(0, len(by_length), ENCODE_PART):
+            if self._cancelled:  # the run is stopping: the rest is left to the next run
+                return
+            self._encode_part(by_length[i : i + ENCODE_PART], todo, owner, new)
+
+    def _encode_part(self, shas: list[str], todo: dict[str, str], owner: dict[str, Feed], new: PendingVectors) -> None:
         started = time.monotonic()
         assert self._embedder is not None  # set whenever there was no load error
         try:
             vectors = self._embedder.encode([todo[s] for s in shas])
-        except Exception as exc:  # these texts are left to the build; the next batch is tried again
-            for feed in {id(f): f for f in owner.values()}.values():
+        except Exception as exc:  # these texts are left to the build; the next part is tried again
+            for feed in {id(owner[s]): owner[s] for s in shas}.values():
                 feed.failed = f"{type(exc).__name__}: {exc}"
             log.warning("embedding during extraction failed for %d texts (%s); the build embeds them", len(shas), exc)
             return
