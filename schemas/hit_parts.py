@@ -85,8 +85,8 @@ class PageRelevance(Shape):
     @property
     def weighted(self) -> tuple[Term, ...]:
         """The weighted page terms in use, in order (query/score.py's PAGE_TERM_NAMES)."""
-        parts = (self.support, self.page_vector, self.page_terms, self.page_focus, self.problem_section)
-        parts += (self.anchor, self.authority)
+        focus = (self.page_focus, self.problem_section)
+        parts = (self.support, self.page_vector, self.page_terms, *focus, self.anchor, self.authority)
         return tuple(p for p in parts if p is not None)
 
     @property
