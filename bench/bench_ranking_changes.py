@@ -49,6 +49,15 @@ ROWS: list[tuple[str, str, bool]] = [
         False,
     ),
     ("unrouted pages not demoted (unrouted_yields = false)", "[fusion]\nunrouted_yields = false\n", False),
+    # how much of a page is about the question, and problem sections (query/page_focus.py): the rows the three dev
+    # halves' cross-validation chose between; the test halves were read once for the last (docs/benchmarks.md)
+    ("page_focus 0.2 (share 0.6)", "[fusion]\npage_focus_weight = 0.2\nfocus_share = 0.6\n", False),
+    ("problem_section 0.05", "[fusion]\nproblem_section_weight = 0.05\n", False),
+    (
+        "page_focus 0.2 (share 0.6) + problem_section 0.05",
+        "[fusion]\npage_focus_weight = 0.2\nfocus_share = 0.6\nproblem_section_weight = 0.05\n",
+        False,
+    ),
 ]
 
 

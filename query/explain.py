@@ -168,8 +168,14 @@ def _page_line(relevance: float, p: PageRelevance) -> str:
     return (
         f"ranking relevance = (relevance {relevance:.4f} + {sup.weight:g} × support {sup.value:.4f}{lent} + "
         f"{vec.weight:g} × page vector {vec.value:.4f} + {terms.weight:g} × page terms {terms.value:.4f}"
-        f"{_link_terms(p)}) / {p.normaliser:g}"
+        f"{_focus_terms(p)}{_link_terms(p)}) / {p.normaliser:g}"
     )
+
+
+def _focus_terms(p: PageRelevance) -> str:
+    """The focus terms as ``formula_lines`` writes them ("" for those not weighted)."""
+    parts = (("page focus", p.page_focus), ("problem section", p.problem_section))
+    return "".join(f" + {t.weight:g} × {name} {t.value:.4f}" for name, t in parts if t is not None)
 
 
 def _link_terms(p: PageRelevance) -> str:

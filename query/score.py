@@ -3,10 +3,12 @@
     ranking_score     = [served_floor ×] trust_score ^ trust_weight × ranking_relevance ^ relevance_weight
     ranking_relevance = rerank probability                     when a cross-encoder read the passage (0 unread)
                       = (relevance_score + page_weight × support + page_vector_weight × page_vector
-                         + page_terms_weight × page_terms + anchor_weight × anchor
-                         + authority_weight × authority) / normaliser                           otherwise
-    normaliser        = 1 + page_weight × page_passages + page_vector_weight + page_terms_weight + anchor_weight
-                        + authority_weight (the terms in use)
+                         + page_terms_weight × page_terms + page_focus_weight × page_focus
+                         + problem_section_weight × problem_section
+                         + anchor_weight × anchor + authority_weight × authority) / normaliser      otherwise
+    normaliser        = 1 + page_weight × page_passages + page_vector_weight + page_terms_weight
+                        + page_focus_weight + problem_section_weight + anchor_weight + authority_weight
+                        (the terms in use)
     served_floor      = for a page the docs site does not serve (unrouted), the lowest ranking_score (as shown) of
                         the pool's served candidates, so it ranks below every one of them (query/routes.py)
     ties              : equal ranking_score (as shown, 6 decimals) → served before unrouted, then higher confidence,
@@ -16,8 +18,11 @@
 ``support`` the sum of its page's best ``page_passages`` *eligible* other candidates' relevance, each scaled by
 min(1, lender's trust / borrower's trust); ``page_vector`` the dense relevance of the mean vector of the page's
 eligible passages; ``page_terms`` the idf-weighted share of the query's terms found in those passages;
-``anchor`` the query's BM25 over the anchor texts pointing at the page, saturated, and ``authority`` n / (n + k) of
-its inbound links from its own site (query/page_links.py; both only in a snapshot with links indexed).  A passage is
+``page_focus`` the share of those passages that each hold at least ``fusion.focus_share`` of the query's idf-weighted
+terms, and ``problem_section`` 1 when the query reports a problem and the passage's own headings or file name name a
+problem section (query/page_focus.py; both only when weighted); ``anchor`` the query's BM25 over the anchor texts
+pointing at the page, saturated, and ``authority`` n / (n + k) of its inbound links from its own site
+(query/page_links.py; both only in a snapshot with links indexed).  A passage is
 eligible to lend when no content risk was found in it and, under targets, its version match is not penalised
 (excluded passages are not candidates at all): a flagged passage cannot lift its page-mates by its relevance, and a
 low-trust page-mate lends only its share (issue 26).  Every term is in 0..1 and the normaliser is their weights'
@@ -32,6 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from trustindex.query.fusion import places_in_runs, run_sizes, run_starts
+from trustindex.query.page_focus import page_focus, problem_sections
 from trustindex.query.page_links import authority
 from trustindex.query.pages import term_postings
 from trustindex.query.relevance import dense_relevance, lexical_relevance
@@ -43,7 +49,8 @@ FORMULA = (
     "docs site does not serve (the lowest ranking_score of the pool's served candidates: it ranks below all of "
     "them); ranking_relevance = the cross-encoder's probability when one read the passage (0 when it did not), "
     "else (relevance_score + page_weight × support + page_vector_weight × page_vector + page_terms_weight × "
-    "page_terms + anchor_weight × anchor + authority_weight × authority) / (1 + the weights of the page terms in "
+    "page_terms + page_focus_weight × page_focus + problem_section_weight × problem_section + anchor_weight × "
+    "anchor + authority_weight × authority) / (1 + the weights of the page terms in "
     "use, page_weight counted page_passages times); ties: served before unrouted, then higher confidence, then the "
     "smaller chunk_id"
 )
@@ -66,6 +73,8 @@ class PageTerms:
     normaliser: float
     lenders: list[list[int]] = field(default_factory=list)  # per candidate, the positions that lent it support
     links: Links | None = None  # the site's links' terms (None: the snapshot has no links indexed)
+    focus: np.ndarray | None = None  # page_focus (None: its weight is 0, no hit shows it)
+    problem: np.ndarray | None = None  # problem_section (None: its weight is 0, no hit shows it)
     shown_weights: PageWeights = field(init=False, repr=False)  # ``weights`` as every hit shows them, rounded once
 
     def __post_init__(self) -> None:
@@ -74,6 +83,10 @@ class PageTerms:
     def relevance(self, own: np.ndarray) -> np.ndarray:
         w = self.weights
         total = own + w.support * self.support + w.page_vector * self.vector + w.page_terms * self.terms
+        if self.focus is not None:
+            total = total + w.page_focus * self.focus
+        if self.problem is not None:
+            total = total + w.problem_section * self.problem
         if self.links is not None:
             total = total + w.anchor * self.links.anchor + w.authority * self.links.authority
         return total / self.normaliser
@@ -87,10 +100,16 @@ class PageTerms:
             support=Support(shown_number(float(self.support[j])), w.support, lenders),
             page_vector=Term(shown_number(float(self.vector[j])), w.page_vector),
             page_terms=Term(shown_number(float(self.terms[j])), w.page_terms),
+            page_focus=_term(self.focus, j, w.page_focus),
+            problem_section=_term(self.problem, j, w.problem_section),
             anchor=Term(shown_number(float(links.anchor[j])), w.anchor) if links is not None else None,
             authority=links.explained_authority(j, w.authority) if links is not None else None,
             normaliser=shown_number(self.normaliser),
         )
+
+
+def _term(values: np.ndarray | None, j: int, weight: float) -> Term | None:
+    return Term(shown_number(float(values[j])), weight) if values is not None else None
 
 
 @dataclass
@@ -106,7 +125,8 @@ class Links:
 
 
 LINK_TERMS = ("anchor", "authority")  # in a hit's page terms only when the snapshot has links indexed
-PAGE_TERM_NAMES = ("support", "page_vector", "page_terms", *LINK_TERMS)  # the weighted page terms, in order
+FOCUS_TERMS = ("page_focus", "problem_section")  # in a hit's page terms only when weighted (query/page_focus.py)
+PAGE_TERM_NAMES = ("support", "page_vector", "page_terms", *FOCUS_TERMS, *LINK_TERMS)  # the weighted terms, in order
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,17 +140,28 @@ class PageWeights:
     anchor: float = 0.0
     authority: float = 0.0
     links: bool = False
+    page_focus: float = 0.0
+    problem_section: float = 0.0
 
     def in_use(self) -> dict[str, float]:
-        """The weights of the terms a hit shows, by name, in ``PAGE_TERM_NAMES``' order."""
-        names = PAGE_TERM_NAMES if self.links else PAGE_TERM_NAMES[: -len(LINK_TERMS)]
-        return {name: getattr(self, name) for name in names}
+        """The weights of the terms a hit shows, by name, in ``PAGE_TERM_NAMES``' order: the site's links' terms when
+        the snapshot has them, the focus terms when weighted."""
+        left_out = {name for name in FOCUS_TERMS if not getattr(self, name) > 0}
+        left_out |= set() if self.links else set(LINK_TERMS)
+        return {name: getattr(self, name) for name in PAGE_TERM_NAMES if name not in left_out}
 
     def shown(self) -> PageWeights:
         """The weights as a hit shows them (rounded)."""
         n = shown_number
         return PageWeights(
-            n(self.support), n(self.page_vector), n(self.page_terms), n(self.anchor), n(self.authority), self.links
+            n(self.support),
+            n(self.page_vector),
+            n(self.page_terms),
+            n(self.anchor),
+            n(self.authority),
+            self.links,
+            n(self.page_focus),
+            n(self.problem_section),
         )
 
     def normaliser(self, passages: int) -> float:
@@ -150,6 +181,8 @@ def weights_in_use(policy: Policy, lexical_ran: bool, links: bool = False) -> tu
         anchor=float(fz.anchor_weight) if links and lexical_ran else 0.0,
         authority=float(fz.authority_weight) if links else 0.0,
         links=links,
+        page_focus=float(fz.page_focus_weight) if lexical_ran else 0.0,
+        problem_section=float(fz.problem_section_weight),
     )
     return w, w.normaliser(passages)
 
@@ -250,7 +283,14 @@ class Lending:
 
 
 def page_terms(
-    d, policy: Policy, pool, query_vector: np.ndarray, tokens: list[str], lexical_ran: bool, lending: Lending
+    d,
+    policy: Policy,
+    pool,
+    query_vector: np.ndarray,
+    tokens: list[str],
+    lexical_ran: bool,
+    lending: Lending,
+    query_text: str = "",
 ):
     """The page-level terms of every candidate of ``pool`` (query/candidates.py), read from eligible passages only."""
     w, z = weights_in_use(policy, lexical_ran, d.page_links is not None)
@@ -278,7 +318,10 @@ def page_terms(
             for pos in np.flatnonzero(np.isin(page, list(keep))).tolist():
                 terms[pos] = by_page[int(page[pos])]
     links = _links(d, policy, d.passages.chunk_doc_row[pool.rows], tokens)
-    return PageTerms(sup, vector, terms, w, z, lenders, links)
+    share = policy.fusion.focus_share
+    focus = page_focus(d, tokens, pages, page, lending.withheld, share) if w.page_focus > 0 else None
+    problem = problem_sections(d, query_text, pool.rows) if w.problem_section > 0 else None
+    return PageTerms(sup, vector, terms, w, z, lenders, links, focus, problem)
 
 
 def _links(d, policy: Policy, doc_rows: np.ndarray, tokens: list[str]) -> Links | None:

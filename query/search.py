@@ -208,7 +208,7 @@ def score(st: SearchState, q: Query, g: Gathered) -> Scored:
             lender=(~prior.flagged[rows] & version_ok)[keep],
             withheld=np.union1d(prior.flagged_rows, rows[~(version_ok & keep)]),
         )
-        terms = S.page_terms(st.data, policy, pool, q.vector, q.tokens, g.lexical_ran, lending)
+        terms = S.page_terms(st.data, policy, pool, q.vector, q.tokens, g.lexical_ran, lending, q.text)
         ranking_rel = terms.relevance(pool.relevance)
     routes = st.data.route_codes()[pool.rows]
     ordering, floor = S.yield_unrouted(

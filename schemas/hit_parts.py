@@ -79,11 +79,14 @@ class PageRelevance(Shape):
     anchor: Term | None = optional()  # the site's links' terms: present when the snapshot has its links indexed
     authority: Authority | None = optional()
     normaliser: float = 1.0
+    page_focus: Term | None = optional()  # query/page_focus.py: present when weighted
+    problem_section: Term | None = optional()
 
     @property
     def weighted(self) -> tuple[Term, ...]:
         """The weighted page terms in use, in order (query/score.py's PAGE_TERM_NAMES)."""
-        parts = (self.support, self.page_vector, self.page_terms, self.anchor, self.authority)
+        focus = (self.page_focus, self.problem_section)
+        parts = (self.support, self.page_vector, self.page_terms, *focus, self.anchor, self.authority)
         return tuple(p for p in parts if p is not None)
 
     @property

@@ -49,6 +49,18 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _named(section: type, values: dict) -> dict:
+    """A section's plain values as ``policy_id`` hashes them: a ``named_when_set`` key left out at its default."""
+    out = dict(values)
+    for f in dataclasses.fields(section):
+        sub = f.metadata.get("section")
+        if sub is not None:
+            out[f.name] = _named(sub, values[f.name])
+        elif f.metadata.get("named_when_set") and values[f.name] == f.default:
+            del out[f.name]
+    return out
+
+
 def _typed(section: type, values: dict, **extra: Any) -> Any:
     """The frozen section of checked plain values (lists become tuples)."""
     subs = _sub_tables(section)
@@ -199,7 +211,8 @@ class Policy(Sections):
 
     @cached_property
     def policy_id(self) -> str:
-        canonical = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+        named = {name: _named(sub, _plain(getattr(self, name))) for name, sub in _sub_tables(Sections).items()}
+        canonical = json.dumps(named, sort_keys=True, separators=(",", ":"))
         return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
 
     def to_dict(self) -> dict:

@@ -42,6 +42,12 @@ def flag(default: bool) -> Any:
     return field(default=default, metadata={"rule": Rule(bool)})
 
 
+def named_when_set(rule_field: Any) -> Any:
+    """A key that ``policy_id`` hashes only when it differs from its default: a term added switched off (issue 43's
+    page_focus) leaves every policy's id, and so every response, as it was until someone sets it."""
+    return field(default=rule_field.default, metadata={**rule_field.metadata, "named_when_set": True})
+
+
 def text(default: str) -> Any:
     return field(default=default, metadata={"rule": Rule(str)})
 
@@ -249,6 +255,14 @@ class Fusion:
     # the idf-weighted share of the query's terms found anywhere in the page; 0 leaves it out.  Real docs, dev
     # half: 0.075 ranked files best (nDCG@10 +0.002 dev, +0.009 test; docs/benchmarks.md).
     page_terms_weight: float = number(0.075, 0.0, 10.0)
+    # How much of the page is about the question, and problem sections for problem reports (query/page_focus.py,
+    # issue 43): the order key gains page_focus_weight x the share of the page's passages that each hold at least
+    # focus_share of the query's idf-weighted terms, and problem_section_weight x 1 when the question reports a
+    # problem and the passage's headings or file name a problem section (schemas/question_form.py).  0 leaves a
+    # term out, and no hit shows it.
+    page_focus_weight: float = named_when_set(number(0.0, 0.0, 10.0))
+    focus_share: float = named_when_set(number(0.6, 0.0, 1.0))
+    problem_section_weight: float = named_when_set(number(0.0, 0.0, 10.0))
     # A passage of a page the docs site does not serve (unrouted: under a "_" path segment, draft: true, a version
     # the versions file does not list; schemas/page_routes.py) ranks below every served candidate of the pool: its
     # ranking_score is x the lowest served one's (query/routes.py).  false ranks it as any other page.  (Issue 43:

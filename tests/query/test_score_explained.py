@@ -145,6 +145,29 @@ def test_with_the_site_s_links_weighted_every_real_docs_answer_is_still_reproduc
         real_index.reload_policy(None)
 
 
+@needs_real_docs
+def test_with_the_focus_terms_weighted_every_real_docs_answer_is_still_reproduced(real_index):
+    """page_focus and problem_section (issue 43, query/page_focus.py) ship at weight 0; weighted, they must explain
+    the order too, and a problem report meets the real docs' troubleshooting sections."""
+    from bench import eval_set
+
+    focus_on = Policy.from_dict(
+        {"fusion": {"page_focus_weight": 0.2, "focus_share": 0.6, "problem_section_weight": 0.05}}
+    )
+    real_index.reload_policy(focus_on)
+    problem_sections = 0
+    try:
+        for q in eval_set.load():
+            r = real_index.search(q.query, k=10)
+            _ordered_and_reproduced(r, focus_on)
+            pages = [h["ranking_terms"]["page"] for h in r["hits"]]
+            assert all({"page_focus", "problem_section"} <= set(p) for p in pages)
+            problem_sections += sum(p["problem_section"]["value"] == 1 for p in pages)
+        assert problem_sections > 0
+    finally:
+        real_index.reload_policy(None)
+
+
 def test_a_passage_whose_version_is_penalised_lends_nothing(index):
     # 0.23.2 is a near miss of the pragmas that pin 0.23 / 0.23.0: those passages stay, penalised
     r = index.search("counter contract circuit runtime", k=50, targets={"compact-language": "0.23.2"})

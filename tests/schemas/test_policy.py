@@ -77,3 +77,13 @@ def test_a_section_is_frozen_and_typed():
     with pytest.raises(dataclasses.FrozenInstanceError):
         p.freshness.floor = 0.1
     assert isinstance(p.verification.methods, tuple) and p.attribution.tiers.of(None) == p.attribution.tiers.unknown
+
+
+def test_a_key_named_when_set_leaves_the_id_alone_at_its_default():
+    """The focus terms (issue 43) were added switched off: the default policy's id, and so every response, is the
+    one it was before them; set to anything else, the id names them."""
+    base = Policy.default().policy_id
+    assert Policy.from_dict({"fusion": {"page_focus_weight": 0.0, "focus_share": 0.6}}).policy_id == base
+    assert Policy.from_dict({"fusion": {"page_focus_weight": 0.2}}).policy_id != base
+    assert Policy.from_dict({"fusion": {"focus_share": 0.5}}).policy_id != base
+    assert Policy.from_dict({"fusion": {"page_weight": 0.2}}).policy_id != base  # every other key is named as before

@@ -1,0 +1,36 @@
+"""What a question's own wording says it is, and what a page's own headings say a section is (issue 43).
+
+A question that reports a problem ("… throws …", "why does my component render twice", "the screen does not
+update") is best answered by a section written about problems: a troubleshooting page, an errors reference, a FAQ,
+a "Common issues" or "Caveats" section.  Both are read from English wording alone, never from a path a judged set
+named: ``PROBLEM_QUESTION`` over the query's text, ``PROBLEM_SECTION`` over a passage's heading path and its file's
+path (query/page_focus.py ``problem_sections``).
+"""
+
+from __future__ import annotations
+
+import re
+
+# The wording of a problem report: an error or warning named, something failing, refusing, not working, a why-question.
+PROBLEM_QUESTION = re.compile(
+    r"\b(error|errors|fail|fails|failed|failing|throws?|thrown|exception|warning|warns?|crash\w*|broken|"
+    r"doesn'?t|does not|won'?t|can'?t|cannot|not working|stopped|complains?|rejects?|why (does|is|do|am|are)|twice|"
+    r"mismatch\w*|undefined|null)\b",
+    re.IGNORECASE,
+)
+# The naming of a section about problems, in its headings or its file's path.
+PROBLEM_SECTION = re.compile(
+    r"\b(troubleshoot\w*|errors?|faq|common (issues|problems|mistakes|pitfalls)|pitfalls?|gotchas?|"
+    r"problems?|known issues|fix\w*|debug\w*|warnings?|caveats?|i'?m getting|why)\b",
+    re.IGNORECASE,
+)
+
+
+def reports_problem(question: str) -> bool:
+    """Whether the question's wording reports a problem."""
+    return PROBLEM_QUESTION.search(question) is not None
+
+
+def names_problem_section(heading_path: list[str] | None, path: str) -> bool:
+    """Whether a passage's headings or its file's path name a section about problems."""
+    return PROBLEM_SECTION.search(" ".join([*(heading_path or []), path])) is not None
