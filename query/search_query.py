@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from trustindex.query.lexical_channel import LexicalChannel, Pending, beside
 from trustindex.query.state import SearchState
 from trustindex.query.target_match import Target, parse_target_args
 from trustindex.query.target_report import target_report
@@ -74,6 +75,12 @@ class Query:
     targets_shown: list[TargetShown]  # the response's ``targets``: each as requested and how it was resolved
     k: int
     strict: bool
+    pending_lexical: Pending  # the user's wording's lexical channel, worked out beside the embedding
+
+    @property
+    def lexical(self) -> LexicalChannel:
+        """The user's wording's lexical channel (query/lexical_channel.py), once its worker thread has it."""
+        return self.pending_lexical.result()
 
     @property
     def text(self) -> str:
@@ -115,9 +122,11 @@ class Query:
             else parse_target_args(targets)
         )
         shown, resolved = target_report(st, parsed)
+        words = Words.of(text)
+        lexical = beside(st, words)  # in a worker thread while this one embeds (the GIL is released meanwhile)
         # The user's query is embedded on its own: an encoder with dynamic int8 scales (snapshots before encoder
         # recipe 5) scales activations per batch, so a batch-mate would shift its vector, and with it the match tier.
         vector = st.query_vectors.encode(text)[0]
         vectors: np.ndarray | list[np.ndarray] = st.encoder.encode(extra) if extra else []
         phrasings = tuple(Phrasing(Words.of(t), v) for t, v in zip(extra, vectors, strict=True))
-        return cls(Words.of(text), vector, phrasings, resolved, shown, k, strict)
+        return cls(words, vector, phrasings, resolved, shown, k, strict, lexical)
