@@ -82,10 +82,12 @@ class Gathered:
 def gather(st: SearchState, q: Query) -> Gathered:
     d, fz, policy = st.data, st.policy.fusion, st.policy
     depth, deep = fz.candidate_depth, reach(policy)
+    # Worked out beside the query's embedding (query/lexical_channel.py), and read before the dense scan, whose
+    # threads would otherwise share the cores with it.
+    channel = q.lexical
     # Dense candidates from the dense index (exact or ANN: query/dense.py), never a scan of every chunk's cosine in
     # ANN mode; the pool's cosines with the user's query are computed exactly below.
     dense_all, dense_cos = st.dense.top(q.vector, deep)
-    channel = q.lexical  # worked out beside the query's embedding (query/lexical_channel.py)
     lex, lex_pooled = channel.signals, channel.pooled
     qvec, lex_all = q.vector, channel.ranking
     if policy.feedback.passages:
