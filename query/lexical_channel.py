@@ -20,11 +20,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from trustindex.query.fusion import CAP_REACH, per_page_capped, top_ranking
-from trustindex.query.lexical_signals import LexicalSignals, lexical_signals
+from trustindex.query.lexical_signals import LexicalSignals, Words, lexical_signals
 from trustindex.schemas.policy import Policy
 
 if TYPE_CHECKING:
-    from trustindex.query.search_query import Words
     from trustindex.query.state import SearchState
 
 # Lexical channels worked out at once, beside as many embeddings (a server's concurrent searches each submit one;

@@ -14,13 +14,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from trustindex.query.lexical_channel import LexicalChannel, Pending, beside
+from trustindex.query.lexical_signals import Words
 from trustindex.query.state import SearchState
 from trustindex.query.target_match import Target, parse_target_args
 from trustindex.query.target_report import target_report
 from trustindex.schemas.docs_versions import COMPONENT as DOCS_COMPONENT
 from trustindex.schemas.errors import QueryError
 from trustindex.schemas.hit_parts import TargetShown
-from trustindex.schemas.lexical import identifier_tokens, tokenize
 
 MAX_QUERY_CHARS = 10_000
 MAX_K = 1000
@@ -40,20 +40,6 @@ def clean_query(text: str) -> str:
     if not text:
         raise QueryError("query is empty")
     return text
-
-
-@dataclass(frozen=True, slots=True)
-class Words:
-    """One wording's lexical reading: its terms (schemas/lexical.py ``tokenize``) and the identifiers it names
-    (CamelCase, snake_case, dotted names, error codes: ``identifier_tokens``)."""
-
-    text: str
-    tokens: list[str]
-    identifiers: list[str]
-
-    @classmethod
-    def of(cls, text: str) -> Words:
-        return cls(text, tokenize(text), identifier_tokens(text))
 
 
 @dataclass(frozen=True, slots=True)
