@@ -13,25 +13,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from trustindex.schemas.lexical import identifier_tokens, tokenize
 from trustindex.schemas.policy import Policy
 
-
-@dataclass(frozen=True, slots=True)
-class Words:
-    """One wording's lexical reading: its terms (schemas/lexical.py ``tokenize``) and the identifiers it names
-    (CamelCase, snake_case, dotted names, error codes: ``identifier_tokens``)."""
-
-    text: str
-    tokens: list[str]
-    identifiers: list[str]
-
-    @classmethod
-    def of(cls, text: str) -> Words:
-        return cls(text, tokenize(text), identifier_tokens(text))
+if TYPE_CHECKING:
+    from trustindex.query.search_query import Words
 
 
 @dataclass(frozen=True)

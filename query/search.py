@@ -26,8 +26,7 @@ from trustindex.query.answer_confidence import COVERAGE_HITS, ChannelOutcome, ma
 from trustindex.query.candidates import Pool, collapse
 from trustindex.query.copies import with_originals
 from trustindex.query.feedback import expansion_terms, feedback_rows, rm3_scores, rocchio
-from trustindex.query.fusion import rrf_pool
-from trustindex.query.lexical_channel import best, pooled, reach
+from trustindex.query.fusion import CAP_REACH, per_page_capped, rrf_pool, top_ranking
 from trustindex.query.lexical_signals import LexicalSignals, lexical_signals
 from trustindex.query.relevance import relevance as relevance_of
 from trustindex.query.routes import UNROUTED_CODE, route_term
@@ -80,32 +79,36 @@ class Gathered:
 
 
 def gather(st: SearchState, q: Query) -> Gathered:
-    d, fz, policy = st.data, st.policy.fusion, st.policy
-    depth, deep = fz.candidate_depth, reach(policy)
-    # Worked out beside the query's embedding (query/lexical_channel.py), and read before the dense scan, whose
-    # threads would otherwise share the cores with it.
-    channel = q.lexical
+    d, fz = st.data, st.policy.fusion
+    depth, cap = fz.candidate_depth, fz.max_passages_per_page
+    # With a per-page cap each channel reads deeper, then gives the pool its first `depth` passages of capped pages.
+    reach = depth * CAP_REACH if cap else depth
+
+    def pooled(ranking: np.ndarray) -> np.ndarray:
+        return per_page_capped(ranking, d.chunk_doc_row, cap, depth)
+
+    def best(scores: np.ndarray) -> np.ndarray:
+        return top_ranking(scores, reach, positive_only=True)
+
     # Dense candidates from the dense index (exact or ANN: query/dense.py), never a scan of every chunk's cosine in
     # ANN mode; the pool's cosines with the user's query are computed exactly below.
-    dense_all, dense_cos = st.dense.top(q.vector, deep)
-    lex, lex_pooled = channel.signals, channel.pooled
-    qvec, lex_all = q.vector, channel.ranking
-    if policy.feedback.passages:
-        lexical_first = lex_pooled if lex_pooled is not None else pooled(best(lex.scores, policy), d, policy)
-        qvec, lex, dense_all, dense_cos = _feedback(st, q, lex, pooled(dense_all, d, policy), lexical_first, deep)
-        lex_all = best(lex.scores, policy) if lex.nterms > 0 else None
-        lex_pooled = pooled(lex_all, d, policy) if lex_all is not None else None
-    rankings = [(pooled(dense_all, d, policy), fz.dense_weight)]
-    if lex_pooled is not None:
-        rankings.append((lex_pooled, fz.lexical_weight))
+    dense_all, dense_cos = st.dense.top(q.vector, reach)
+    lex = lexical_signals(d, q.words, st.policy)
+    qvec = q.vector
+    if st.policy.feedback.passages:
+        qvec, lex, dense_all, dense_cos = _feedback(st, q, lex, pooled(dense_all), pooled(best(lex.scores)), reach)
+    lex_all = best(lex.scores) if lex.nterms > 0 else None
+    rankings = [(pooled(dense_all), fz.dense_weight)]
+    if lex_all is not None:
+        rankings.append((pooled(lex_all), fz.lexical_weight))
     for p in q.phrasings:
-        rows, _cos = st.dense.top(p.vector, deep)
-        other = lexical_signals(d, p.words, policy)
-        rankings.append((pooled(rows, d, policy), fz.dense_weight))
+        rows, _cos = st.dense.top(p.vector, reach)
+        other = lexical_signals(d, p.words, st.policy)
+        rankings.append((pooled(rows), fz.dense_weight))
         if other.nterms:
-            rankings.append((pooled(best(other.scores, policy), d, policy), fz.lexical_weight))
-    if channel.identifier_pooled is not None:
-        rankings.append((channel.identifier_pooled, fz.identifier_weight))
+            rankings.append((pooled(best(other.scores)), fz.lexical_weight))
+    if lex.identifier is not None:
+        rankings.append((pooled(best(lex.identifier)), fz.identifier_weight))
     pool_rows, _fused = rrf_pool(rankings, fz.rrf_k, d.n)
     pool_rows = with_originals(pool_rows, d.copy_of())  # a copy's original may answer in its place
     lex_top = lex_all[:depth] if lex_all is not None else None

@@ -13,14 +13,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from trustindex.query.lexical_channel import LexicalChannel, Pending, beside
-from trustindex.query.lexical_signals import Words
 from trustindex.query.state import SearchState
 from trustindex.query.target_match import Target, parse_target_args
 from trustindex.query.target_report import target_report
 from trustindex.schemas.docs_versions import COMPONENT as DOCS_COMPONENT
 from trustindex.schemas.errors import QueryError
 from trustindex.schemas.hit_parts import TargetShown
+from trustindex.schemas.lexical import identifier_tokens, tokenize
 
 MAX_QUERY_CHARS = 10_000
 MAX_K = 1000
@@ -43,6 +42,20 @@ def clean_query(text: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class Words:
+    """One wording's lexical reading: its terms (schemas/lexical.py ``tokenize``) and the identifiers it names
+    (CamelCase, snake_case, dotted names, error codes: ``identifier_tokens``)."""
+
+    text: str
+    tokens: list[str]
+    identifiers: list[str]
+
+    @classmethod
+    def of(cls, text: str) -> Words:
+        return cls(text, tokenize(text), identifier_tokens(text))
+
+
+@dataclass(frozen=True, slots=True)
 class Phrasing:
     """An extra wording of the question (``also``): its own channels join the fusion; it never explains a hit."""
 
@@ -61,12 +74,6 @@ class Query:
     targets_shown: list[TargetShown]  # the response's ``targets``: each as requested and how it was resolved
     k: int
     strict: bool
-    pending_lexical: Pending  # the user's wording's lexical channel, worked out beside the embedding
-
-    @property
-    def lexical(self) -> LexicalChannel:
-        """The user's wording's lexical channel (query/lexical_channel.py), once its worker thread has it."""
-        return self.pending_lexical.result()
 
     @property
     def text(self) -> str:
@@ -108,11 +115,9 @@ class Query:
             else parse_target_args(targets)
         )
         shown, resolved = target_report(st, parsed)
-        words = Words.of(text)
-        lexical = beside(st, words)  # in a worker thread while this one embeds (the GIL is released meanwhile)
         # The user's query is embedded on its own: an encoder with dynamic int8 scales (snapshots before encoder
         # recipe 5) scales activations per batch, so a batch-mate would shift its vector, and with it the match tier.
         vector = st.query_vectors.encode(text)[0]
         vectors: np.ndarray | list[np.ndarray] = st.encoder.encode(extra) if extra else []
         phrasings = tuple(Phrasing(Words.of(t), v) for t, v in zip(extra, vectors, strict=True))
-        return cls(words, vector, phrasings, resolved, shown, k, strict, lexical)
+        return cls(Words.of(text), vector, phrasings, resolved, shown, k, strict)
