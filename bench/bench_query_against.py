@@ -4,11 +4,12 @@
         [--key NAME] [--label TEXT]
 
 Both sides run bench/bench_query.py's warm worker (each its own tree's: open, ``Index.warm()``, one untimed search,
-then 30 questions x ``--reps`` timed ``Index.search(q, k=10)``, the query embedding included) in a fresh process on
-the same synthetic snapshot (bench/synthetic.py, built once by this tree).  ``REV``'s side is its ``git archive``
-laid out as the installed package (``trustindex.layout.link_tree``, as tests/query/test_response_identity.py does)
-and put first on its process's PYTHONPATH; each side's process is checked to import its own tree.  Rounds alternate
-which side goes first; the figures are the medians over rounds of each side's p50 and p99, ratio = this tree / REV.
+then 30 questions x ``--reps`` timed ``Index.search(q, k=10)``, the query embedding included, then the query embedding
+alone) in a fresh process on the same synthetic snapshot (bench/synthetic.py, built once by this tree). ``REV``'s side
+is its ``git archive`` laid out as the installed package (``trustindex.layout.link_tree``, as
+tests/query/test_response_identity.py does) and put first on its process's PYTHONPATH; each side's process is checked
+to import its own tree. Rounds alternate which side goes first; the figures are the medians over rounds of each side's
+p50 and p99, and of each run's p50 over its own query embedding alone (issue 41's measure), ratio = this tree / REV.
 Saved under ``--key`` in bench/results.json (docs/benchmarks.md re-rendered) unless ``--no-save``.
 
 ``--measure cpu`` runs each tree's bench/bench_search_cpu.py instead (one round over its 776 cases with the query
@@ -132,6 +133,13 @@ def figures_of(runs: list[dict], n: int, rev: str, label: str) -> list[dict]:
             )
         )
     out.append(figure(f"query embedding alone p50 @ {k}k, same runs", median("this tree", "embed_p50_ms"), "ms"))
+
+    def over_embedding(side: str) -> float:  # each run's p50 over its own embedding alone (issue 41), median over runs
+        return float(np.median([r["p50_ms"] / r["embed_p50_ms"] for r in runs if r["side"] == side and r["n"] == n]))
+
+    ours, ref = over_embedding("this tree"), over_embedding(rev)
+    name = f"warm query p50 / the query embedding alone @ {k}k (exact), {label}, median of interleaved runs"
+    out.append(figure(name, ours, "×", f"the code before ({rev}), same runs", ref, ours / ref))
     return out
 
 
