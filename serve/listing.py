@@ -128,19 +128,30 @@ class SourceListed:
         return cls(**{name: row.get(name) for name in cls.__dataclass_fields__})
 
 
+_ATTRIBUTED = ("doc_id", "publisher", "publisher_name", "tier")  # what the listing reads of the attribution table
+
+
+def _columns(table, *names: str) -> zip:
+    """``table``'s rows as tuples of these columns (None where a snapshot predates a column)."""
+    columns = [table.column(n).to_pylist() if n in table.column_names else [None] * table.num_rows for n in names]
+    return zip(*columns, strict=True)
+
+
 def list_sources(data: SnapshotData) -> dict:
     """Sources with their commits (sources table, else the manifest) and the publishers/tiers seen in them."""
     m = data.manifest
     chunks = Counter(data.chunks["source"])
-    docs: Counter = Counter()
+    # Read as columns: typing every document's row (``Pages.document``) kept one object per document for the life of
+    # the snapshot and sliced the table once per document, for two of its fields.
+    source_of = dict(_columns(data.pages.docs.table, "doc_id", "source"))  # the last row of a repeated id wins
+    docs = Counter(source_of.values())
     pubs: dict[str, Counter] = defaultdict(Counter)
     names: dict[str | None, tuple] = {}
-    for doc_id in data.pages.docs:
-        source, a = data.pages.document(doc_id).source, data.pages.attribution_of(doc_id)
-        docs[source] += 1
-        if a:
-            pubs[source][a.publisher] += 1
-            names[a.publisher] = (a.publisher_name, a.tier)
+    attributed = {d: rest for d, *rest in _columns(data.pages.attribution.table, *_ATTRIBUTED)}
+    for doc_id, (publisher, name, tier) in attributed.items():
+        if (source := source_of.get(doc_id)) is not None:
+            pubs[source][publisher] += 1
+            names[publisher] = (name, tier)
     rows = data.sources or m.source_rows()
     out = []
     for name, r in sorted(rows.items()):
