@@ -25,9 +25,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import ENCODER_CACHE, WORK, figure, machine, print_figures, save, setup_env  # noqa: E402
 from bench.encoder_alone import real_mix  # noqa: E402
+from trustindex.encoder.worker import ENCODE_PART, MAX_TEXTS_PER_CALL, encode_parts  # noqa: E402
 
-BLOCK = 512  # what the worker takes from its queue at most (``worker.MAX_TEXTS_PER_CALL``)
-PART = 128  # what it hands the encoder at once (``worker.ENCODE_PART``), then commits
+BLOCK = MAX_TEXTS_PER_CALL  # what the worker takes from its queue at most
+PART = ENCODE_PART  # what it hands the encoder at once, then commits
 SIDES = (
     f"one call of {BLOCK}",  # the worker before this change, the reference
     f"{BLOCK} sorted by length, calls of {PART}",  # the worker now
@@ -46,11 +47,12 @@ def measure(texts: list[str], rounds: int) -> list[dict[str, float]]:
         for i in range(0, len(block), PART):
             encoder.encode(block[i : i + PART])
 
-    run = {
-        SIDES[0]: encoder.encode,
-        SIDES[1]: lambda block: in_parts(sorted(block, key=len)),
-        SIDES[2]: in_parts,
-    }
+    def as_the_worker(block: list[str]) -> None:
+        call = dict(enumerate(block))
+        for part in encode_parts(call):
+            encoder.encode([call[j] for j in part])
+
+    run = {SIDES[0]: encoder.encode, SIDES[1]: as_the_worker, SIDES[2]: in_parts}
     blocks = [texts[i : i + BLOCK] for i in range(0, len(texts), BLOCK)]
     per_round = []
     for _ in range(rounds):

@@ -97,8 +97,8 @@ def torch_encode(texts: list[str], work: Path, budget_s: float | None = None, ti
 
 def encoder_encode(texts: list[str], work: Path, timeout: float = 7200) -> dict:
     """The build's own encoder (the default backend) over ``texts`` in a fresh process, as the build's embedding
-    worker calls it (calls of its MAX_TEXTS_PER_CALL in chunk order, each sorted by length and encoded in parts of
-    ENCODE_PART), model load timed apart (issue 41 item 3)."""
+    worker calls it (calls of its MAX_TEXTS_PER_CALL in chunk order, each fed by the worker's ``encode_parts``),
+    model load timed apart (issue 41 item 3)."""
     work.mkdir(parents=True, exist_ok=True)
     path = work / "texts.json"
     path.write_text(json.dumps(texts))
@@ -110,7 +110,7 @@ def encoder_encode(texts: list[str], work: Path, timeout: float = 7200) -> dict:
 
 def _encoder_worker(texts_file: str) -> dict:
     from trustindex.encoder.factory import make_embedder
-    from trustindex.encoder.worker import ENCODE_PART, MAX_TEXTS_PER_CALL
+    from trustindex.encoder.worker import MAX_TEXTS_PER_CALL, encode_parts
     from trustindex.schemas.embedding_model import DEFAULT_BACKEND, encoder_cache_dir
 
     texts = json.loads(Path(texts_file).read_text())
@@ -119,9 +119,9 @@ def _encoder_worker(texts_file: str) -> dict:
     load_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     for i in range(0, len(texts), MAX_TEXTS_PER_CALL):
-        call = sorted(texts[i : i + MAX_TEXTS_PER_CALL], key=len)
-        for j in range(0, len(call), ENCODE_PART):
-            embedder.encode(call[j : j + ENCODE_PART])
+        call = dict(enumerate(texts[i : i + MAX_TEXTS_PER_CALL]))
+        for part in encode_parts(call):
+            embedder.encode([call[j] for j in part])
     return {"texts": len(texts), "load_s": load_s, "encode_s": time.perf_counter() - t0}
 
 

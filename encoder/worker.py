@@ -18,9 +18,10 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from trustindex.encoder.embedding_cache import Embedder, EmbeddingCache, PendingVectors
 from trustindex.encoder.factory import make_embedder
@@ -28,6 +29,7 @@ from trustindex.runtime import progress
 from trustindex.schemas.embedding_model import encoder_cache_dir
 
 log = logging.getLogger(__name__)
+K = TypeVar("K")  # what a text is known by (its content hash in the worker)
 
 # Documents waiting between all the extracting sources and the worker (each a list of its chunks' texts).
 QUEUE_DOCUMENTS = 256
@@ -38,6 +40,14 @@ MAX_TEXTS_PER_CALL = 512
 # Sorted first, a part keeps the same-length runs the encoder batches by; on the real mix parts of 128 ran as fast as
 # one call of 512 (0.998x sorted, 1.002x in arrival order, 5 rounds at load 2; bench/encoder_call_size.py).
 ENCODE_PART = 128
+
+
+def encode_parts(texts: Mapping[K, str]) -> Iterator[list[K]]:
+    """The keys of ``texts``, shortest text first, in parts of ``ENCODE_PART``: what the worker hands the encoder at
+    once out of one call (bench/refresh_full.py and bench/encoder_call_size.py feed the encoder the same way)."""
+    by_length = sorted(texts, key=lambda key: len(texts[key]))
+    for i in range(0, len(by_length), ENCODE_PART):
+        yield by_length[i : i + ENCODE_PART]
 
 
 @dataclass
@@ -245,11 +255,10 @@ class SharedEmbedWorker:
                     todo[sha], owner[sha] = text, feed
         if not todo:
             return
-        by_length = sorted(todo, key=lambda sha: len(todo[sha]))
-        for i in range(0, len(by_length), ENCODE_PART):
+        for part in encode_parts(todo):
             if self._cancelled:  # the run is stopping: the rest is left to the next run
                 return
-            self._encode_part(by_length[i : i + ENCODE_PART], todo, owner, new)
+            self._encode_part(part, todo, owner, new)
 
     def _encode_part(self, shas: list[str], todo: dict[str, str], owner: dict[str, Feed], new: PendingVectors) -> None:
         started = time.monotonic()

@@ -41,9 +41,7 @@ def page_focus(d, tokens: list[str], pages: np.ndarray, page: np.ndarray, withhe
     if total <= 0 or not rows.size:
         return np.zeros(page.size, dtype=np.float64)
     focused = (cover >= share * total - 1e-9).astype(np.float64)
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    counts = np.add.reduceat(focused, starts) if sizes.all() else _counts(focused, sizes)
-    return (counts / np.maximum(sizes, 1))[page]
+    return (_counts(focused, sizes) / np.maximum(sizes, 1))[page]
 
 
 def _counts(focused: np.ndarray, sizes: np.ndarray) -> np.ndarray:
