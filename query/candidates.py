@@ -77,3 +77,51 @@ def collapse(
             first[text] = len(hits)
             hits.append((j, waiting.pop(text, [])))
     return hits[:wanted]
+
+
+@dataclass(frozen=True, slots=True)
+class OrderedHit:
+    """One hit of the order: its candidate's position in the pool, the rows of the identical passages collapsed into
+    it (``also``) and the positions of its page's lower-ranked candidates folded under it (``same_page``)."""
+
+    position: int
+    also: list[int]
+    same_page: list[int]
+
+
+def fold_pages(
+    hits: list[tuple[int, list[int]]],
+    rows: np.ndarray,
+    page_of: np.ndarray,
+    wanted: int,
+    shown: int,
+    own_hit: np.ndarray | None = None,
+) -> list[OrderedHit]:
+    """One hit per page: a page's best candidate heads its hit, and the page's next ``shown`` candidates in
+    ``hits``' order are listed under it (``same_page``); the first ``wanted`` pages.  A reader of k hits sees k
+    pages: the 10 hits of a search named 5.1 distinct pages on average (real docs, dev half), so a passage-per-hit
+    list showed a reader of its first 5 hits 2.7 pages (docs/architecture.md).  ``page_of``: per row, its page (the
+    documents table's row: a partial is a page of its own, cited at its importing page).  ``own_hit``: per row,
+    whether the passage is always a hit of its own (one the content-risk rules flagged: its warning is shown with
+    it, never folded out of sight under a page-mate)."""
+    out: list[OrderedHit] = []
+    at: dict[int, OrderedHit] = {}
+    for j, also in hits:
+        if own_hit is not None and own_hit[rows[j]]:
+            if len(out) < wanted:
+                out.append(OrderedHit(j, also, []))
+            continue
+        page = int(page_of[rows[j]])
+        head = at.get(page)
+        if head is not None:
+            if len(head.same_page) < shown:
+                head.same_page.append(j)
+        elif len(out) < wanted:
+            at[page] = OrderedHit(j, also, [])
+            out.append(at[page])
+    return out
+
+
+def as_hits(hits: list[tuple[int, list[int]]]) -> list[OrderedHit]:
+    """Hits without folding: every candidate a hit of its own."""
+    return [OrderedHit(j, also, []) for j, also in hits]

@@ -66,11 +66,33 @@ def check(response: SearchResponse | dict, policy: Policy) -> list[str]:
         if b.display_confidence > a.display_confidence:
             problems.append(f"display_confidence rises at hit {b.rank_position}")
     problems += _route_problems(hits, policy)
+    problems += _page_problems(hits, policy)
     if [h.rank_position for h in hits] != list(range(1, len(hits) + 1)):
         problems.append("rank_position is not 1, 2, 3, …")
     if r.abstained and r.match_tier != "low":
         problems.append(f"abstained but match_tier {r.match_tier}")
     return problems
+
+
+def _page_problems(hits: list[Hit], policy: Policy) -> list[str]:
+    """A page that heads two hits while the policy shows one hit per page (but for a passage the content-risk rules
+    flagged: it is always a hit of its own), or a passage folded under a hit that ranked above it."""
+    out = []
+    first: dict[str, int] = {}
+    for h in hits:
+        page = h.provenance.file
+        risk = h.factors.content_risk
+        if risk is not None and risk.status != "no_findings":
+            continue
+        if policy.fusion.one_hit_per_page and page in first:
+            out.append(f"hit {h.rank_position} is of the page of hit {first[page]} ({page})")
+        first.setdefault(page, h.rank_position)
+        out += [
+            f"hit {h.rank_position}: same_page {p.chunk_id} ranks above it ({p.ranking_score} > {h.ranking_score})"
+            for p in h.same_page
+            if p.ranking_score > h.ranking_score
+        ]
+    return out
 
 
 def _route_problems(hits: list[Hit], policy: Policy) -> list[str]:

@@ -8,7 +8,7 @@ from trustindex.query.explain import formula_lines
 from trustindex.query.response import Hit, SearchResponse, as_hit, as_response
 from trustindex.query.score import FORMULA
 from trustindex.schemas.hit_factors import DeprecationEvidence, Factor, VerificationLink, VersionEvidence
-from trustindex.schemas.hit_parts import Provenance
+from trustindex.schemas.hit_parts import PagePassage, Provenance
 from trustindex.schemas.trust_factors import FACTORS
 
 CALIBRATION_NAMES = {
@@ -115,6 +115,7 @@ def render_table(response: SearchResponse | dict, explain: bool = False) -> str:
             f"{h.rank_position:>2} {h.display_confidence * 100:>4.0f}% {h.ranking_score:>5.3f} {h.trust_score:>5.2f}  "
             + " ".join(f"{h.factors.multiplier(x.name):>4.2f}".rjust(_width(x.column)) for x in FACTORS)
             + f"  {p.file}:{p.start_line}  § {p.where}"
+            + (f"  (+{len(h.same_page)} more on this page)" if h.same_page else "")
         )
         if explain:
             lines.extend("      " + x for x in explain_hit(h))
@@ -165,6 +166,11 @@ def _also(p: Provenance) -> str:
     return f"{p.file} (copy of {p.copy_of}, yields to it)" if p.copy_of else p.file
 
 
+def _section(p: PagePassage) -> str:
+    """A passage folded under its page's hit: its section (else its lines) and its ranking_score."""
+    return f"§ {p.where or f'lines {p.start_line}-{p.end_line}'} ({p.ranking_score:.3f})"
+
+
 def explain_hit(hit: Hit | dict) -> list[str]:
     """One hit's breakdown: its formula with its numbers, its channels, and each factor's evidence in a line."""
     h = as_hit(hit)
@@ -205,6 +211,8 @@ def explain_hit(hit: Hit | dict) -> list[str]:
         out.append(f"copy of {p.copy_of} (the original, of a higher tier or older, is not a candidate here)")
     if h.also_in:
         out.append("also in: " + ", ".join(_also(a) for a in h.also_in[:5]))
+    if h.same_page:
+        out.append("more on this page: " + "; ".join(_section(p) for p in h.same_page))
     snippet = textwrap.shorten(h.text.replace("\n", " "), 160)
     out.append(f"“{snippet}”")
     return out

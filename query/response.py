@@ -11,6 +11,7 @@ from trustindex.schemas.hit_factors import E, Factor, Factors, VersionFactor
 from trustindex.schemas.hit_parts import (
     ChannelScore,
     HitChannels,
+    PagePassage,
     PageRelevance,
     Provenance,
     RankingTerms,
@@ -30,7 +31,8 @@ from trustindex.schemas.web_url import cite_lines
 # 4: ranking_score is the ordering score (query/score.py) with its terms in ranking_terms; display_confidence
 #    follows it; abstention_note; an abstained response is never high (issue 26)
 # 5: an unrouted page yields to every served one (ranking_terms.route); provenance part_of and copy_of (issue 43)
-SCORE_CONTRACT_VERSION = "5"
+# 6: one hit per page: a page's lower-ranked passages are listed in its hit's same_page (issue 43)
+SCORE_CONTRACT_VERSION = "6"
 
 
 def provenance(d, i: int) -> Provenance:
@@ -63,6 +65,12 @@ def provenance(d, i: int) -> Provenance:
     )
 
 
+def page_passage(d, i: int, score: float) -> PagePassage:
+    """Passage ``i`` folded under its page's hit, with its ordering score as shown."""
+    p = provenance(d, i)
+    return PagePassage(d.chunk_ids[i], _round(score), p.start_line, p.end_line, p.heading_path, p.page_url)
+
+
 def _round(x: float) -> float:
     return float(round(x, 6))
 
@@ -82,6 +90,7 @@ class Candidate:
     rerank: float | None  # the cross-encoder's probability, where it read the passage
     route: Route  # ranking_terms.route: the page's route status (query/routes.py)
     also: list[int]
+    same_page: list[tuple[int, float]]  # (row, ordering score) of the page's candidates folded under the hit
 
 
 @dataclass(slots=True)
@@ -113,6 +122,7 @@ class Hit(Shape):
     factors: Factors
     channels: HitChannels
     also_in: tuple[Provenance, ...]
+    same_page: tuple[PagePassage, ...]
     low_confidence: bool | None = optional()  # in the JSON only when true (an answer below min_answer_confidence)
 
 
@@ -162,6 +172,7 @@ def hit(d, c: Candidate, shown: Shown, text: str, reading: ChannelReading, rank:
         factors=shown.factors,
         channels=channels,
         also_in=tuple(provenance(d, j) for j in c.also),
+        same_page=tuple(page_passage(d, j, score) for j, score in c.same_page),
     )
 
 

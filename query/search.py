@@ -23,7 +23,7 @@ from trustindex.query import response as R
 from trustindex.query import score as S
 from trustindex.query.abstention import Outcome, abstention_note
 from trustindex.query.answer_confidence import COVERAGE_HITS, ChannelOutcome, match_tier, measure, probability
-from trustindex.query.candidates import Pool, collapse
+from trustindex.query.candidates import OrderedHit, Pool, as_hits, collapse, fold_pages
 from trustindex.query.copies import with_originals
 from trustindex.query.feedback import expansion_terms, feedback_rows, rm3_scores, rocchio
 from trustindex.query.fusion import CAP_REACH, per_page_capped, rrf_pool, top_ranking
@@ -158,8 +158,8 @@ class Scored:
     def unrouted(self) -> np.ndarray:
         return self.routes == UNROUTED_CODE
 
-    def candidate(self, j: int, also: list[int], chunk_ids) -> R.Candidate:
-        pool, terms = self.pool, self.page_terms
+    def candidate(self, h: OrderedHit, chunk_ids) -> R.Candidate:
+        pool, terms, j = self.pool, self.page_terms, h.position
         return R.Candidate(
             row=int(pool.rows[j]),
             trust=float(pool.trust[j]),
@@ -170,7 +170,8 @@ class Scored:
             page_terms=terms.explained(j, chunk_ids, pool.rows) if terms is not None else None,
             rerank=pool.rerank[j] if pool.rerank is not None else None,
             route=route_term(int(self.routes[j]), self.served_floor),
-            also=also,
+            also=h.also,
+            same_page=[(int(pool.rows[i]), float(self.score[i])) for i in h.same_page],
         )
 
 
@@ -269,9 +270,11 @@ def _version_match(
 # -- order ----------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class Ordered:
-    """The hits best first as (position in the pool, rows of the identical passages collapsed into it)."""
+    """The hits best first: each a candidate's position in the pool, the rows of the identical passages collapsed
+    into it and its page's lower-ranked candidates (one hit per page, ``fusion.one_hit_per_page``)."""
 
-    hits: list[tuple[int, list[int]]]  # at least COVERAGE_HITS (the answer signals read them), else k
+    hits: list[OrderedHit]  # the first k
+    top_passages: list[int]  # the first COVERAGE_HITS passages' pool positions, pages unfolded (answer signals)
     best_confidence: float  # over the whole pool
     best_score: float  # the first hit's ordering score, as shown (the best of every candidate that heads a hit)
 
@@ -280,11 +283,20 @@ def order(st: SearchState, q: Query, s: Scored) -> Ordered:
     pool = s.pool
     d = st.data
     positions = S.order(s.score, pool.confidence, d.chunk_id_rank()[pool.rows], s.unrouted)
-    hits = collapse(d.hit_groups(), pool.rows, positions, max(q.k, COVERAGE_HITS), d.copy_of())
+    fz = st.policy.fusion
+    # every candidate is read when pages fold: a page's passages below the k-th hit still fold into theirs
+    wanted = positions.size if fz.one_hit_per_page else max(q.k, COVERAGE_HITS)
+    passages = collapse(d.hit_groups(), pool.rows, positions, wanted, d.copy_of())
+    # the answer signals read passages as the calibration was fitted on them: the top passages, whatever their page
+    top = [j for j, _also in passages[:COVERAGE_HITS]]
+    if fz.one_hit_per_page:
+        hits = fold_pages(passages, pool.rows, d.chunk_doc_row, q.k, fz.same_page_shown, s.prior.flagged)
+    else:
+        hits = as_hits(passages[: q.k])
     if not pool.size:
-        return Ordered(hits, 0.0, 0.0)
+        return Ordered(hits, top, 0.0, 0.0)
     # the first hit's score, the pool's best but for a copy folded into its original's hit below it
-    return Ordered(hits, float(pool.confidence.max()), float(S.shown(s.score[hits[0][0]])))
+    return Ordered(hits, top, float(pool.confidence.max()), float(S.shown(s.score[hits[0].position])))
 
 
 # -- judge ----------------------------------------------------------------------------------------------------
@@ -293,7 +305,7 @@ def judge(st: SearchState, q: Query, g: Gathered, s: Scored, o: Ordered) -> R.Ve
     a high (or mid) match, so the header agrees with itself."""
     d, policy = st.data, st.policy
     reason = _abstention(q, g, s, o, policy.match.evidence_floor)
-    top_rows = [int(s.pool.rows[j]) for j, _also in o.hits[:COVERAGE_HITS]] if reason not in _EMPTY else []
+    top_rows = [int(s.pool.rows[j]) for j in o.top_passages] if reason not in _EMPTY else []
     channels = ChannelOutcome(g.dense_rows, g.dense_cosines, g.lexical_rows, g.lexical.scores, top_rows, q.tokens)
     signals = measure(d, policy, channels)
     answer = probability(policy, signals)
@@ -325,7 +337,7 @@ def show(st: SearchState, q: Query, g: Gathered, s: Scored, o: Ordered, v: R.Ver
     """The first k hits dressed for the response (none when nothing can be shown, or strict refuses a low answer)."""
     d, c = st.data, st.policy.confidence
     empty = v.reason in _EMPTY or (v.reason == LOW_CONFIDENCE and q.strict)
-    chosen = [] if empty else [s.candidate(j, also, d.chunk_ids) for j, also in o.hits[: q.k]]
+    chosen = [] if empty else [s.candidate(h, d.chunk_ids) for h in o.hits[: q.k]]
     rows = [h.row for h in chosen]
     scale = R.Scale(v.ceiling, o.best_score, (float(c.trust_weight), float(c.relevance_weight)), s.reranked)
     readings = _readings(st, g, rows)

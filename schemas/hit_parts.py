@@ -48,6 +48,23 @@ class Provenance(Shape):
 
 
 @dataclass(frozen=True, slots=True)
+class PagePassage(Shape):
+    """Another passage of the hit's page that ranked below it, folded under the hit (one hit per page): its
+    section and where it is, and its own ranking_score."""
+
+    chunk_id: str
+    ranking_score: float
+    start_line: int
+    end_line: int
+    heading_path: list[str]
+    page_url: str | None  # the site's page at this passage's section (else the hosting URL at its lines)
+
+    @property
+    def where(self) -> str:
+        return " > ".join(self.heading_path[1:] or self.heading_path)
+
+
+@dataclass(frozen=True, slots=True)
 class Term(Shape):
     """One weighted term of a relevance: its value (0..1) and its policy weight."""
 

@@ -268,6 +268,13 @@ class Fusion:
     # ranking_score is x the lowest served one's (query/routes.py).  false ranks it as any other page.  (Issue 43:
     # it replaced a multiplier of 0.94 on such a page's ranking relevance, which let a draft outrank the routed page.)
     unrouted_yields: bool = flag(True)
+    # One hit per page (query/candidates.py fold_pages, issue 43): a page's best candidate heads its hit and the
+    # page's next same_page_shown candidates are listed under it (same_page), so k hits name k pages.  Real docs, dev
+    # half: the 10 hits of a search named 5.1 pages on average, its first 5 hits 2.7; a reader of the first 10 hits'
+    # files read nDCG@10 0.775 where the bench's 50 hits read as files gave 0.873 (docs/benchmarks.md).  false: every
+    # passage a hit of its own.
+    one_hit_per_page: bool = flag(True)
+    same_page_shown: int = integer(3, 0, 50)
     # The site's links (query/page_links.py): the order key gains anchor_weight x the query's BM25 over the anchor
     # texts and navigation labels pointing at the page, saturated as s / (s + anchor_half), and authority_weight x
     # n / (n + authority_k), n the page's inbound links from other pages of its own site outside its folder.  Both

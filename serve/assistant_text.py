@@ -153,6 +153,8 @@ def render_hit(hit: Hit | dict) -> str:
     copies = [a.file for a in h.also_in if a.copy_of]
     if copies:
         lines.append("copied in: " + ", ".join(copies[:3]))
+    if h.same_page:  # the page's other passages that matched, so a reader knows where else on it to look
+        lines.append("more on this page: " + "; ".join(f"§ {s.where} (line {s.start_line})" for s in h.same_page))
     if (vl := versions_line(h.factors.version_match)) is not None:
         lines.append(vl)
     lines.append("trust: " + trust_line(h))

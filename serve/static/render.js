@@ -195,6 +195,12 @@ function card(h, query) {
     .map(([n, f]) => factorRow(n, f));
   // a copy from another source yields to this hit (issue 43): it is listed here, marked as the copy it is
   const also = (h.also_in || []).map((a) => `${a.source}/${a.path}` + (a.copy_of ? " (a copy of this)" : ""));
+  // one hit per page (issue 43): the page's other passages that matched, each a link to its section
+  const samePage = (h.same_page || []).map((s) => {
+    const label = (s.heading_path || []).slice(1).join(" › ") || `lines ${s.start_line}-${s.end_line}`;
+    const link = safeHref(s.page_url);
+    return link ? el("a", { href: link, rel: "noopener noreferrer", target: "_blank" }, label) : el("span", {}, label);
+  });
   const unrouted = ((h.ranking_terms || {}).route || {}).status === "unrouted";
   const ch = h.channels || {};
   return el(
@@ -213,6 +219,7 @@ function card(h, query) {
     p.part_of ? el("p", { class: "part-of" }, `shown on the page ${p.part_of}, which renders this partial`) : null,
     p.copy_of ? el("p", { class: "copy-of" }, `a copy of ${p.copy_of}`) : null,
     (p.heading_path || []).length ? el("p", { class: "path" }, p.heading_path.join(" › ")) : null,
+    samePage.length ? el("p", { class: "same-page" }, "more on this page: ", ...samePage.flatMap((a, i) => (i ? [" · ", a] : [a]))) : null,
     el(
       "p",
       { class: "dates" },
