@@ -24,8 +24,11 @@ import pytest
 from tests.kits.realdata import REAL_DOCS, ROOT, needs_real_docs
 from trustindex.layout import link_tree
 
-# The last commit that intentionally changed responses: 1c7b9f8, the calibration refitted on the merged ranking (issue
-# 43: every calibration_id, answer_confidence and some tiers change; no order does).  Before it: 873cfac, the merge
+# The last commit that intentionally changed responses: a35cf67, one hit per page (issue 43: a page's later passages
+# are folded under its hit in same_page, so every policy_id, score_contract_version and most hit lists change; no
+# response's first hit, answer_confidence, tier or abstention does).  Before it: 1c7b9f8, the calibration refitted on
+# the merged ranking (issue 43: every calibration_id, answer_confidence and some tiers change; no order does).  Before
+# that: 873cfac, the merge
 # of issue 43's branches: the site's links
 # (289e7e5: [fusion] anchor_weight, anchor_half, authority_weight, authority_k, so every policy_id changes; every hit's
 # ranking_terms.page gains anchor and authority, both weighted 0), the freshness floor 0.6 -> 0.9 (bf33a11: every
@@ -44,7 +47,7 @@ from trustindex.layout import link_tree
 # that 3a384d7, the merge of issue 27 (a response's "signed") onto issue 26's ranking.
 # A deliberate ranking (or response) change moves BASE to its own commit in that commit, saying why; a refactor never
 # moves it.
-BASE = "1c7b9f8e09fd8f67059f01a3623b76e1a436a332"
+BASE = "a35cf67b4543742370e4d93b6c2ecf8ea53e3e01"
 DUMP = Path(__file__).resolve().parents[1] / "kits" / "response_dump.py"
 SHOWN_DIFFERENCES = 3
 
