@@ -65,10 +65,21 @@ def provenance(d, i: int) -> Provenance:
     )
 
 
-def page_passage(d, i: int, score: float) -> PagePassage:
-    """Passage ``i`` folded under its page's hit, with its ordering score as shown."""
-    p = provenance(d, i)
-    return PagePassage(d.chunk_ids[i], _round(score), p.start_line, p.end_line, p.heading_path, p.page_url)
+def folded_passages(d, row: int, folded: list[tuple[int, float]]) -> tuple[PagePassage, ...]:
+    """The passages folded under hit ``row`` (its page's, so its document is read once), each with its ordering
+    score as shown and its section's URL as ``provenance`` gives it."""
+    if not folded:
+        return ()
+    doc = d.pages.document(d.chunk_doc[row])
+    v = d.chunks.value
+    out = []
+    for i, score in folded:
+        start, end = v("start_line", i), v("end_line", i)
+        headings = list(v("heading_path", i) or [])
+        url = cite_lines(doc.url, start, end) if doc.url else None
+        page_url = passage_page_url(doc.page_url, headings, not doc.part_of) if doc.page_url else url
+        out.append(PagePassage(d.chunk_ids[i], _round(score), start, end, headings, page_url))
+    return tuple(out)
 
 
 def _round(x: float) -> float:
@@ -172,7 +183,7 @@ def hit(d, c: Candidate, shown: Shown, text: str, reading: ChannelReading, rank:
         factors=shown.factors,
         channels=channels,
         also_in=tuple(provenance(d, j) for j in c.also),
-        same_page=tuple(page_passage(d, j, score) for j, score in c.same_page),
+        same_page=folded_passages(d, c.row, c.same_page),
     )
 
 
