@@ -100,10 +100,10 @@ def fold_pages(
     """One hit per page: a page's best candidate heads its hit, and the page's next ``shown`` candidates in
     ``hits``' order are listed under it (``same_page``); the first ``wanted`` pages.  A reader of k hits sees k
     pages: the 10 hits of a search named 5.1 distinct pages on average (real docs, dev half), so a passage-per-hit
-    list showed a reader of its first 5 hits 2.7 pages (docs/architecture.md).  ``page_of``: per row, its page (the
-    documents table's row: a partial is a page of its own, cited at its importing page).  ``own_hit``: per row,
-    whether the passage is always a hit of its own (one the content-risk rules flagged: its warning is shown with
-    it, never folded out of sight under a page-mate)."""
+    list showed a reader of its first 5 hits 2.7 pages (docs/architecture.md).  ``page_of``: per row, the page it
+    is cited at (query/snapshot_pages.py ``cited_page``: a partial folds into the page that renders it).
+    ``own_hit``: per row, whether the passage is always a hit of its own (one the content-risk rules flagged: its
+    warning is shown with it, never folded out of sight under a page-mate)."""
     out: list[OrderedHit] = []
     at: dict[int, OrderedHit] = {}
     for j, also in hits:

@@ -80,7 +80,8 @@ def _page_problems(hits: list[Hit], policy: Policy) -> list[str]:
     out = []
     first: dict[str, int] = {}
     for h in hits:
-        page = h.provenance.file
+        p = h.provenance
+        page = f"{p.source}/{p.part_of}" if p.part_of else p.file  # a partial is cited at the page rendering it
         risk = h.factors.content_risk
         if risk is not None and risk.status != "no_findings":
             continue

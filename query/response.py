@@ -65,20 +65,18 @@ def provenance(d, i: int) -> Provenance:
     )
 
 
-def folded_passages(d, row: int, folded: list[tuple[int, float]]) -> tuple[PagePassage, ...]:
-    """The passages folded under hit ``row`` (its page's, so its document is read once), each with its ordering
-    score as shown and its section's URL as ``provenance`` gives it."""
-    if not folded:
-        return ()
-    doc = d.pages.document(d.chunk_doc[row])
-    v = d.chunks.value
+def folded_passages(d, folded: list[tuple[int, float]]) -> tuple[PagePassage, ...]:
+    """The passages folded under a hit (its page's, or a partial's that the page renders), each with its ordering
+    score as shown and its file, lines and section's URL as ``provenance`` gives them."""
     out = []
+    v = d.chunks.value
     for i, score in folded:
+        doc = d.pages.document(d.chunk_doc[i])
         start, end = v("start_line", i), v("end_line", i)
         headings = list(v("heading_path", i) or [])
         url = cite_lines(doc.url, start, end) if doc.url else None
         page_url = passage_page_url(doc.page_url, headings, not doc.part_of) if doc.page_url else url
-        out.append(PagePassage(d.chunk_ids[i], _round(score), start, end, headings, page_url))
+        out.append(PagePassage(d.chunk_ids[i], _round(score), doc.path, start, end, headings, page_url))
     return tuple(out)
 
 
@@ -183,7 +181,7 @@ def hit(d, c: Candidate, shown: Shown, text: str, reading: ChannelReading, rank:
         factors=shown.factors,
         channels=channels,
         also_in=tuple(provenance(d, j) for j in c.also),
-        same_page=folded_passages(d, c.row, c.same_page),
+        same_page=folded_passages(d, c.same_page),
     )
 
 

@@ -290,7 +290,7 @@ def order(st: SearchState, q: Query, s: Scored) -> Ordered:
     # the answer signals read passages as the calibration was fitted on them: the top passages, whatever their page
     top = [j for j, _also in passages[:COVERAGE_HITS]]
     if fz.one_hit_per_page:
-        hits = fold_pages(passages, pool.rows, d.chunk_doc_row, q.k, fz.same_page_shown, s.prior.flagged)
+        hits = fold_pages(passages, pool.rows, d.pages.cited_page(), q.k, fz.same_page_shown, s.prior.flagged)
     else:
         hits = as_hits(passages[: q.k])
     if not pool.size:

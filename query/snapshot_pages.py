@@ -73,6 +73,7 @@ class Pages:
         self._page_row_sets: list[np.ndarray] | None = None
         self._chunk_page: np.ndarray | None = None
         self._route_codes: np.ndarray | None = None
+        self._cited_page: np.ndarray | None = None
 
     def document(self, doc_id: str) -> DocumentRow:
         """A document's row, typed (KeyError for an unknown id)."""
@@ -119,9 +120,24 @@ class Pages:
             self._route_codes = route_codes(self.docs.table, self.passages.chunk_doc_row)
         return self._route_codes
 
+    def cited_page(self) -> np.ndarray:
+        """Per passage, the documents-table row of the page it is cited at: its own document's, or for a partial an
+        importing page renders (``part_of``, same source), that page's (a search shows one hit per cited page)."""
+        if self._cited_page is None:
+            t = self.docs.table
+            keys = list(zip(t.column("source").to_pylist(), t.column("path").to_pylist(), strict=True))
+            row_of = {k: r for r, k in enumerate(keys)}
+            part_of = t.column("part_of").to_pylist() if "part_of" in t.column_names else [None] * len(keys)
+            pairs = enumerate(zip(keys, part_of, strict=True))
+            cited = [row_of.get((src, p), r) if p else r for r, ((src, _), p) in pairs]
+            # chunk_doc_row's len(docs) stands for a passage without a document (query/routes.py)
+            self._cited_page = np.array([*cited, len(keys)], dtype=np.int64)[self.passages.chunk_doc_row]
+        return self._cited_page
+
     def warm(self) -> None:
         self.chunk_page()
         self.route_codes()
+        self.cited_page()
 
 
 class Vectors:

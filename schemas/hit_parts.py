@@ -54,6 +54,7 @@ class PagePassage(Shape):
 
     chunk_id: str
     ranking_score: float
+    path: str  # the file its lines are in (a partial's own, when the page renders one)
     start_line: int
     end_line: int
     heading_path: list[str]

@@ -175,6 +175,9 @@ def test_a_partial_is_cited_at_the_page_that_renders_it(site, capsys):
     assert p["page_url"] == f"{SITE}/concepts/counters#example-the-round-counter"
     assert hit["ranking_terms"]["route"] == {"status": INCLUDED}
     assert "part of docs/concepts/counters.mdx" in render_table(r, explain=True)
+    # one hit per page: the page and the partial it renders are one page, the page's own passage folded under the hit
+    assert [h["provenance"]["path"] for h in r["hits"]].count("docs/concepts/counters.mdx") == 0
+    assert "docs/concepts/counters.mdx" in [f["path"] for f in hit["same_page"]]
     args = ["inspect", "--data", str(site), "--source", "docs", "--path", "docs/concepts/_round_counter.mdx", "--json"]
     assert main(args) == 0
     route = json.loads(capsys.readouterr().out)["route"]
