@@ -24,9 +24,10 @@ import pytest
 from tests.kits.realdata import REAL_DOCS, ROOT, needs_real_docs
 from trustindex.layout import link_tree
 
-# The last commit that intentionally changed responses: a35cf67, one hit per page (issue 43: a page's later passages
-# are folded under its hit in same_page, so every policy_id, score_contract_version and most hit lists change; no
-# response's first hit, answer_confidence, tier or abstention does).  Before it: 1c7b9f8, the calibration refitted on
+# The last commit that intentionally changed responses: 07abe62, a partial folds into the page that renders it and a
+# folded passage names its file (same_page path).  Before it: a35cf67, one hit per page (issue 43: a page's later
+# passages are folded under its hit in same_page, so every policy_id, score_contract_version and most hit lists
+# change; no response's first hit, answer_confidence, tier or abstention does).  Before it: 1c7b9f8, the calibration refitted on
 # the merged ranking (issue 43: every calibration_id, answer_confidence and some tiers change; no order does).  Before
 # that: 873cfac, the merge
 # of issue 43's branches: the site's links
@@ -47,7 +48,7 @@ from trustindex.layout import link_tree
 # that 3a384d7, the merge of issue 27 (a response's "signed") onto issue 26's ranking.
 # A deliberate ranking (or response) change moves BASE to its own commit in that commit, saying why; a refactor never
 # moves it.
-BASE = "a35cf67b4543742370e4d93b6c2ecf8ea53e3e01"
+BASE = "07abe62834add507fe7d1ebb805f93339e6f5e7e"
 DUMP = Path(__file__).resolve().parents[1] / "kits" / "response_dump.py"
 SHOWN_DIFFERENCES = 3
 
