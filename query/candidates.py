@@ -49,34 +49,36 @@ class Pool:
         return c
 
 
-def collapse(
-    groups: np.ndarray, rows: np.ndarray, order: np.ndarray, wanted: int, copy_of: np.ndarray | None = None
-) -> list[tuple[int, list[int]]]:
-    """Identical passages become one hit (the first in ``order``) with the others' rows in its ``also``; the
-    first ``wanted`` hits as (position, also).  ``groups``: per row, the first row with the same text (a copy of
+def collapse_order(
+    groups: np.ndarray, rows: np.ndarray, order: np.ndarray, copy_of: np.ndarray | None = None
+) -> tuple[np.ndarray, list[list[int]] | None]:
+    """Identical passages become one hit (the first in ``order``) with the others' rows in its ``also``: the hits'
+    positions in the pool, best first, and each one's ``also`` (None: no two candidates share a text, the common
+    case, and the positions are ``order`` itself).  ``groups``: per row, the first row with the same text (a copy of
     another source's passage: its original's group, query/copies.py).  ``copy_of``: per row, the original it
     copies (-1: none); a copy never heads a group that has a candidate which is no copy (it yields to the
     original): it waits in that candidate's ``also``, whatever its own place in ``order``."""
     ranked = rows[order].tolist()
     g = groups[ranked].tolist()
-    positions = order.tolist()
-    if len(set(g)) == len(g):  # the common case: no two candidates share a text
-        return [(j, []) for j in positions[:wanted]]
+    if len(set(g)) == len(g):
+        return order, None
     is_copy = (copy_of[ranked] >= 0).tolist() if copy_of is not None else [False] * len(ranked)
     heads = {text for text, c in zip(g, is_copy, strict=True) if not c}  # groups with a candidate that is no copy
     first: dict[int, int] = {}
     waiting: dict[int, list[int]] = {}  # copies ranked above their group's head
-    hits: list[tuple[int, list[int]]] = []
-    for j, r, text, c in zip(positions, ranked, g, is_copy, strict=True):
+    at: list[int] = []
+    also: list[list[int]] = []
+    for j, r, text, c in zip(order.tolist(), ranked, g, is_copy, strict=True):
         h = first.get(text)
         if h is not None:
-            hits[h][1].append(r)
+            also[h].append(r)
         elif c and text in heads:
             waiting.setdefault(text, []).append(r)
         else:
-            first[text] = len(hits)
-            hits.append((j, waiting.pop(text, [])))
-    return hits[:wanted]
+            first[text] = len(at)
+            at.append(j)
+            also.append(waiting.pop(text, []))
+    return np.asarray(at, dtype=np.int64), also
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,38 +92,40 @@ class OrderedHit:
 
 
 def fold_pages(
-    hits: list[tuple[int, list[int]]],
+    at: np.ndarray,
+    also: list[list[int]] | None,
     rows: np.ndarray,
     page_of: np.ndarray,
     wanted: int,
     shown: int,
     own_hit: np.ndarray | None = None,
 ) -> list[OrderedHit]:
-    """One hit per page: a page's best candidate heads its hit, and the page's next ``shown`` candidates in
-    ``hits``' order are listed under it (``same_page``); the first ``wanted`` pages.  A reader of k hits sees k
+    """One hit per page over the hits of ``collapse_order`` (their pool positions ``at``, best first, and each
+    one's ``also``): a page's best candidate heads its hit, and the page's next ``shown`` candidates are listed
+    under it (``same_page``); the first ``wanted`` pages.  A reader of k hits sees k
     pages: the 10 hits of a search named 5.1 distinct pages on average (real docs, dev half), so a passage-per-hit
     list showed a reader of its first 5 hits 2.7 pages (docs/architecture.md).  ``page_of``: per row, the page it
     is cited at (query/snapshot_pages.py ``cited_page``: a partial folds into the page that renders it).
     ``own_hit``: per row, whether the passage is always a hit of its own (one the content-risk rules flagged: its
-    warning is shown with it, never folded out of sight under a page-mate)."""
-    out: list[OrderedHit] = []
-    at: dict[int, OrderedHit] = {}
-    for j, also in hits:
-        if own_hit is not None and own_hit[rows[j]]:
-            if len(out) < wanted:
-                out.append(OrderedHit(j, also, []))
-            continue
-        page = int(page_of[rows[j]])
-        head = at.get(page)
-        if head is not None:
-            if len(head.same_page) < shown:
-                head.same_page.append(j)
-        elif len(out) < wanted:
-            at[page] = OrderedHit(j, also, [])
-            out.append(at[page])
-    return out
+    warning is shown with it, never folded out of sight under a page-mate).
 
-
-def as_hits(hits: list[tuple[int, list[int]]]) -> list[OrderedHit]:
-    """Hits without folding: every candidate a hit of its own."""
-    return [OrderedHit(j, also, []) for j, also in hits]
+    Worked out on arrays (the whole pool is read, ~100-400 candidates: a loop over them cost ~0.1 ms a search);
+    tests/query/test_page_hits.py holds it to the loop that states the rule."""
+    if not at.size:
+        return []
+    order = np.arange(at.size)
+    page = page_of[rows[at]].astype(np.int64)
+    if own_hit is not None:  # a page of its own each: keys below every page's row
+        page = np.where(own_hit[rows[at]], -1 - order, page)
+    by_page = np.argsort(page, kind="stable")  # each page's candidates together, in the hits' order
+    sorted_pages = page[by_page]
+    new_page = np.empty(at.size, dtype=bool)
+    new_page[0] = True
+    np.not_equal(sorted_pages[1:], sorted_pages[:-1], out=new_page[1:])
+    heads = np.sort(by_page[new_page])[:wanted]  # each page's best, best first
+    starts = np.searchsorted(sorted_pages, page[heads], side="left") + 1  # the head is its page's first
+    ends = np.minimum(np.searchsorted(sorted_pages, page[heads], side="right"), starts + shown)
+    return [
+        OrderedHit(int(at[h]), also[h] if also is not None else [], at[by_page[s:e]].tolist())
+        for h, s, e in zip(heads.tolist(), starts.tolist(), ends.tolist(), strict=True)
+    ]

@@ -23,7 +23,7 @@ from trustindex.query import response as R
 from trustindex.query import score as S
 from trustindex.query.abstention import Outcome, abstention_note
 from trustindex.query.answer_confidence import COVERAGE_HITS, ChannelOutcome, match_tier, measure, probability
-from trustindex.query.candidates import OrderedHit, Pool, as_hits, collapse, fold_pages
+from trustindex.query.candidates import OrderedHit, Pool, collapse_order, fold_pages
 from trustindex.query.copies import with_originals
 from trustindex.query.feedback import expansion_terms, feedback_rows, rm3_scores, rocchio
 from trustindex.query.fusion import CAP_REACH, per_page_capped, rrf_pool, top_ranking
@@ -284,15 +284,13 @@ def order(st: SearchState, q: Query, s: Scored) -> Ordered:
     d = st.data
     positions = S.order(s.score, pool.confidence, d.chunk_id_rank()[pool.rows], s.unrouted)
     fz = st.policy.fusion
-    # every candidate is read when pages fold: a page's passages below the k-th hit still fold into theirs
-    wanted = positions.size if fz.one_hit_per_page else max(q.k, COVERAGE_HITS)
-    passages = collapse(d.hit_groups(), pool.rows, positions, wanted, d.copy_of())
+    at, also = collapse_order(d.hit_groups(), pool.rows, positions, d.copy_of())
     # the answer signals read passages as the calibration was fitted on them: the top passages, whatever their page
-    top = [j for j, _also in passages[:COVERAGE_HITS]]
-    if fz.one_hit_per_page:
-        hits = fold_pages(passages, pool.rows, d.pages.cited_page(), q.k, fz.same_page_shown, s.prior.flagged)
+    top = at[:COVERAGE_HITS].tolist()
+    if fz.one_hit_per_page:  # every candidate is read: a page's passages below the k-th hit still fold into theirs
+        hits = fold_pages(at, also, pool.rows, d.pages.cited_page(), q.k, fz.same_page_shown, s.prior.flagged)
     else:
-        hits = as_hits(passages[: q.k])
+        hits = [OrderedHit(j, also[i] if also is not None else [], []) for i, j in enumerate(at[: q.k].tolist())]
     if not pool.size:
         return Ordered(hits, top, 0.0, 0.0)
     # the first hit's score, the pool's best but for a copy folded into its original's hit below it

@@ -25,17 +25,20 @@ def test_a_page_heads_one_hit_and_its_next_passages_fold_under_it():
     page_of[[10, 12, 13]] = 1  # page 1: rows 10, 12, 13
     page_of[[11, 15]] = 2
     page_of[14] = 3
-    hits = [(0, []), (1, [7]), (2, []), (3, []), (4, []), (5, [])]  # (position in rows, identical copies)
-    assert fold_pages(hits, rows, page_of, wanted=10, shown=1) == [
+    at, also = np.arange(6), [[], [7], [], [], [], []]  # the hits' positions in rows, and their identical copies
+    assert fold_pages(at, also, rows, page_of, wanted=10, shown=1) == [
         OrderedHit(0, [], [2]),  # page 1's third passage (position 3) is past the one shown
         OrderedHit(1, [7], [5]),
         OrderedHit(4, [], []),
     ]
     # wanted counts pages; a page already shown still collects its passages after the last wanted page
-    assert fold_pages(hits, rows, page_of, wanted=2, shown=3) == [OrderedHit(0, [], [2, 3]), OrderedHit(1, [7], [5])]
+    assert fold_pages(at, also, rows, page_of, wanted=2, shown=3) == [
+        OrderedHit(0, [], [2, 3]),
+        OrderedHit(1, [7], [5]),
+    ]
     flagged = np.zeros(16, dtype=bool)
     flagged[12] = True  # flagged: a hit of its own, and no page-mate folds under it
-    assert fold_pages(hits, rows, page_of, wanted=10, shown=3, own_hit=flagged) == [
+    assert fold_pages(at, also, rows, page_of, wanted=10, shown=3, own_hit=flagged) == [
         OrderedHit(0, [], [3]),
         OrderedHit(1, [7], [5]),
         OrderedHit(2, [], []),
@@ -98,3 +101,38 @@ def test_a_flagged_passage_is_shown_with_its_warning_not_folded(index):
     assert flagged and flagged[0]["text"], "the phishing passage is a hit of its own, its warning shown"
     folded = {p["chunk_id"] for h in r["hits"] for p in h["same_page"]}
     assert not folded & {h["chunk_id"] for h in flagged}
+
+
+def _fold_by_loop(hits, rows, page_of, wanted, shown, own_hit=None):
+    """The rule as a loop over the order (fold_pages works it out on arrays)."""
+    out, at = [], {}
+    for j, also in hits:
+        if own_hit is not None and own_hit[rows[j]]:
+            if len(out) < wanted:
+                out.append(OrderedHit(j, also, []))
+            continue
+        head = at.get(int(page_of[rows[j]]))
+        if head is not None:
+            if len(head.same_page) < shown:
+                head.same_page.append(j)
+        elif len(out) < wanted:
+            at[int(page_of[rows[j]])] = OrderedHit(j, also, [])
+            out.append(at[int(page_of[rows[j]])])
+    return out
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_fold_on_arrays_is_the_loop_that_states_it(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 300))
+    rows = rng.permutation(1000)[:n]
+    page_of = rng.integers(0, int(rng.integers(1, 60)), size=1000)
+    flagged = rng.random(1000) < 0.05
+    at = rng.permutation(n)
+    also = [[int(j) + 1000] if rng.random() < 0.1 else [] for j in at] if seed % 2 else None
+    hits = [(int(j), also[i] if also else []) for i, j in enumerate(at)]
+    for wanted, shown in ((1, 0), (5, 3), (10, 1), (400, 50)):
+        for own in (None, flagged):
+            assert fold_pages(at, also, rows, page_of, wanted, shown, own) == _fold_by_loop(
+                hits, rows, page_of, wanted, shown, own
+            )

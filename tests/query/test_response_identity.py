@@ -27,10 +27,9 @@ from trustindex.layout import link_tree
 # The last commit that intentionally changed responses: 07abe62, a partial folds into the page that renders it and a
 # folded passage names its file (same_page path).  Before it: a35cf67, one hit per page (issue 43: a page's later
 # passages are folded under its hit in same_page, so every policy_id, score_contract_version and most hit lists
-# change; no response's first hit, answer_confidence, tier or abstention does).  Before it: 1c7b9f8, the calibration refitted on
-# the merged ranking (issue 43: every calibration_id, answer_confidence and some tiers change; no order does).  Before
-# that: 873cfac, the merge
-# of issue 43's branches: the site's links
+# change; no response's first hit, answer_confidence, tier or abstention does).  Before it: 1c7b9f8, the calibration
+# refitted on the merged ranking (issue 43: every calibration_id, answer_confidence and some tiers change; no order
+# does).  Before that: 873cfac, the merge of issue 43's branches: the site's links
 # (289e7e5: [fusion] anchor_weight, anchor_half, authority_weight, authority_k, so every policy_id changes; every hit's
 # ranking_terms.page gains anchor and authority, both weighted 0), the freshness floor 0.6 -> 0.9 (bf33a11: every
 # trust_score of a page older than its half-life rises, and with it confidences and some orders), an MDX heading's

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import numpy as np
 import pyarrow as pa
 
-from trustindex.query.candidates import collapse
+from trustindex.query.candidates import collapse_order
 from trustindex.query.copies import copy_groups, copy_rows, with_originals
 from trustindex.schemas.tables import table_from_rows
 from trustindex.warehouse.copies import (
@@ -111,6 +111,8 @@ def test_a_search_folds_a_copy_into_its_originals_hit_and_brings_the_original_in
     assert groups.tolist() == [0, 1, 0, 3]
     rows = np.array([0, 1, 2, 3])
     # the copy ranks first: it waits for its original, whose hit lists it, at the original's own place
-    assert collapse(groups, rows, np.array([2, 1, 0, 3]), 10, copy_of) == [(1, []), (0, [2]), (3, [])]
+    at, also = collapse_order(groups, rows, np.array([2, 1, 0, 3]), copy_of)
+    assert at.tolist() == [1, 0, 3] and also == [[], [2], []]
     # its original is not a candidate: the copy stands as its own hit
-    assert collapse(groups, np.array([1, 2, 3]), np.array([1, 0, 2]), 10, copy_of) == [(1, []), (0, []), (2, [])]
+    at, also = collapse_order(groups, np.array([1, 2, 3]), np.array([1, 0, 2]), copy_of)
+    assert at.tolist() == [1, 0, 2] and also is None  # no two candidates share a group: the order itself
