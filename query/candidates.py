@@ -102,10 +102,10 @@ def fold_pages(
 ) -> list[OrderedHit]:
     """One hit per page over the hits of ``collapse_order`` (their pool positions ``at``, best first, and each
     one's ``also``): a page's best candidate heads its hit, and the page's next ``shown`` candidates are listed
-    under it (``same_page``); the first ``wanted`` pages.  A reader of k hits sees k
-    pages: the 10 hits of a search named 5.1 distinct pages on average (real docs, dev half), so a passage-per-hit
-    list showed a reader of its first 5 hits 2.7 pages (docs/architecture.md).  ``page_of``: per row, the page it
-    is cited at (query/snapshot_pages.py ``cited_page``: a partial folds into the page that renders it).
+    under it (``same_page``); the first ``wanted`` pages.  A reader of k hits sees k pages: the 10 hits of a
+    search named 5.1 distinct pages on average (real docs, dev half), so a passage-per-hit list showed a reader of
+    its first 5 hits 2.7 pages (docs/architecture.md).  ``page_of``: per row, the page it is cited at
+    (query/snapshot_pages.py ``cited_page``: a partial folds into the page that renders it).
     ``own_hit``: per row, whether the passage is always a hit of its own (one the content-risk rules flagged: its
     warning is shown with it, never folded out of sight under a page-mate).
 

@@ -166,6 +166,23 @@ def test_token_is_typed_once_and_never_in_the_url(server, tmp_path):
         driver.quit()
 
 
+def test_a_pages_other_passages_are_listed_under_its_hit(browser, server, api):
+    query = "How much memory does the proof server need?"
+    expected = api.post("/v1/search", json={"query": query, "k": 5}).json()
+    folded = [h for h in expected["hits"] if h["same_page"]]
+    assert folded, "the demo's proof-server page has more than one passage that matches"
+    _open(browser, server.url, query)
+    for h in expected["hits"]:
+        chunk = h["chunk_id"]
+        card = browser.find_element("css selector", f'article.hit[data-chunk="{chunk}"]')
+        listed = card.find_elements("css selector", ".same-page a, .same-page span")
+        assert len(listed) == len(h["same_page"])
+        for el, p in zip(listed, h["same_page"], strict=True):
+            assert el.text == (" › ".join(p["heading_path"][1:]) or f"lines {p['start_line']}-{p['end_line']}")
+            if el.tag_name == "a":  # a link only to an address the page accepts, and to the section's own
+                assert el.get_attribute("href") == p["page_url"]
+
+
 @pytest.mark.parametrize("query", [INSTALL, "Wallet API deprecated replacement", "counter contract"])
 def test_hits_and_percentages_are_the_apis(browser, server, api, query):
     expected = api.post("/v1/search", json={"query": query, "k": 5}).json()
