@@ -44,6 +44,7 @@ STEPS = [
     "quality",
     "retrieval",
     "retrieval_react",
+    "page_hits",
     "calibration",
     "anchor",
 ]
@@ -85,6 +86,8 @@ def step_args(step: str, quick: bool) -> list[str]:
         return [str(b / "bench_retrieval.py")] + (["--splits", "dev"] if quick else [])
     if step == "retrieval_react":  # issue 43's second corpus; skips in one line without the React docs mirror
         return [str(b / "bench_retrieval.py"), "--corpus", "react"] + (["--splits", "dev"] if quick else [])
+    if step == "page_hits":  # issue 43: the judged corpora read as a reader of k hits reads them; a missing one skips
+        return [str(b / "bench_page_hits.py")]
     if step == "anchor":  # sentence-transformers' ONNX/OpenVINO sides need bench/anchor_envs.sh; skipped without
         return [str(b / "encoder_anchor.py")] + (["--texts", "60", "--rounds", "1", "--chunk", "30"] if quick else [])
     if step == "calibration":  # needs a real-docs data directory ($TRUSTINDEX_REALDOCS_DATA); says so and skips
