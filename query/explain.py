@@ -89,9 +89,9 @@ def _page_problems(hits: list[Hit], policy: Policy) -> list[str]:
             out.append(f"hit {h.rank_position} is of the page of hit {first[page]} ({page})")
         first.setdefault(page, h.rank_position)
         out += [
-            f"hit {h.rank_position}: same_page {p.chunk_id} ranks above it ({p.ranking_score} > {h.ranking_score})"
-            for p in h.same_page
-            if p.ranking_score > h.ranking_score
+            f"hit {h.rank_position}: same_page {f.chunk_id} ranks above it ({f.ranking_score} > {h.ranking_score})"
+            for f in h.same_page
+            if f.ranking_score > h.ranking_score
         ]
     return out
 

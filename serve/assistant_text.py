@@ -154,7 +154,7 @@ def render_hit(hit: Hit | dict) -> str:
     if copies:
         lines.append("copied in: " + ", ".join(copies[:3]))
     if h.same_page:  # the page's other passages that matched, so a reader knows where else on it to look
-        lines.append("more on this page: " + "; ".join(f"§ {s.where} (line {s.start_line})" for s in h.same_page))
+        lines.append("more on this page: " + "; ".join(f"§ {f.where} (line {f.start_line})" for f in h.same_page))
     if (vl := versions_line(h.factors.version_match)) is not None:
         lines.append(vl)
     lines.append("trust: " + trust_line(h))

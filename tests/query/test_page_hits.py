@@ -93,6 +93,11 @@ def test_the_check_names_a_page_that_heads_two_hits(index, passage_index):
     assert len(paths) > len(set(paths)), "the demo's install question has two passages of one page"
     assert check(r, passage_index.policy) == []
     assert any("is of the page of hit" in p for p in check(r, index.policy))
+    folded = index.search("How much memory does the proof server need?", k=5)
+    assert check(folded, index.policy) == []
+    hit = next(h for h in folded["hits"] if h["same_page"])
+    hit["same_page"][0]["ranking_score"] = hit["ranking_score"] + 0.01  # a folded passage above its hit
+    assert any("ranks above it" in p for p in check(folded, index.policy))
 
 
 def test_a_flagged_passage_is_shown_with_its_warning_not_folded(index):
