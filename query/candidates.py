@@ -113,10 +113,9 @@ def fold_pages(
     tests/query/test_page_hits.py holds it to the loop that states the rule."""
     if not at.size:
         return []
-    order = np.arange(at.size)
     page = page_of[rows[at]].astype(np.int64)
     if own_hit is not None:  # a page of its own each: keys below every page's row
-        page = np.where(own_hit[rows[at]], -1 - order, page)
+        page = np.where(own_hit[rows[at]], -1 - np.arange(at.size), page)
     by_page = np.argsort(page, kind="stable")  # each page's candidates together, in the hits' order
     sorted_pages = page[by_page]
     new_page = np.empty(at.size, dtype=bool)

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any
 
+from trustindex.query.snapshot_pages import DocumentRow
 from trustindex.schemas.answer_signals import LOW_CONFIDENCE, UNCALIBRATED
 from trustindex.schemas.hit_factors import E, Factor, Factors, VersionFactor
 from trustindex.schemas.hit_parts import (
@@ -35,13 +36,34 @@ from trustindex.schemas.web_url import cite_lines
 SCORE_CONTRACT_VERSION = "6"
 
 
-def provenance(d, i: int) -> Provenance:
+@dataclass(frozen=True, slots=True)
+class _Cited:
+    """Where a passage is and how it is cited: its document, lines and headings, the hosting URL of its lines and
+    the page a person opens (one rule for a hit's provenance and a passage folded under a hit)."""
+
+    doc: DocumentRow
+    start: int
+    end: int
+    headings: list[str]
+    url: str | None
+    page_url: str | None
+
+
+def _cited(d, i: int) -> _Cited:
     doc = d.pages.document(d.chunk_doc[i])
     v = d.chunks.value
     start, end = v("start_line", i), v("end_line", i)
     headings = list(v("heading_path", i) or [])
     url = cite_lines(doc.url, start, end) if doc.url else None
-    site_page = doc.page_url
+    # the page a person opens: the published site's page and section when the source has a site_url, else the
+    # hosting URL; for a partial, the page that imports it (part_of)
+    page_url = passage_page_url(doc.page_url, headings, not doc.part_of) if doc.page_url else url
+    return _Cited(doc, start, end, headings, url, page_url)
+
+
+def provenance(d, i: int) -> Provenance:
+    c = _cited(d, i)
+    doc = c.doc
     original = int(d.copy_of()[i])
     copy_of = None
     if original >= 0:
@@ -52,14 +74,12 @@ def provenance(d, i: int) -> Provenance:
         repo=doc.repo,
         commit=doc.commit,
         path=doc.path,
-        start_line=start,
-        end_line=end,
-        heading_path=headings,
-        symbol_path=v("symbol_path", i),
-        url=url,
-        # the page a person opens: the published site's page and section when the source has a site_url,
-        # else the hosting URL; for a partial, the page that imports it (part_of)
-        page_url=passage_page_url(site_page, headings, not doc.part_of) if site_page else url,
+        start_line=c.start,
+        end_line=c.end,
+        heading_path=c.headings,
+        symbol_path=d.chunks.value("symbol_path", i),
+        url=c.url,
+        page_url=c.page_url,
         part_of=doc.part_of or None,
         copy_of=copy_of,
     )
@@ -69,14 +89,9 @@ def folded_passages(d, folded: list[tuple[int, float]]) -> tuple[PagePassage, ..
     """The passages folded under a hit (its page's, or a partial's that the page renders), each with its ordering
     score as shown and its file, lines and section's URL as ``provenance`` gives them."""
     out = []
-    v = d.chunks.value
     for i, score in folded:
-        doc = d.pages.document(d.chunk_doc[i])
-        start, end = v("start_line", i), v("end_line", i)
-        headings = list(v("heading_path", i) or [])
-        url = cite_lines(doc.url, start, end) if doc.url else None
-        page_url = passage_page_url(doc.page_url, headings, not doc.part_of) if doc.page_url else url
-        out.append(PagePassage(d.chunk_ids[i], _round(score), doc.path, start, end, headings, page_url))
+        c = _cited(d, i)
+        out.append(PagePassage(d.chunk_ids[i], _round(score), c.doc.path, c.start, c.end, c.headings, c.page_url))
     return tuple(out)
 
 
