@@ -27,11 +27,10 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench import eval_set  # noqa: E402
 from bench.bench_quality import ndcg_at_10, reciprocal_rank  # noqa: E402
 from bench.bench_retrieval import SEARCH_K, _file, response_files  # noqa: E402
 from bench.common import print_figures, save, setup_env  # noqa: E402
-from bench.retrieval_corpora import CORPORA, build_snapshot  # noqa: E402
+from bench.retrieval_corpora import open_judged  # noqa: E402
 
 POLICIES = {"one hit per passage": "[fusion]\none_hit_per_page = false\n", "one hit per page": ""}
 READINGS = ("files@50", "hits@10", "hits@5", "mrr@5", "pages@10", "pages@5")
@@ -87,20 +86,12 @@ def main(argv=None) -> int:
     ap.add_argument("--no-save", action="store_true")
     a = ap.parse_args(argv)
     setup_env()
-    from trustindex.query.index import Index
-
-    given = dict(x.split("=", 1) for x in a.data)
     t0 = time.perf_counter()
     table: dict = {}
     snapshots = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for name, corpus in CORPORA.items():
-            if name not in given and (why := corpus.missing()):
-                print(f"page hits: corpus {name} skipped: {why}")
-                continue
-            index = Index.open(data_dir=Path(given[name]) if name in given else build_snapshot(corpus), warm=True)
+        for name, (corpus, index, qs) in open_judged(a.data, "page hits").items():
             snapshots[name] = index.snapshot_id
-            qs = [q for q in eval_set.load(corpus.eval_dir) if q.in_domain]
             for split in ("dev", "test"):
                 for policy_name, overlay in POLICIES.items():
                     policy = Path(tmp) / "policy.toml"

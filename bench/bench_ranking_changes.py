@@ -20,11 +20,10 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench import eval_set  # noqa: E402
 from bench.bench_quality import ndcg_at_10  # noqa: E402
 from bench.bench_retrieval import trustindex_files  # noqa: E402
 from bench.common import print_figures, save, setup_env  # noqa: E402
-from bench.retrieval_corpora import CORPORA, build_snapshot  # noqa: E402
+from bench.retrieval_corpora import open_judged  # noqa: E402
 
 # (what changed, the policy overlay, kept).  The built-in policy is the row "as shipped".
 ROWS: list[tuple[str, str, bool]] = [
@@ -93,17 +92,7 @@ def main(argv=None) -> int:
     ap.add_argument("--no-save", action="store_true")
     a = ap.parse_args(argv)
     setup_env()
-    from trustindex.query.index import Index
-
-    given = dict(x.split("=", 1) for x in a.data)
-    opened = {}
-    for name, corpus in sorted(CORPORA.items()):
-        if name not in given and (why := corpus.missing()):
-            print(f"ranking changes: corpus {name} skipped: {why}")
-            continue
-        data = Path(given[name]) if name in given else build_snapshot(corpus)
-        qs = [q for q in eval_set.load(corpus.eval_dir) if q.in_domain]
-        opened[name] = (corpus, Index.open(data_dir=data, warm=True), qs)
+    opened = open_judged(a.data, "ranking changes")
     t0 = time.perf_counter()
     table = []
     with tempfile.TemporaryDirectory() as tmp:

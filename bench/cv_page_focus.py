@@ -23,11 +23,10 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench import eval_set  # noqa: E402
 from bench.bench_quality import ndcg_at_10  # noqa: E402
 from bench.bench_retrieval import SEARCH_K, response_files  # noqa: E402
 from bench.common import print_figures, save, setup_env  # noqa: E402
-from bench.retrieval_corpora import CORPORA, build_snapshot  # noqa: E402
+from bench.retrieval_corpora import open_judged  # noqa: E402
 
 FOLDS = 5
 SHIPPED = "as shipped"
@@ -87,15 +86,7 @@ def main(argv=None) -> int:
     ap.add_argument("--no-save", action="store_true")
     a = ap.parse_args(argv)
     setup_env()
-    from trustindex.query.index import Index
-
-    opened = {}
-    for name, corpus in sorted(CORPORA.items()):
-        if why := corpus.missing():
-            print(f"page focus: corpus {name} skipped: {why}")
-            continue
-        qs = [q for q in eval_set.load(corpus.eval_dir) if q.in_domain]
-        opened[name] = (corpus, Index.open(data_dir=build_snapshot(corpus), warm=True), qs)
+    opened = open_judged([], "page focus")
     dev: dict[str, dict[str, dict[str, float]]] = {}
     problems = 0
     with tempfile.TemporaryDirectory() as tmp:

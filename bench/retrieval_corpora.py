@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from bench.common import CORPUS, ROOT, WORK, bench_env
 
@@ -261,3 +262,23 @@ FLASK = Corpus(
     extra_include="",
 )
 CORPORA = {c.name: c for c in (MIDNIGHT, REACT, FLASK)}
+
+
+def open_judged(data: list[str], label: str) -> dict[str, tuple[Corpus, Any, list]]:
+    """Each judged corpus by name (sorted) as (corpus, a warm ``Index``, its in-domain questions): the data directory
+    a ``CORPUS=DIR`` of ``data`` names (a bench's ``--data``), else the snapshot ``build_snapshot`` builds.  A corpus
+    that cannot be built here is skipped in one line that says why (``label``: the bench's name).  Call it after
+    ``bench.common.setup_env``."""
+    from bench import eval_set
+    from trustindex.query.index import Index
+
+    given = dict(x.split("=", 1) for x in data)
+    opened = {}
+    for name, corpus in sorted(CORPORA.items()):
+        if name not in given and (why := corpus.missing()):
+            print(f"{label}: corpus {name} skipped: {why}")
+            continue
+        path = Path(given[name]) if name in given else build_snapshot(corpus)
+        questions = [q for q in eval_set.load(corpus.eval_dir) if q.in_domain]
+        opened[name] = (corpus, Index.open(data_dir=path, warm=True), questions)
+    return opened
