@@ -80,13 +80,15 @@ def cross_validated(table: dict[str, dict[str, dict[str, float]]]) -> tuple[dict
     return {c: float(np.mean(list(v.values()))) for c, v in held.items()}, chosen
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def run(grid: dict[str, str], label: str, key: str, argv=None) -> int:
+    """Rank every row of ``grid`` on the dev halves, cross-validate, and with ``--test`` read the test halves once
+    for the shipped row and the row chosen on all dev queries; saved in bench/results.json under ``key``."""
+    ap = argparse.ArgumentParser(description=label)
     ap.add_argument("--test", action="store_true", help="read the test halves once for the chosen row")
     ap.add_argument("--no-save", action="store_true")
     a = ap.parse_args(argv)
     setup_env()
-    opened = open_judged([], "page focus")
+    opened = open_judged([], label)
     dev: dict[str, dict[str, dict[str, float]]] = {}
     problems = 0
     with tempfile.TemporaryDirectory() as tmp:
@@ -94,7 +96,7 @@ def main(argv=None) -> int:
 
         def ranked(row: str, split: str) -> dict[str, dict[str, float]]:
             nonlocal problems
-            policy.write_text(GRID[row])
+            policy.write_text(grid[row])
             out = {}
             for name, (corpus, index, qs) in opened.items():
                 index.reload_policy(str(policy))
@@ -102,7 +104,7 @@ def main(argv=None) -> int:
                 problems += bad
             return out
 
-        for row in GRID:
+        for row in grid:
             dev[row] = ranked(row, "dev")
             print(f"  {row}: " + ", ".join(f"{n} {np.mean(list(v.values())):.4f}" for n, v in dev[row].items()))
         cv, chosen = cross_validated(dev)
@@ -120,15 +122,19 @@ def main(argv=None) -> int:
         "snapshots": {n: ix.snapshot_id for n, (_, ix, _) in opened.items()},
         "figures": [],
     }
-    print_figures("page focus", [])
+    print_figures(label, [])
     print(f"cross-validated dev: {result['cross_validated']} (folds chose {chosen})")
     print(f"shipped dev: {result['dev'][SHIPPED]}; chosen on all dev: {pick} {result['dev'][pick]}")
     for row, m in result["test"].items():
         print(f"test, {row}: {m}")
     print(f"responses query/explain.py found a problem in: {problems}")
     if not a.no_save:
-        save("page_focus", result)
+        save(key, result)
     return 0
+
+
+def main(argv=None) -> int:
+    return run(GRID, "page focus", "page_focus", argv)
 
 
 if __name__ == "__main__":

@@ -141,7 +141,11 @@ def _check_hit(h: Hit, policy: Policy, lexical_ran: bool) -> list[str]:
         p = terms.page
         weights, normaliser = weights_in_use(policy, lexical_ran, p.has_links)
         for name, w in weights.in_use().items():
-            shown_weight = getattr(p, name).weight
+            term = getattr(p, name)
+            if term is None:
+                out.append(f"{name} is not shown, but the policy weighs it {w}")
+                continue
+            shown_weight = term.weight
             if shown_weight != round(w, 6):
                 out.append(f"{name} weight {shown_weight} is not the policy's {w}")
         if abs(p.normaliser - normaliser) > 1e-6:
@@ -203,10 +207,14 @@ def _focus_terms(p: PageRelevance) -> str:
 
 def _link_terms(p: PageRelevance) -> str:
     """The site's links' terms as ``formula_lines`` writes them ("" for a snapshot without links indexed)."""
-    a, au = p.anchor, p.authority
+    a, au, c = p.anchor, p.authority, p.cited
     if a is None or au is None:
         return ""
+    cited = ""
+    if c is not None:
+        by = f" (linked from {len(c.citers)} of the question's best passages)" if c.citers else ""
+        cited = f" + {c.weight:g} × cited {c.value:.4f}{by}"
     return (
         f" + {a.weight:g} × anchor text {a.value:.4f} + {au.weight:g} × authority {au.value:.4f} "
-        f"({au.inbound} inbound link{'' if au.inbound == 1 else 's'})"
+        f"({au.inbound} inbound link{'' if au.inbound == 1 else 's'}){cited}"
     )

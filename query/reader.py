@@ -44,7 +44,7 @@ from trustindex.query.component_names import ComponentNames
 from trustindex.query.evidence import Evidence, VersionRow
 from trustindex.query.evidence_rows import DeprecationRow, RiskRow, VerificationRow
 from trustindex.query.lexical import LexicalIndex
-from trustindex.query.page_links import PageLinks
+from trustindex.query.page_links import Cites, PageLinks
 from trustindex.query.passage_text import TEXT_COLUMN, PassageTexts
 from trustindex.query.snapshot_lexical import LexicalIndexes
 from trustindex.query.snapshot_pages import Pages, Vectors
@@ -94,7 +94,12 @@ class SnapshotData:
         self.vectors = Vectors(self._open_embeddings(n), self.pages)
         self.lexical_indexes = LexicalIndexes(*self._open_lexical(n), self.passages, len(self.pages.docs))
         # What the site's links say of each page (anchor texts, inbound links); a snapshot built before has none.
-        self.page_links = PageLinks.open(self.dir, len(self.pages.docs), self._where)
+        self.page_links = PageLinks.open(
+            self.dir,
+            len(self.pages.docs),
+            self._where,
+            Cites.of(t.get("links"), chunks.column("chunk_id"), documents.column("doc_id")),
+        )
 
     passages_type = Passages  # what reads the passages (a test compares another reading of their text)
 

@@ -5,10 +5,11 @@
                       = (relevance_score + page_weight × support + page_vector_weight × page_vector
                          + page_terms_weight × page_terms + page_focus_weight × page_focus
                          + problem_section_weight × problem_section
-                         + anchor_weight × anchor + authority_weight × authority) / normaliser      otherwise
+                         + anchor_weight × anchor + authority_weight × authority
+                         + cited_weight × cited) / normaliser                                        otherwise
     normaliser        = 1 + page_weight × page_passages + page_vector_weight + page_terms_weight
                         + page_focus_weight + problem_section_weight + anchor_weight + authority_weight
-                        (the terms in use)
+                        + cited_weight (the terms in use)
     served_floor      = for a page the docs site does not serve (unrouted), the lowest ranking_score (as shown) of
                         the pool's served candidates, so it ranks below every one of them (query/routes.py)
     ties              : equal ranking_score (as shown, 6 decimals) → served before unrouted, then higher confidence,
@@ -21,8 +22,9 @@ eligible passages; ``page_terms`` the idf-weighted share of the query's terms fo
 ``page_focus`` the share of those passages that each hold at least ``fusion.focus_share`` of the query's idf-weighted
 terms, and ``problem_section`` 1 when the query reports a problem and the passage's own headings or file name name a
 problem section (query/page_focus.py; both only when weighted); ``anchor`` the query's BM25 over the anchor texts
-pointing at the page, saturated, and ``authority`` n / (n + k) of its inbound links from its own site
-(query/page_links.py; both only in a snapshot with links indexed).  A passage is
+pointing at the page, saturated, and ``authority`` n / (n + k) of its inbound links from its own site, and
+``cited`` the saturated loans of the question's best passages on other pages of its site that link to it
+(query/page_links.py; all three only in a snapshot with links indexed, ``cited`` only when weighted).  A passage is
 eligible to lend when no content risk was found in it and, under targets, its version match is not penalised
 (excluded passages are not candidates at all): a flagged passage cannot lift its page-mates by its relevance, and a
 low-trust page-mate lends only its share (issue 26).  Every term is in 0..1 and the normaliser is their weights'
@@ -38,10 +40,10 @@ import numpy as np
 
 from trustindex.query.fusion import places_in_runs, run_sizes, run_starts
 from trustindex.query.page_focus import page_focus, problem_sections
-from trustindex.query.page_links import authority
+from trustindex.query.page_links import authority, cited
 from trustindex.query.pages import term_postings
 from trustindex.query.relevance import dense_relevance, lexical_relevance
-from trustindex.schemas.hit_parts import Authority, PageRelevance, Support, Term, shown_number
+from trustindex.schemas.hit_parts import Authority, Cited, PageRelevance, Support, Term, shown_number
 from trustindex.schemas.policy import Policy
 
 FORMULA = (
@@ -50,7 +52,7 @@ FORMULA = (
     "them); ranking_relevance = the cross-encoder's probability when one read the passage (0 when it did not), "
     "else (relevance_score + page_weight × support + page_vector_weight × page_vector + page_terms_weight × "
     "page_terms + page_focus_weight × page_focus + problem_section_weight × problem_section + anchor_weight × "
-    "anchor + authority_weight × authority) / (1 + the weights of the page terms in "
+    "anchor + authority_weight × authority + cited_weight × cited) / (1 + the weights of the page terms in "
     "use, page_weight counted page_passages times); ties: served before unrouted, then higher confidence, then the "
     "smaller chunk_id"
 )
@@ -75,6 +77,7 @@ class PageTerms:
     links: Links | None = None  # the site's links' terms (None: the snapshot has no links indexed)
     focus: np.ndarray | None = None  # page_focus (None: its weight is 0, no hit shows it)
     problem: np.ndarray | None = None  # problem_section (None: its weight is 0, no hit shows it)
+    cited: CitedBy | None = None  # cited (None: its weight is 0 or the snapshot has no links, no hit shows it)
     shown_weights: PageWeights = field(init=False, repr=False)  # ``weights`` as every hit shows them, rounded once
 
     def __post_init__(self) -> None:
@@ -89,6 +92,8 @@ class PageTerms:
             total = total + w.problem_section * self.problem
         if self.links is not None:
             total = total + w.anchor * self.links.anchor + w.authority * self.links.authority
+        if self.cited is not None:
+            total = total + w.cited * self.cited.values
         return total / self.normaliser
 
     def explained(self, j: int, chunk_ids, rows: np.ndarray) -> PageRelevance:
@@ -105,6 +110,7 @@ class PageTerms:
             anchor=Term(shown_number(float(links.anchor[j])), w.anchor) if links is not None else None,
             authority=links.explained_authority(j, w.authority) if links is not None else None,
             normaliser=shown_number(self.normaliser),
+            cited=self.cited.explained(j, w.cited, chunk_ids, rows) if self.cited is not None else None,
         )
 
 
@@ -124,9 +130,22 @@ class Links:
         return Authority(shown_number(float(self.authority[j])), weight, int(self.inbound[j]))
 
 
+@dataclass
+class CitedBy:
+    """Per candidate of a pool: the ``cited`` term (query/page_links.py) and the positions of those citing it."""
+
+    values: np.ndarray
+    citers: list[list[int]]
+
+    def explained(self, j: int, weight: float, chunk_ids, rows: np.ndarray) -> Cited:
+        return Cited(shown_number(float(self.values[j])), weight, [chunk_ids[int(rows[c])] for c in self.citers[j]])
+
+
 LINK_TERMS = ("anchor", "authority")  # in a hit's page terms only when the snapshot has links indexed
 FOCUS_TERMS = ("page_focus", "problem_section")  # in a hit's page terms only when weighted (query/page_focus.py)
-PAGE_TERM_NAMES = ("support", "page_vector", "page_terms", *FOCUS_TERMS, *LINK_TERMS)  # the weighted terms, in order
+WEIGHTED_LINK_TERMS = ("cited",)  # only when weighted and the snapshot has links indexed (query/page_links.py)
+# the weighted terms, in order
+PAGE_TERM_NAMES = ("support", "page_vector", "page_terms", *FOCUS_TERMS, *LINK_TERMS, *WEIGHTED_LINK_TERMS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,12 +161,13 @@ class PageWeights:
     links: bool = False
     page_focus: float = 0.0
     problem_section: float = 0.0
+    cited: float = 0.0
 
     def in_use(self) -> dict[str, float]:
         """The weights of the terms a hit shows, by name, in ``PAGE_TERM_NAMES``' order: the site's links' terms when
         the snapshot has them, the focus terms when weighted."""
-        left_out = {name for name in FOCUS_TERMS if not getattr(self, name) > 0}
-        left_out |= set() if self.links else set(LINK_TERMS)
+        left_out = {name for name in (*FOCUS_TERMS, *WEIGHTED_LINK_TERMS) if not getattr(self, name) > 0}
+        left_out |= set() if self.links else {*LINK_TERMS, *WEIGHTED_LINK_TERMS}
         return {name: getattr(self, name) for name in PAGE_TERM_NAMES if name not in left_out}
 
     def shown(self) -> PageWeights:
@@ -162,6 +182,7 @@ class PageWeights:
             self.links,
             n(self.page_focus),
             n(self.problem_section),
+            n(self.cited),
         )
 
     def normaliser(self, passages: int) -> float:
@@ -183,6 +204,7 @@ def weights_in_use(policy: Policy, lexical_ran: bool, links: bool = False) -> tu
         links=links,
         page_focus=float(fz.page_focus_weight) if lexical_ran else 0.0,
         problem_section=float(fz.problem_section_weight),
+        cited=float(fz.cited_weight) if links else 0.0,
     )
     return w, w.normaliser(passages)
 
@@ -321,7 +343,22 @@ def page_terms(
     share = policy.fusion.focus_share
     focus = page_focus(d, tokens, pages, page, lending.withheld, share) if w.page_focus > 0 else None
     problem = problem_sections(d, query_text, pool.rows) if w.problem_section > 0 else None
-    return PageTerms(sup, vector, terms, w, z, lenders, links, focus, problem)
+    cited_by = None
+    if w.cited > 0 and d.page_links is not None:
+        fz = policy.fusion
+        doc_rows = d.passages.chunk_doc_row[pool.rows]
+        c = cited(
+            d.page_links.cites,
+            pool.rows,
+            doc_rows,
+            pool.relevance,
+            pool.trust,
+            lending.lender,
+            fz.cited_passages,
+            fz.cited_half,
+        )
+        cited_by = CitedBy(*c)
+    return PageTerms(sup, vector, terms, w, z, lenders, links, focus, problem, cited_by)
 
 
 def _links(d, policy: Policy, doc_rows: np.ndarray, tokens: list[str]) -> Links | None:

@@ -81,6 +81,14 @@ class Support(Term):
 
 
 @dataclass(frozen=True, slots=True)
+class Cited(Term):
+    """The question's best passages on other pages of the site that link to this page: s / (s + cited_half) of their
+    loans, and the chunk ids of the passages that cite it, best first."""
+
+    citers: list[str]
+
+
+@dataclass(frozen=True, slots=True)
 class Authority(Term):
     """The site's links into the page: n / (n + authority_k) over its ``inbound`` links."""
 
@@ -99,12 +107,13 @@ class PageRelevance(Shape):
     normaliser: float = 1.0
     page_focus: Term | None = optional()  # query/page_focus.py: present when weighted
     problem_section: Term | None = optional()
+    cited: Cited | None = optional()  # query/page_links.py: present when weighted and the links are indexed
 
     @property
     def weighted(self) -> tuple[Term, ...]:
         """The weighted page terms in use, in order (query/score.py's PAGE_TERM_NAMES)."""
         focus = (self.page_focus, self.problem_section)
-        parts = (self.support, self.page_vector, self.page_terms, *focus, self.anchor, self.authority)
+        parts = (self.support, self.page_vector, self.page_terms, *focus, self.anchor, self.authority, self.cited)
         return tuple(p for p in parts if p is not None)
 
     @property

@@ -285,6 +285,16 @@ class Fusion:
     anchor_half: float = number(2.0, 0.01, 1000.0)
     authority_weight: float = number(0.0, 0.0, 10.0)
     authority_k: float = number(3.0, 0.01, 100_000.0)
+    # The pages the question's own best passages link to (query/page_links.py cited): the order key gains
+    # cited_weight x s / (s + cited_half), s the sum over the citing pages of their best loan, a loan being a citing
+    # passage's relevance x min(1, its trust / the cited candidate's trust), the citing passages being the pool's
+    # cited_passages most relevant eligible ones, the links those of their own site to another page.  A reference
+    # page that mentions the question in passing points its readers at the page about it.  0 leaves it out, and no
+    # hit shows it: the three dev halves' cross-validation chose 0.1 at 5 passages and half 1.0 (the shape kept
+    # here), but the Midnight test half did not gain (0.8448 -> 0.8446; React 0.8655 -> 0.8684; docs/benchmarks.md).
+    cited_weight: float = named_when_set(number(0.0, 0.0, 10.0))
+    cited_passages: int = named_when_set(integer(5, 1, 100))
+    cited_half: float = named_when_set(number(1.0, 0.01, 100.0))
     candidate_depth: int = integer(100, 1, 100_000)
     # Per-page cap on each channel's candidates (query/fusion.py per_page_capped): a page gives a channel at
     # most this many passages before the channel is cut to candidate_depth, so one long page cannot fill the
