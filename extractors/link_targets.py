@@ -14,7 +14,10 @@ Built once per source from its pages (path and front matter), its tree's paths a
   Docusaurus's defaults (``/docs/...``); its routes are then also tried without that base, since such a copy
   usually lost a config that served the docs elsewhere (the real corpus copy links ``/concepts/...``);
 - a sidebar's doc id: the page with that id in the sidebar's docs folder; a ``_category_`` label: its folder's
-  index page (``index``, ``README`` or the folder's own name).
+  index page (``index``, ``README`` or the folder's own name);
+- a reStructuredText page's ``:doc:`` role: a document name, relative to the page's folder or, absolute, to the
+  Sphinx source folder (the nearest folder above the page holding ``conf.py``), ``.rst`` added like a Markdown
+  page's extension; its ``:ref:`` and Python domain roles name what the source's pages define (``SphinxNames``).
 
 Nothing here fails: a target that names nothing is ``unresolved``.
 """
@@ -23,7 +26,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from urllib.parse import unquote
 
@@ -33,11 +36,15 @@ from trustindex.schemas.links import (
     BY_DOC_ID,
     BY_FOLDER,
     BY_FRAGMENT,
+    BY_LABEL,
+    BY_OBJECT,
     BY_PATH,
     BY_ROUTE,
     CATEGORY,
     EXTERNAL,
     FILE,
+    LABEL,
+    OBJECT_ROLE,
     PAGE,
     SIDEBAR,
     UNRESOLVED,
@@ -45,7 +52,7 @@ from trustindex.schemas.links import (
 )
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
-PAGE_EXTENSIONS = (".md", ".mdx")
+PAGE_EXTENSIONS = (".md", ".mdx", ".rst")
 _INDEX_NAMES = ("index", "README", "readme")
 
 
@@ -80,6 +87,12 @@ class SiteLinks:
         self.by_tail: dict[str, set[str]] | None = None  # built on first use (_unique_tail)
         if not routes.configured:  # a copy without its config: routes it may have had under another config
             self._guess_routes()
+        # Sphinx source folders (a conf.py beside or above the pages), deepest first
+        self.sphinx_roots = sorted(
+            {posixpath.dirname(f) + "/" if "/" in f else "" for f in self.files if posixpath.basename(f) == "conf.py"},
+            key=len,
+            reverse=True,
+        )
         self.sidebar_folder = {p.sidebar: p.folder() for p in routes.plugins if p.sidebar}
         for p in routes.plugins:  # Docusaurus's default sidebarPath when the config names none
             for name in ("sidebars.js", "sidebars.ts"):
@@ -163,7 +176,7 @@ class SiteLinks:
     def _content_roots(self, from_path: str) -> list[str]:
         """Folders an absolute file path may start from: the linking page's docs folder, every plugin's, the
         repository root, then the linking file's own folders (shallowest first)."""
-        roots: list[str] = []
+        roots: list[str] = [r for r in self.sphinx_roots if from_path.startswith(r)][:1]
         found = self.routes.locate(from_path)
         if found is not None:
             roots.append(found[0].folder(found[1]))
@@ -224,3 +237,53 @@ def _with_page_names(path: str) -> list[str]:
     out = [path, *(path + ext for ext in PAGE_EXTENSIONS)]
     out += [f"{path}/{stem}{ext}" for stem in (*_INDEX_NAMES, name) for ext in PAGE_EXTENSIONS]
     return out
+
+
+class SphinxNames:
+    """The names a source's reStructuredText pages define: section labels (``.. _label:``, compared lower-cased as
+    Sphinx does) and the objects their directives document, each with the page that defines it (the first page in
+    path order when two do)."""
+
+    def __init__(self, labels: dict[str, str], objects: dict[str, str]):
+        self.labels, self.objects = labels, objects
+        self._tails: dict[str, set[str]] | None = None
+
+    @classmethod
+    def of(cls, rows: Iterable[Mapping]) -> SphinxNames:
+        labels: dict[str, str] = {}
+        objects: dict[str, str] = {}
+        for row in sorted(rows, key=lambda r: (r["path"], r["line"])):
+            into = labels if row["kind"] == LABEL else objects
+            into.setdefault(row["text"].lower() if row["kind"] == LABEL else row["text"], row["path"])
+        return cls(labels, objects)
+
+    def resolve(self, kind: str, target: str) -> Resolution:
+        """A ``:ref:`` role's label, or a Python domain role's object: its own page, else (an object Sphinx documents
+        with its class or module: ``:meth:`Flask.route``` under ``.. autoclass:: Flask``) the page of the nearest
+        enclosing name; a name without its module (``Flask``, ``.route``) by the one defined name it ends."""
+        if kind != OBJECT_ROLE:
+            path = self.labels.get(target.strip().lower())
+            return Resolution(PAGE, path, target.strip().lower(), BY_LABEL) if path else Resolution(UNRESOLVED)
+        name = target.strip().lstrip(".")
+        for candidate in self._enclosing(name):
+            found = self.objects.get(candidate) or self._by_tail(candidate)
+            if found:
+                return Resolution(PAGE, found, name, BY_OBJECT)
+        return Resolution(UNRESOLVED, "", name)
+
+    @staticmethod
+    def _enclosing(name: str) -> Iterator[str]:
+        parts = name.split(".")
+        for i in range(len(parts), 0, -1):
+            yield ".".join(parts[:i])
+
+    def _by_tail(self, name: str) -> str | None:
+        """The page of the one defined object whose dotted name ends with ``name`` (None: none or several pages)."""
+        if self._tails is None:
+            self._tails = {}
+            for full, path in self.objects.items():
+                parts = full.split(".")
+                for i in range(1, len(parts)):
+                    self._tails.setdefault(".".join(parts[i:]), set()).add(path)
+        found = self._tails.get(name, set())
+        return next(iter(found)) if len(found) == 1 else None

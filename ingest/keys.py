@@ -19,8 +19,10 @@ from trustindex.schemas.policy import Policy
 # 10: a page's route status, the partials it renders, its creation date, blog posts' site URLs;
 # 11: links, each page's links and the site's navigation, resolved to pages;
 # 12: a heading's MDX comment id `{/*id*/}` is no part of its text;
-# 13: reStructuredText pages chunked by their sections, with Sphinx's deprecated directive, not as line windows)
-EXTRACTOR_VERSION = "13"
+# 13: reStructuredText pages chunked by their sections, with Sphinx's deprecated directive, not as line windows;
+# 14: a reStructuredText page's links (Sphinx's :doc:, :ref: and Python domain roles, hyperlinks) and the names it
+# defines for them; a Markdown link to a .rst page names it)
+EXTRACTOR_VERSION = "14"
 
 
 def source_key(source: Source, commit: str, ids: Identities, ledger: list[LedgerEntry], policy: Policy) -> str:

@@ -1,4 +1,5 @@
-"""One source's ``links`` rows: each page's links as extracted, its site's navigation, each resolved to its page.
+"""One source's ``links`` rows: each page's links as extracted, its site's navigation, each resolved to its page
+(a reStructuredText page's ``:ref:`` and object roles against the names the source's pages define).
 
 A page's links are extracted with the page (``page_link_rows``) and carried forward with it by an incremental
 refresh; what they name depends on the whole tree (a page added since makes an old link resolve), so every row is
@@ -16,20 +17,32 @@ import logging
 from trustindex.crawl.git import read_blob
 from trustindex.extractors.docs_routes import DocsRoutes
 from trustindex.extractors.globs import first_match
-from trustindex.extractors.link_targets import SiteLinks
+from trustindex.extractors.link_targets import Resolution, SiteLinks, SphinxNames
 from trustindex.extractors.links import PageLink, page_links
+from trustindex.extractors.restructuredtext import KIND as RST_KIND
+from trustindex.extractors.rst_links import rst_links
 from trustindex.extractors.site_nav import MAX_NAV_BYTES, is_navigation_file, navigation_links
-from trustindex.schemas.links import PAGE
+from trustindex.schemas.links import NAME, NAME_KINDS, OBJECT_ROLE, PAGE, REF_ROLE
 
 log = logging.getLogger(__name__)
 Row = dict
+MARKDOWN_KIND = "markdown"
+LINKED_KINDS = (MARKDOWN_KIND, RST_KIND)  # the documents' kinds whose pages' links are read
 
 
-def page_link_rows(doc_id: str, source: str, path: str, text: str, chunks: list[Row]) -> list[Row]:
-    """The links of one Markdown/MDX page, each in the passage whose lines hold it, not yet resolved."""
+def page_link_rows(
+    doc_id: str, source: str, path: str, text: str, chunks: list[Row], kind: str = MARKDOWN_KIND
+) -> list[Row]:
+    """The links of one Markdown/MDX or reStructuredText page, each in the passage whose lines hold it, not yet
+    resolved; a reStructuredText page's names (labels, documented objects) as rows of their own."""
+    if kind == RST_KIND:
+        links, names = rst_links(text)
+        links += [PageLink(n.kind, n.name, "", n.line) for n in names]
+    else:
+        links = page_links(text)
     starts = [c["start_line"] for c in chunks]
     out = []
-    for link in page_links(text):
+    for link in links:
         at = bisect.bisect_right(starts, link.line) - 1
         chunk = chunks[at] if at >= 0 and link.line <= chunks[at]["end_line"] else None
         out.append(_row(doc_id, chunk["chunk_id"] if chunk else None, source, path, link))
@@ -84,12 +97,19 @@ def resolve_links(
 ) -> list[Row]:
     """Every link row with what it names in this source (``status``, ``target_*``, ``fragment``,
     ``resolved_by``); a URL is left ``external`` for the build to match against the sources' published sites."""
-    pages = {d["path"]: _front_matter(d) for d in documents if d["kind"] == "markdown"}
+    pages = {d["path"]: _front_matter(d) for d in documents if d["kind"] in LINKED_KINDS}
     doc_ids = {d["path"]: d["doc_id"] for d in documents}
     site = SiteLinks(pages, tree_paths, routes)
+    names = SphinxNames.of(row for row in link_rows if row["kind"] in NAME_KINDS and row["path"] in pages)
     out = []
     for row in link_rows:
-        r = site.resolve(row["path"], row["kind"], row["target"])
+        kind = row["kind"]
+        if kind in NAME_KINDS:
+            r = Resolution(NAME, row["path"], row["text"])
+        elif kind in (REF_ROLE, OBJECT_ROLE):
+            r = names.resolve(kind, row["target"])
+        else:
+            r = site.resolve(row["path"], kind, row["target"])
         page = r.status == PAGE
         out.append(
             {

@@ -15,7 +15,7 @@ from trustindex.extractors.base import Chunk, Deprecation, Extraction, VersionTa
 from trustindex.extractors.content_risk import ContentRisk, neutralise, passage_risks
 from trustindex.extractors.verification import Link, chain_for_file
 from trustindex.ingest.context import SourceContext
-from trustindex.ingest.links import page_link_rows
+from trustindex.ingest.links import LINKED_KINDS, page_link_rows
 from trustindex.schemas.embedded_text import embed_text
 from trustindex.schemas.tables import DOCUMENT_TABLES, chunk_id_of, doc_id_of, sha256_text
 from trustindex.schemas.web_url import file_url
@@ -53,8 +53,8 @@ def document_rows(
     rows["version_targets"] = [_version_target_row(doc_id, vt, chunk_ids) for vt in targets]
     rows["deprecations"] = [_deprecation_row(doc_id, d, chunk_ids) for d in deprecations]
     rows["content_risk"] = [_content_risk_row(doc_id, r, chunk_ids) for r in passage_risks(chunks)]
-    if kind == "markdown":  # resolved once the whole source is read (ingest/links.py resolve_links)
-        rows["links"] = page_link_rows(doc_id, ctx.source.name, path, text, rows["chunks"])
+    if kind in LINKED_KINDS:  # resolved once the whole source is read (ingest/links.py resolve_links)
+        rows["links"] = page_link_rows(doc_id, ctx.source.name, path, text, rows["chunks"], kind)
     return rows
 
 

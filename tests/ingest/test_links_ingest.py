@@ -7,7 +7,20 @@ from trustindex.extractors.base import approx_token_count
 from trustindex.ingest.incremental import Previous
 from trustindex.ingest.source import IngestRun, ingest_source
 from trustindex.schemas.config import Identities, Source
-from trustindex.schemas.links import BY_DOC_ID, BY_FOLDER, BY_PATH, BY_ROUTE, PAGE, UNRESOLVED
+from trustindex.schemas.links import (
+    BY_DOC_ID,
+    BY_FOLDER,
+    BY_LABEL,
+    BY_OBJECT,
+    BY_PATH,
+    BY_ROUTE,
+    EXTERNAL,
+    LABEL,
+    NAME,
+    OBJECT,
+    PAGE,
+    UNRESOLVED,
+)
 from trustindex.schemas.policy import Policy
 from trustindex.schemas.tables import doc_id_of
 
@@ -88,3 +101,83 @@ def test_links_are_resolved_over_the_source_as_it_now_is(tmp_path):
     assert links[("docs/intro.md", "FAQ")]["target_path"] == "docs/faq.md"
     assert links[("sidebars.js", "Coming soon")]["target_path"] == "docs/guides/not-yet.md"
     assert len(links) == len(second.tables["links"])  # the navigation's rows once, not carried and read again
+
+
+SPHINX_GUIDE = """\
+Using the app
+=============
+
+Start at :doc:`/api` or :doc:`../index`; the :ref:`factory pattern <app-factories>` builds one, and
+:meth:`~flask.Flask.route`, :class:`Flask` and :func:`.url_for` do the work.  :class:`werkzeug.Response` is
+another project's (intersphinx): it names no page here.  See `the RFC <https://www.rfc-editor.org/rfc/rfc9110>`_.
+"""
+SPHINX_API = """\
+API
+===
+
+.. module:: flask
+
+.. autoclass:: Flask
+   :members:
+
+.. autofunction:: url_for
+"""
+SPHINX_INDEX = """\
+Welcome
+=======
+
+.. _app-factories:
+
+Application factories
+---------------------
+
+Read :doc:`guide/using`.
+"""
+
+
+def test_a_sphinx_site_s_roles_resolve_to_the_pages_that_define_their_names(tmp_path):
+    from tests.kits.gitutil import RepoBuilder
+
+    rb = RepoBuilder(tmp_path / "repo")
+    rb.commit(
+        {
+            "doc/source/conf.py": "project = 'app'\n",  # the Sphinx source folder: where /api starts
+            "doc/source/index.rst": SPHINX_INDEX,
+            "doc/source/guide/using.rst": SPHINX_GUIDE,
+            "doc/source/api.rst": SPHINX_API,
+        },
+        "sphinx docs",
+    )
+    src = Source("app", str(rb.path), "main", "p", include=("**/*.rst",))
+    run = ingest_source(src, tmp_path / "data", Identities(), [], Policy.default(), approx_token_count, IngestRun())
+    rows = run.tables["links"].to_pylist()
+    guide = {(r["kind"], r["target"]): r for r in rows if r["path"] == "doc/source/guide/using.rst"}
+    api, index = "doc/source/api.rst", "doc/source/index.rst"
+    assert guide[("doc_role", "/api")]["target_path"] == api  # from the folder holding conf.py
+    assert guide[("doc_role", "../index")]["target_path"] == index
+    factory = guide[("ref_role", "app-factories")]
+    assert (factory["status"], factory["target_path"], factory["fragment"], factory["resolved_by"]) == (
+        PAGE,
+        index,
+        "app-factories",
+        BY_LABEL,
+    )
+    assert factory["text"] == "factory pattern"
+    for target in ("flask.Flask.route", "Flask", ".url_for"):  # enclosing class, module-less name, leading dot
+        row = guide[("object_role", target)]
+        assert (row["status"], row["target_path"], row["resolved_by"]) == (PAGE, api, BY_OBJECT), target
+        assert row["target_doc_id"] == doc_id_of("app", api)
+    assert guide[("object_role", "werkzeug.Response")]["status"] == UNRESOLVED
+    assert guide[("markdown", "https://www.rfc-editor.org/rfc/rfc9110")]["status"] == EXTERNAL
+    names = {(r["kind"], r["text"]): r for r in rows if r["status"] == NAME}
+    assert set(names) == {
+        (LABEL, "app-factories"),
+        (OBJECT, "flask"),
+        (OBJECT, "Flask"),
+        (OBJECT, "flask.Flask"),
+        (OBJECT, "url_for"),
+        (OBJECT, "flask.url_for"),
+    }
+    assert all(r["target_doc_id"] == "" and r["target_path"] == r["path"] for r in names.values())
+    back = [r for r in rows if r["path"] == index and r["kind"] == "doc_role"]
+    assert [(r["status"], r["target_path"]) for r in back] == [(PAGE, "doc/source/guide/using.rst")]
