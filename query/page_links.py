@@ -23,6 +23,8 @@ A snapshot built before links were indexed has no ``page_links/``: its hits show
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -39,7 +41,7 @@ from trustindex.schemas.snapshot import ANCHORS_DIR, INBOUND
 class PageLinks:
     """A snapshot's ``page_links/`` index, one entry a documents row."""
 
-    def __init__(self, directory: Path, pages: int, where: str, cites: Cites | None = None):
+    def __init__(self, directory: Path, pages: int, where: str, cites: Callable[[], Cites] | None = None):
         self.anchors = LexicalIndex(Path(directory) / ANCHORS_DIR)
         self.inbound = np.load(Path(directory) / INBOUND, allow_pickle=False)
         if self.anchors.n_docs != pages or self.inbound.shape != (pages,):
@@ -47,11 +49,19 @@ class PageLinks:
                 f"{where}: page links cover {self.anchors.n_docs} pages ({self.inbound.shape[0]} counts), "
                 f"the documents table has {pages}"
             )
-        self.cites = cites if cites is not None else Cites.empty(0)
+        self._cites = cites if cites is not None else lambda: Cites.empty(0)
 
     @classmethod
-    def open(cls, directory: Path, pages: int, where: str, cites: Cites | None = None) -> PageLinks | None:
+    def open(
+        cls, directory: Path, pages: int, where: str, cites: Callable[[], Cites] | None = None
+    ) -> PageLinks | None:
         return cls(directory, pages, where, cites) if (Path(directory) / ANCHORS_DIR).is_dir() else None
+
+    @cached_property
+    def cites(self) -> Cites:
+        """What each passage links to, worked out on first use (only a policy that weighs ``cited`` reads it: ~60 ms
+        on the real docs' 13k links, kept off every other open)."""
+        return self._cites()
 
     def anchor(self, tokens: list[str], doc_rows: np.ndarray, half: float) -> np.ndarray:
         """Per entry of ``doc_rows`` (documents rows, -1: none), the saturated BM25 of the query's tokens over the

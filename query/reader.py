@@ -32,6 +32,7 @@ the class's end).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -98,7 +99,7 @@ class SnapshotData:
             self.dir,
             len(self.pages.docs),
             self._where,
-            Cites.of(t.get("links"), chunks.column("chunk_id"), documents.column("doc_id")),
+            partial(Cites.of, t.get("links"), chunks.column("chunk_id"), documents.column("doc_id")),
         )
 
     passages_type = Passages  # what reads the passages (a test compares another reading of their text)
