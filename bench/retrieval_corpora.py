@@ -44,8 +44,9 @@ REACT_COMMIT = "98070a8805eb49e81abb92cec61d22c98c218aae"
 REACT_TREE = "38f4e1bb44b0eea8ea8cf29deb6f4c1234c72d4b"
 REACT_INCLUDE = "src/content/**/*.md"
 REACT_SITE = "https://react.dev"
-# The kinds of question of bench/eval/react/ (the Midnight set names its own in tests/calibration/test_eval_set.py).
-REACT_KINDS = ("how-to", "troubleshooting", "api-lookup", "concept", "comparison")
+# The kinds of question of bench/eval/react/ and bench/eval/flask/ (the Midnight set names its own in
+# tests/calibration/test_eval_set.py).
+QUESTION_KINDS = ("how-to", "troubleshooting", "api-lookup", "concept", "comparison")
 
 _SOURCE = """\
 [[source]]

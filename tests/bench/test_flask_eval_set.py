@@ -8,11 +8,10 @@ import json
 import pytest
 
 from bench import eval_set
-from bench.retrieval_corpora import FLASK, FLASK_COMMIT, FLASK_REPO, REACT, flask_missing
+from bench.retrieval_corpora import FLASK, FLASK_COMMIT, FLASK_REPO, QUESTION_KINDS, REACT, flask_missing
 from tests.kits.judged_sets import assert_graded, assert_unique
 
 WHY_NO_FLASK = flask_missing()
-KINDS = ("how-to", "troubleshooting", "api-lookup", "concept")
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +30,7 @@ def test_every_line_is_one_json_object_with_the_known_keys():
 
 def test_unique_graded_and_apart_from_the_other_sets(queries):
     assert_unique(queries)
-    assert_graded(queries, KINDS, lambda p: p.startswith("docs/") and p.endswith(".rst") and ".." not in p)
+    assert_graded(queries, QUESTION_KINDS, lambda p: p.startswith("docs/") and p.endswith(".rst") and ".." not in p)
     others = {q.id for q in eval_set.load()} | {q.id for q in eval_set.load(REACT.eval_dir)}
     assert not {q.id for q in queries} & others
     assert {q.split for q in queries} == set(eval_set.SPLITS)

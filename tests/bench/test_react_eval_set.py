@@ -11,10 +11,10 @@ import pytest
 
 from bench import eval_set
 from bench.retrieval_corpora import (
+    QUESTION_KINDS,
     REACT,
     REACT_COMMIT,
     REACT_INCLUDE,
-    REACT_KINDS,
     REACT_REPO,
     REACT_TREE,
     react_missing,
@@ -54,7 +54,7 @@ def test_ids_and_texts_are_unique_and_apart_from_the_midnight_set(queries):
 
 
 def test_in_domain_questions_grade_pages_and_off_topic_ones_none(queries):
-    assert_graded(queries, REACT_KINDS, lambda p: p.startswith(PAGES) and p.endswith(".md") and ".." not in p)
+    assert_graded(queries, QUESTION_KINDS, lambda p: p.startswith(PAGES) and p.endswith(".md") and ".." not in p)
 
 
 def test_each_half_holds_every_kind_and_the_off_topic_groups(queries):
@@ -62,8 +62,8 @@ def test_each_half_holds_every_kind_and_the_off_topic_groups(queries):
     assert len(in_domain) >= 40
     for split in SPLITS:
         kinds = Counter(q.kind for q in queries if q.split == split)
-        assert sum(kinds[k] for k in REACT_KINDS) >= 30, (split, kinds)
-        assert all(kinds[k] >= 3 for k in REACT_KINDS), (split, kinds)
+        assert sum(kinds[k] for k in QUESTION_KINDS) >= 30, (split, kinds)
+        assert all(kinds[k] >= 3 for k in QUESTION_KINDS), (split, kinds)
         assert kinds["off-topic"] + kinds["near-domain"] >= 5, (split, kinds)
 
 
