@@ -41,7 +41,7 @@ from trustindex.schemas.snapshot import ANCHORS_DIR, INBOUND
 class PageLinks:
     """A snapshot's ``page_links/`` index, one entry a documents row."""
 
-    def __init__(self, directory: Path, pages: int, where: str, cites: Callable[[], Cites] | None = None):
+    def __init__(self, directory: Path, pages: int, where: str, cites: Callable[[], Cites]):
         self.anchors = LexicalIndex(Path(directory) / ANCHORS_DIR)
         self.inbound = np.load(Path(directory) / INBOUND, allow_pickle=False)
         if self.anchors.n_docs != pages or self.inbound.shape != (pages,):
@@ -49,12 +49,10 @@ class PageLinks:
                 f"{where}: page links cover {self.anchors.n_docs} pages ({self.inbound.shape[0]} counts), "
                 f"the documents table has {pages}"
             )
-        self._cites = cites if cites is not None else lambda: Cites.empty(0)
+        self._cites = cites  # what each passage links to, worked out on first use (``cites``)
 
     @classmethod
-    def open(
-        cls, directory: Path, pages: int, where: str, cites: Callable[[], Cites] | None = None
-    ) -> PageLinks | None:
+    def open(cls, directory: Path, pages: int, where: str, cites: Callable[[], Cites]) -> PageLinks | None:
         return cls(directory, pages, where, cites) if (Path(directory) / ANCHORS_DIR).is_dir() else None
 
     @cached_property

@@ -330,23 +330,22 @@ def page_terms(
         for j, rows in keep.items():
             vecs[j] = d.vectors.unit_mean(rows)
         vector = page_vector_relevance(vecs, query_vector, policy)[page]
+    doc_rows = d.passages.chunk_doc_row[pool.rows]  # each candidate's documents row, read by the terms below
     terms = np.zeros(m)
     if w.page_terms > 0:
-        doc_rows = d.passages.chunk_doc_row[pool.rows]
         terms = np.array(d.lexical_indexes.page_term_coverage(tokens, doc_rows), dtype=np.float64)
         if keep:
             redo = rows_term_coverage(d.lexical_indexes.text, tokens, list(keep.values()))
             by_page = dict(zip(keep, redo.tolist(), strict=True))
             for pos in np.flatnonzero(np.isin(page, list(keep))).tolist():
                 terms[pos] = by_page[int(page[pos])]
-    links = _links(d, policy, d.passages.chunk_doc_row[pool.rows], tokens)
+    links = _links(d, policy, doc_rows, tokens)
     share = policy.fusion.focus_share
     focus = page_focus(d, tokens, pages, page, lending.withheld, share) if w.page_focus > 0 else None
     problem = problem_sections(d, query_text, pool.rows) if w.problem_section > 0 else None
     cited_by = None
     if w.cited > 0 and d.page_links is not None:
         fz = policy.fusion
-        doc_rows = d.passages.chunk_doc_row[pool.rows]
         c = cited(
             d.page_links.cites,
             pool.rows,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from trustindex.query.page_links import PageLinks, authority
+from trustindex.query.page_links import Cites, PageLinks, authority
 from trustindex.schemas.links import BY_SITE_URL, EXTERNAL, MARKDOWN, PAGE, SIDEBAR
 from trustindex.schemas.tables import doc_id_of, table_from_rows
 from trustindex.warehouse.page_links import page_link_evidence, resolve_site_urls, write_page_links
@@ -94,7 +94,7 @@ def test_the_index_is_written_and_read_back_per_documents_row(tmp_path):
     links = resolve_site_urls(table_from_rows("links", LINKS), documents)
     counts = write_page_links(tmp_path, links, documents)
     assert counts == {"pages_with_anchor_text": 1, "pages_linked": 1}
-    index = PageLinks(tmp_path, documents.num_rows, "test")
+    index = PageLinks(tmp_path, documents.num_rows, "test", lambda: Cites.empty(0))
     rows = np.arange(documents.num_rows)
     anchor = index.anchor(["prover"], np.array([*rows, -1]), half=1.0)
     assert anchor[1] > 0 and not anchor[[0, 2, 3, 4, 5]].any()
