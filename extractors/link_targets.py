@@ -165,13 +165,8 @@ class SiteLinks:
         """The one page whose path, read as a route (extension, index file and number prefixes dropped), ends with
         ``route``; None when no page or several do (a site whose routing is unknown: only an unambiguous match)."""
         if self.by_tail is None:
-            self.by_tail = {}
-            for path in self.pages:
-                parts = doc_route(path, {}).lower().split("/")
-                for i in range(len(parts)):
-                    self.by_tail.setdefault("/".join(parts[i:]), set()).add(path)
-        found = self.by_tail.get(route.strip("/").lower(), set()) if route.strip("/") else set()
-        return next(iter(found)) if len(found) == 1 else None
+            self.by_tail = suffix_index(((doc_route(path, {}).lower(), path) for path in self.pages), "/")
+        return only(self.by_tail.get(route.strip("/").lower(), set()) if route.strip("/") else set())
 
     def _content_roots(self, from_path: str) -> list[str]:
         """Folders an absolute file path may start from: the linking page's docs folder, every plugin's, the
@@ -214,6 +209,21 @@ class SiteLinks:
                 if path in self.pages:
                     return path
         return None
+
+
+def suffix_index(named: Iterable[tuple[str, str]], sep: str) -> dict[str, set[str]]:
+    """Every trailing run of each name's ``sep``-separated parts (the whole name included) -> the values so named."""
+    out: dict[str, set[str]] = {}
+    for name, value in named:
+        parts = name.split(sep)
+        for i in range(len(parts)):
+            out.setdefault(sep.join(parts[i:]), set()).add(value)
+    return out
+
+
+def only(found: set[str]) -> str | None:
+    """The one value found; None when none or several (a name only an unambiguous match resolves)."""
+    return next(iter(found)) if len(found) == 1 else None
 
 
 def _route_keys(head: str) -> list[str]:
@@ -279,11 +289,6 @@ class SphinxNames:
 
     def _by_tail(self, name: str) -> str | None:
         """The page of the one defined object whose dotted name ends with ``name`` (None: none or several pages)."""
-        if self._tails is None:
-            self._tails = {}
-            for full, path in self.objects.items():
-                parts = full.split(".")
-                for i in range(1, len(parts)):
-                    self._tails.setdefault(".".join(parts[i:]), set()).add(path)
-        found = self._tails.get(name, set())
-        return next(iter(found)) if len(found) == 1 else None
+        if self._tails is None:  # a full name was looked up before this: only its tails are new here
+            self._tails = suffix_index(self.objects.items(), ".")
+        return only(self._tails.get(name, set()))
