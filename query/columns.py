@@ -13,6 +13,12 @@ import pyarrow.compute as pc
 from trustindex.query.passage_text import PassageTexts
 
 
+def row_positions(values: pa.ChunkedArray, keys: pa.ChunkedArray) -> np.ndarray:
+    """For each value, its row in ``keys`` (-1 where absent)."""
+    idx = pc.index_in(values, value_set=keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys)
+    return np.asarray(idx.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
 class RowMap:
     """A read-only ``{key: row dict}`` over an Arrow table; a row becomes a dict when first asked for."""
 

@@ -31,6 +31,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from trustindex.query.columns import row_positions
 from trustindex.query.lexical import LexicalIndex
 from trustindex.query.relevance import lexical_relevance
 from trustindex.schemas.errors import SnapshotError
@@ -107,8 +108,8 @@ class Cites:
             ),
         )
         kept = links.filter(pc.fill_null(own_site, False))
-        rows = _positions(kept.column("chunk_id"), chunk_ids)
-        targets = _positions(kept.column("target_doc_id"), doc_ids)
+        rows = row_positions(kept.column("chunk_id"), chunk_ids)
+        targets = row_positions(kept.column("target_doc_id"), doc_ids)
         ok = (rows >= 0) & (targets >= 0)
         pairs = np.unique(rows[ok] * max(len(doc_ids), 1) + targets[ok])  # sorted by passage, each link once
         rows, targets = pairs // max(len(doc_ids), 1), pairs % max(len(doc_ids), 1)
@@ -116,11 +117,6 @@ class Cites:
 
     def of_row(self, row: int) -> np.ndarray:
         return self.pages[self.starts[row] : self.starts[row + 1]]
-
-
-def _positions(values: pa.ChunkedArray, keys: pa.ChunkedArray) -> np.ndarray:
-    keys = keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys
-    return np.asarray(pc.index_in(values, value_set=keys).fill_null(-1).to_numpy(zero_copy_only=False), np.int64)
 
 
 def cited(

@@ -37,10 +37,9 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from trustindex.query.columns import Columns, RowMap
+from trustindex.query.columns import Columns, RowMap, row_positions
 from trustindex.query.component_names import ComponentNames
 from trustindex.query.evidence import Evidence, VersionRow
 from trustindex.query.evidence_rows import DeprecationRow, RiskRow, VerificationRow
@@ -65,6 +64,8 @@ from trustindex.schemas.snapshot import (
 
 # Chunks columns a search never reads: the embedding cache key and the chunker's token count (build only).
 BUILD_ONLY_COLUMNS = ("content_sha256", "token_count")
+# Tables an open does not decode: only a search that weighs a term reading them does (the links: ``cited``).
+READ_ON_USE = ("links",)
 
 
 class SnapshotData:
@@ -99,7 +100,7 @@ class SnapshotData:
             self.dir,
             len(self.pages.docs),
             self._where,
-            partial(Cites.of, t.get("links"), chunks.column("chunk_id"), documents.column("doc_id")),
+            partial(self._cites, chunks.column("chunk_id"), documents.column("doc_id")),
         )
 
     passages_type = Passages  # what reads the passages (a test compares another reading of their text)
@@ -112,21 +113,30 @@ class SnapshotData:
         """The snapshot's tables by name, each checked against the manifest's row count; the chunks table without
         its text and build-only columns.  ParquetFile.read, not read_table: it avoids importing pyarrow.dataset
         (~0.5 s of a cold start)."""
+        present = {name: self.dir / file for name, file in TABLE_FILES.items() if (self.dir / file).is_file()}
+        for name in READ_ON_USE:  # checked now by their footers, decoded only by the search that reads them
+            if name in present:
+                _rows_checked(present.pop(name), self.manifest.row_counts.get(name), self._where)
         t = {
             name: _read(
-                self.dir / file,
+                path,
                 skip=(TEXT_COLUMN, *BUILD_ONLY_COLUMNS) if name == "chunks" else (),
                 rows=self.manifest.row_counts.get(name),
                 where=self._where,
             )
-            for name, file in TABLE_FILES.items()
-            if (self.dir / file).is_file()
+            for name, path in present.items()
         }
         missing = [n for n in ("documents", "chunks", "attribution") if n not in t]
         if missing:
             raise SnapshotError(f"{self._where}: missing table {missing[0]}")
         pa.default_memory_pool().release_unused()  # Parquet decoding's buffers, back to the system
         return t
+
+    def _cites(self, chunk_ids: pa.ChunkedArray, doc_ids: pa.ChunkedArray) -> Cites:
+        """What each passage links to (query/page_links.py ``Cites``), from the links table read now."""
+        path = self.dir / TABLE_FILES["links"]
+        rows = self.manifest.row_counts.get("links")
+        return Cites.of(_read(path, rows=rows, where=self._where) if path.is_file() else None, chunk_ids, doc_ids)
 
     def _open_embeddings(self, n: int) -> np.ndarray:
         """The embeddings, memory-mapped, checked against the manifest's model dimensions and the passages."""
@@ -275,18 +285,18 @@ class SnapshotData:
         return self.evidence.version_folder(i)
 
 
-def row_positions(values: pa.ChunkedArray, keys: pa.ChunkedArray) -> np.ndarray:
-    """For each value, its row in ``keys`` (-1 where absent)."""
-    idx = pc.index_in(values, value_set=keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys)
-    return np.asarray(idx.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+def _rows_checked(path: Path, rows: int | None, where: str) -> pq.ParquetFile:
+    """The table's file, opened, its footer's row count checked against the manifest's before a row is decoded: a
+    small file can expand to far more rows than the build wrote (a hostile export's table would take the memory
+    before any other check)."""
+    f = pq.ParquetFile(path)
+    if rows is not None and f.metadata.num_rows != rows:
+        raise SnapshotError(f"{where}: {path.name} holds {f.metadata.num_rows} rows, the manifest says {rows}")
+    return f
 
 
 def _read(path: Path, skip: tuple[str, ...] = (), rows: int | None = None, where: str = "") -> pa.Table:
-    f = pq.ParquetFile(path)
-    # the footer's row count against the manifest's, before a row is decoded: a small file can expand to far more
-    # rows than the build wrote (a hostile export's table would take the memory before any other check)
-    if rows is not None and f.metadata.num_rows != rows:
-        raise SnapshotError(f"{where}: {path.name} holds {f.metadata.num_rows} rows, the manifest says {rows}")
+    f = _rows_checked(path, rows, where)
     if not skip:
         return f.read()
     return f.read(columns=[c for c in f.schema_arrow.names if c not in skip])

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from trustindex.query.reader import row_positions
+from trustindex.query.columns import row_positions
 from trustindex.query.snapshot_pages import AttributionRow, DocumentRow
 from trustindex.schemas.hit_factors import VersionFactor
 from trustindex.schemas.policy import Policy

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
+from trustindex.query.columns import row_positions
 from trustindex.query.evidence_rows import RiskRow
-from trustindex.query.reader import row_positions
 from trustindex.query.trust_factors.base import HitContext, PassagesContext, Prior
 from trustindex.schemas.hit_factors import ContentRiskEvidence, Factor
 from trustindex.schemas.policy import Policy
