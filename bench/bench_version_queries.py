@@ -86,7 +86,7 @@ def legacy_pairs(index) -> dict[str, str]:
     out = {}
     for doc_id, rows in d.doc_deprecations.items():
         for r in rows:
-            newer = superseded_by(r["reason"]) if r["marker"] == LEGACY_MARKER else None
+            newer = superseded_by(r.reason) if r.marker == LEGACY_MARKER else None
             doc = d.docs.get(doc_id)
             if newer and doc and doc["source"] == DOCS_SOURCE:
                 out[newer] = doc["path"]
@@ -107,13 +107,14 @@ def demotion(index, queries: list[dict], pairs: dict[str, str]) -> dict:
     return {"queries": len(queries), "ndcg10": sum(nd) / len(nd), "current_above_legacy": above, "pairs": compared}
 
 
-def section(modes: dict, demo: dict, took: float) -> list[str]:
+def section(modes: dict, demo: dict, took: float, over: str) -> list[str]:
     n = modes["strict"]["queries"]
     lines = [
         "## Judged version queries on the real docs",
         "",
-        f"`bench/bench_version_queries.py` over the snapshot of `bench/bench_real_repos.py` ({took:.0f} s): the {n}",
-        "queries of `bench/eval/version_queries.jsonl`, each with its target, right page and wrong-version pages.",
+        f"`bench/bench_version_queries.py` over {over} ({took:.0f} s): the {n} queries of",
+        "`bench/eval/version_queries.jsonl`, each with its target, right page and wrong-version pages (a target",
+        "naming a component the snapshot never saw answers nothing: counted as abstained).",
         "",
         "| mode | wrong-version page in a top 5 | right page first | abstained | nDCG@10 |",
         "|---|---|---|---|---|",
@@ -138,7 +139,13 @@ def section(modes: dict, demo: dict, took: float) -> list[str]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--work", type=Path, default=REAL_WORK, help="bench_real_repos.py's --work")
+    ap.add_argument(
+        "--work",
+        type=Path,
+        default=REAL_WORK,
+        help="a bench work folder holding data/ (default: bench_real_repos.py's; or bench_retrieval.py's for "
+        "--corpus midnight-repo, the docs repository alone)",
+    )
     ap.add_argument("--no-save", action="store_true")
     args = ap.parse_args()
     setup_env()
@@ -156,7 +163,8 @@ def main() -> None:
     index.reload_policy(Policy.from_dict({"deprecation": {"legacy_docs_multiplier": 1.0}}))
     demo["no_demotion"] = demotion(index, judged, pairs)
     took = time.perf_counter() - t0
-    lines = section(modes, demo, took)
+    sources = ", ".join(sorted(index.data.manifest.source_rows()))
+    lines = section(modes, demo, took, f"snapshot {index.snapshot_id} ({sources})")
     print("\n".join(lines))
     for m in MODES:
         for p in modes[m]["per_query"]:

@@ -3,6 +3,8 @@ its snapshot is built by a real ``trustindex refresh``, and where its judged que
 
 - ``midnight-docs``: ``../shared/corpus/midnight-docs`` (a folder), committed as one git commit; the questions of
   ``bench/eval/`` (every ranking weight was tuned on its dev half);
+- ``midnight-repo``: the same pages as the real midnight-docs repository publishes them (its config and history),
+  the same questions; read like ``react``'s, from ``$TRUSTINDEX_REAL_MIRRORS/midnightntwrk+midnight-docs/repo``;
 - ``react``: React's documentation, the repository reactjs/react.dev at a pinned commit, read from a complete bare
   copy at ``$TRUSTINDEX_REAL_MIRRORS/reactjs+react.dev/repo`` (default ``../repos`` beside the checkout; get it with
   the search tool's ``fetch`` and ``../shared/tools/repair_mirrors.sh``); the questions of ``bench/eval/react/``,
@@ -82,6 +84,7 @@ class Corpus:
     include: str = "**/*.md"
     extra_include: str = "**/*.mdx"
     site_url: str = ""
+    heading: str = ""  # its bench section's title (default: "Retrieval quality on another corpus: <title>")
 
     def sources_toml(self, url: str, ref: str) -> str:
         include = f'{self.include}", "{self.extra_include}' if self.extra_include else self.include
@@ -179,7 +182,7 @@ def pinned_missing(repo: Path, what: str, rev: str, tree: str, eval_name: str) -
     )
     if probe.stdout.strip() != tree:
         pinned = "tree" if rev == tree else "commit"
-        return f"{repo} lacks the pinned {pinned} {rev} (bench/eval/{eval_name}/README.md)"
+        return f"{repo} lacks the pinned {pinned} {rev} ({Path('bench/eval') / eval_name / 'README.md'})"
     return None
 
 
@@ -262,7 +265,51 @@ FLASK = Corpus(
     include=FLASK_INCLUDE,
     extra_include="",
 )
-CORPORA = {c.name: c for c in (MIDNIGHT, REACT, FLASK)}
+# The same Midnight pages as they are published: the real midnight-docs repository at the commit the corpus copy
+# was taken from (the copy's 2,426 pages are that commit's Markdown/MDX, byte for byte), with its Docusaurus config
+# (routes, legacy docs versions, the blog) and its history (freshness), read from the bare copy at
+# $TRUSTINDEX_REAL_MIRRORS/midnightntwrk+midnight-docs/repo.  The questions are bench/eval's, same paths and split:
+# what a user who indexes the repository gets, where the corpus copy (no config, one commit) had hidden the legacy
+# demotion from every tuning run (issue 43).
+MIDNIGHT_REPO_PATH = MIRRORS / "midnightntwrk+midnight-docs" / "repo"
+MIDNIGHT_UPSTREAM_COMMIT = "bbdd5ee38965a46f96782e889c4eb3e79903e542"
+MIDNIGHT_COMMIT = "8e5b336d1238bcbecd3295cb75e2dbc298fffe66"
+MIDNIGHT_TREE = "512a05941f3bbe3f89267db4aef89ba2b0ec4bbc"
+MIDNIGHT_SITE = "https://docs.midnight.network"
+
+
+def midnight_repo_missing() -> str | None:
+    """Why the midnight-docs repository cannot be read here, else None."""
+    return pinned_missing(MIDNIGHT_REPO_PATH, "the midnight-docs repository", MIDNIGHT_COMMIT, MIDNIGHT_TREE, ".")
+
+
+def _midnight_repository(work: Path) -> tuple[str, str]:
+    """The bare copy itself at the pinned commit; the corpus copy's embeddings seed its cache (same pages, same
+    embedded texts, keyed by content hash), so its first build embeds only what the config changes."""
+    cache, seed = work / "data" / "cache" / "embeddings", MIDNIGHT.work / "data" / "cache" / "embeddings"
+    if not cache.exists() and seed.is_dir():
+        shutil.copytree(seed, cache)
+    return str(MIDNIGHT_REPO_PATH.resolve()), MIDNIGHT_COMMIT
+
+
+MIDNIGHT_REPO = Corpus(
+    name="midnight-repo",
+    title="Midnight, the repository",
+    about=f"the real midnight-docs repository at {MIDNIGHT_UPSTREAM_COMMIT[:12]} (the commit ../shared's corpus copy "
+    f"was taken from) with its Docusaurus config and history (site_url {MIDNIGHT_SITE}), the questions of bench/eval/.",
+    source="midnight-docs",
+    publisher="midnight-foundation",
+    publisher_name="Midnight Foundation",
+    eval_dir=EVAL_DIR,
+    work=WORK / "retrieval-midnight-repo",
+    missing=midnight_repo_missing,
+    repository=_midnight_repository,
+    site_url=MIDNIGHT_SITE,
+    heading="Retrieval quality on the real midnight-docs repository (issue 43)",
+)
+CORPORA = {c.name: c for c in (MIDNIGHT, REACT, FLASK, MIDNIGHT_REPO)}
+# The corpora cross-validation tunes over: one copy of each judged question (midnight-repo asks bench/eval's again).
+CV_CORPORA = (MIDNIGHT.name, REACT.name, FLASK.name)
 
 
 def open_judged(data: list[str], label: str) -> dict[str, tuple[Corpus, Any, list]]:
@@ -275,7 +322,8 @@ def open_judged(data: list[str], label: str) -> dict[str, tuple[Corpus, Any, lis
 
     given = dict(x.split("=", 1) for x in data)
     opened = {}
-    for name, corpus in sorted(CORPORA.items()):
+    for name in sorted(CV_CORPORA):
+        corpus = CORPORA[name]
         if name not in given and (why := corpus.missing()):
             print(f"{label}: corpus {name} skipped: {why}")
             continue

@@ -200,7 +200,8 @@ def test_an_unlabelled_version_folder_page_takes_a_milder_doubt_than_legacy_lift
     older = deprecation_factor([], policy, folder=folder)
     assert older.multiplier == dp.version_folder_multiplier < 1.0
     assert older.status == "unlabelled_docs_version" and older.evidence.version_folder == folder
-    assert dp.legacy_docs_multiplier < dp.version_folder_multiplier
+    # a labelled legacy page is never trusted more than an unlabelled old folder's (the same doubt, by default)
+    assert dp.legacy_docs_multiplier <= dp.version_folder_multiplier
     targeted = deprecation_factor([], policy, docs_targeted=True, folder=folder)
     assert targeted.multiplier == 1.0 and targeted.status == "unlabelled_docs_version_targeted"
     # a legacy marker already says more than the folder: the legacy multiplier alone applies
