@@ -31,8 +31,10 @@ of the grade-2 files.  Systems, all over the same snapshot in the same run:
 
 Goal (issue 16, Midnight's test half): trustindex nDCG@10 ≥ the best baseline + 0.05 and ≥ 0.80.  On React's docs
 (issue 43) a change that helps Midnight must not cost more than 0.01 nDCG@10; its section sets it beside the Midnight
-test half.  Results are saved under ``retrieval`` (Midnight) and ``retrieval_react``.  Per-query rows (every system's
-top files and metrics) go to ``<work>/retrieval/per_query.jsonl`` (``retrieval-react/``) for analysis.
+test half.  ``--corpus midnight-repo`` asks the same questions of the same pages as the real repository publishes
+them (its Docusaurus config and history): what a user who indexes the repository gets.  Results are saved under
+``retrieval`` (Midnight) and ``retrieval_<corpus>``.  Per-query rows (every system's top files and metrics) go to
+``<work>/retrieval/per_query.jsonl`` (``retrieval-<corpus>/``) for analysis.
 Also counted: answers where a hit of a page the docs site does not serve ranks above one it serves (issue 43: none;
 without a Docusaurus config in the corpus copy, Docusaurus's defaults say which pages are served).
 """

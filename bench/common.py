@@ -220,6 +220,7 @@ ORDER = [
     "encoder_anchor",
     "quality",
     "retrieval",
+    "retrieval_midnight-repo",
     "retrieval_react",
     "retrieval_flask",
     "lexical",

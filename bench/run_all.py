@@ -43,7 +43,9 @@ STEPS = [
     "signatures",
     "quality",
     "retrieval",
+    "retrieval_midnight-repo",
     "retrieval_react",
+    "retrieval_flask",
     "page_hits",
     "calibration",
     "anchor",
@@ -84,8 +86,9 @@ def step_args(step: str, quick: bool) -> list[str]:
         return [str(b / "bench_quality.py")] + (["--queries", "3", "--chunks", "200"] if quick else [])
     if step == "retrieval":  # the real-docs snapshot is built once under the work directory, then reused
         return [str(b / "bench_retrieval.py")] + (["--splits", "dev"] if quick else [])
-    if step == "retrieval_react":  # issue 43's second corpus; skips in one line without the React docs mirror
-        return [str(b / "bench_retrieval.py"), "--corpus", "react"] + (["--splits", "dev"] if quick else [])
+    if step.startswith("retrieval_"):  # issue 43's other judged corpora; each skips in one line without its mirror
+        corpus = step.removeprefix("retrieval_")
+        return [str(b / "bench_retrieval.py"), "--corpus", corpus] + (["--splits", "dev"] if quick else [])
     if step == "page_hits":  # issue 43: the judged corpora read as a reader of k hits reads them; a missing one skips
         return [str(b / "bench_page_hits.py")]
     if step == "anchor":  # sentence-transformers' ONNX/OpenVINO sides need bench/anchor_envs.sh; skipped without
