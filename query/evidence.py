@@ -23,7 +23,15 @@ from trustindex.query.version_inference import inferred_rows, pages_of
 from trustindex.query.version_rows import VERSION_ROW_FIELDS, InferredRow, VersionRow
 from trustindex.schemas.components import ComponentRegistry
 from trustindex.schemas.docs_versions import COMPONENT as DOCS_COMPONENT
-from trustindex.schemas.docs_versions import CURRENT, LATEST, LEGACY_MARKER, names_of, superseded_by, version_folder
+from trustindex.schemas.docs_versions import (
+    CURRENT,
+    LATEST,
+    LEGACY_MARKER,
+    folder_version_key,
+    names_of,
+    superseded_by,
+    version_folder,
+)
 from trustindex.schemas.tables import doc_id_of
 
 __all__ = ["VERSION_ROW_FIELDS", "Evidence", "InferredRow", "VersionRow"]
@@ -36,6 +44,7 @@ class Evidence:
     def __init__(self, t: dict[str, pa.Table], registry: ComponentRegistry, passages: Passages):
         self.passages = passages
         self._version_folders: dict[str, str | None] = {}  # by document: its passages share its path
+        self._newer_folders: dict[tuple[str, str], int] | None = None  # by (source, folder), built on first ask
         self._docs_names: dict[str, str] | None = None
         self.verifications: dict[str, list[VerificationRow]] = defaultdict(list)
         for link in map(VerificationRow.of, _rows(t, "verifications")):
@@ -148,6 +157,31 @@ class Evidence:
         if doc not in self._version_folders:  # the trust prior asks for every row: once per document
             self._version_folders[doc] = self._version_folder(doc, i)
         return self._version_folders[doc]
+
+    def newer_older_versions(self, i: int) -> int:
+        """How many released versions of passage ``i``'s docs (same source, same docs plugin) are newer than its
+        page's and still older than the current docs (each a ``version_folder`` of some page): 0 for the newest of
+        them.  A site that keeps many versions keeps near-copies of one page in each; the deprecation factor doubts
+        a page once more for each such newer version, so the copies rank newest first and the oldest sink."""
+        folder = self.version_folder(i)
+        if folder is None:
+            return 0
+        if self._newer_folders is None:
+            self._newer_folders = self._rank_folders()
+        return self._newer_folders.get((self.passages.chunks.value("source", i), folder), 0)
+
+    def _rank_folders(self) -> dict[tuple[str, str], int]:
+        p = self.passages
+        first_row = {doc: i for i, doc in reversed(list(enumerate(p.chunk_doc)))}  # one row per document
+        by_plugin: dict[tuple[str, str], set[str]] = defaultdict(set)
+        for i in first_row.values():
+            if folder := self.version_folder(i):
+                by_plugin[(p.chunks.value("source", i), folder_version_key(folder)[0])].add(folder)
+        ranks = {}
+        for (source, _), folders in by_plugin.items():
+            for n, folder in enumerate(sorted(folders, key=folder_version_key, reverse=True)):
+                ranks[(source, folder)] = n
+        return ranks
 
     def _version_folder(self, doc: str, i: int) -> str | None:
         for r in self.doc_versions.get(doc, []):

@@ -284,6 +284,9 @@ class SnapshotData:
     def version_folder(self, i: int) -> str | None:
         return self.evidence.version_folder(i)
 
+    def newer_older_versions(self, i: int) -> int:
+        return self.evidence.newer_older_versions(i)
+
 
 def _rows_checked(path: Path, rows: int | None, where: str) -> pq.ParquetFile:
     """The table's file, opened, its footer's row count checked against the manifest's before a row is decoded: a

@@ -50,6 +50,14 @@ def superseded_by(reason: str) -> str | None:
     return m["path"] if m else None
 
 
+def folder_version_key(folder: str) -> tuple[str, tuple[int, ...], str]:
+    """How a version folder sorts among its plugin's (``main_versioned_docs/version-0.0.0``): by its plugin's
+    folder, then its version's numbers (larger is newer), then the text; a version named without numbers sorts
+    below every numbered one."""
+    plugin, _, version = folder.rpartition("/version-")
+    return plugin, tuple(int(n) for n in re.findall(r"\d+", version)), version
+
+
 def version_folder(path: str) -> str | None:
     """The released docs version folder a repository path lies in (``main_versioned_docs/version-0.0.0``), if any.
 

@@ -99,6 +99,8 @@ class DeprecationEvidence(Shape):
     version_folder: str | None = optional()
     version_folder_lifted_by_docs_target: bool | None = optional()
     version_folder_lifted_by_version_targets: list[str] | None = optional()
+    # how many of the site's older docs versions are newer than this page's: the doubt applied once more for each
+    newer_older_versions: int | None = optional()
     absent: frozenset[str] = absent_keys()
 
     @property

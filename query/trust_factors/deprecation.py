@@ -24,12 +24,14 @@ def deprecation_factor(
     docs_targeted: bool = False,
     folder: str | None = None,
     version_targeted: tuple[str, ...] = (),
+    newer_versions: int = 0,
 ) -> Factor[DeprecationEvidence]:
     """Deprecated content takes the deprecation multiplier; a legacy docs version's page takes the legacy one
     too, unless the query names a docs version (then it competes as that version) or the page's own evidence
     satisfies every version target (``version_targeted``: those targets; the user asked for that version).
     ``folder``: the released version folder of a page no docs config labels (SnapshotData.version_folder), a
-    milder doubt than legacy, lifted the same way."""
+    milder doubt than legacy, lifted the same way.  ``newer_versions``: how many of its site's older versions are
+    newer than the page's (SnapshotData.newer_older_versions); the doubt applies once more for each."""
     dp = policy.deprecation
     rows = [DeprecationRow.of(m) for m in marks]
     legacy = [m for m in rows if m.marker == LEGACY_MARKER]
@@ -38,8 +40,11 @@ def deprecation_factor(
         return Factor(1.0, "not_deprecated", _NOT_DEPRECATED)
     targeted = docs_targeted or bool(version_targeted)
     older = dp.legacy_docs_multiplier if legacy else (dp.version_folder_multiplier if folder else 1.0)
+    older **= 1 + newer_versions
     mult = (dp.multiplier if other else 1.0) * (older if not targeted else 1.0)
     shown: dict = {"markers": tuple(m.shown() for m in rows)}
+    if newer_versions and (legacy or folder):
+        shown["newer_older_versions"] = newer_versions
     lifted_by = {"lifted_by_version_targets": list(version_targeted)} if version_targeted else {}
     if legacy:
         shown["superseded_by"] = superseded_by(legacy[0].reason)
@@ -61,9 +66,11 @@ def deprecation_factor(
 
 def explain(hit: HitContext) -> Factor[DeprecationEvidence]:
     d = hit.data
+    i = hit.row
     return deprecation_factor(
-        d.deprecation_rows(hit.row), hit.policy, hit.docs_targeted, d.version_folder(hit.row), hit.version_targeted
-    )
+        d.deprecation_rows(i), hit.policy, hit.docs_targeted, d.version_folder(i), hit.version_targeted,
+        d.newer_older_versions(i),
+    )  # fmt: skip
 
 
 def prior(passages: PassagesContext) -> Prior:
@@ -76,8 +83,12 @@ def prior(passages: PassagesContext) -> Prior:
     other = _marked(chunks, d, legacy=False)
     legacy = _marked(chunks, d, legacy=True)
     not_legacy = np.where(other, dp.multiplier, 1.0)
-    folder = np.array([d.version_folder(i) is not None for i in range(len(passages.rows))], dtype=bool)
-    older = np.where(legacy, dp.legacy_docs_multiplier, np.where(folder, dp.version_folder_multiplier, 1.0))
+    rows = range(len(passages.rows))
+    folder = np.array([d.version_folder(i) is not None for i in rows], dtype=bool)
+    steps = 1 + np.array([d.newer_older_versions(i) if f else 0 for i, f in zip(rows, folder, strict=True)])
+    older = np.where(
+        legacy, dp.legacy_docs_multiplier**steps, np.where(folder, dp.version_folder_multiplier**steps, 1.0)
+    )
     marks = {"deprecated": other | legacy | folder, "legacy": legacy, "older": legacy | folder}
     return Prior(not_legacy * older, not_legacy, marks)
 
