@@ -12,7 +12,7 @@ import jsonschema
 import numpy as np
 import pytest
 
-from tests.kits.gitutil import RepoBuilder  # noqa: E402
+from tests.kits.gitutil import RepoBuilder, refresh_one_source  # noqa: E402
 from trustindex.extractors.base import approx_token_count
 from trustindex.extractors.docs_routes import load_docs_routes
 from trustindex.extractors.page_kind import blog_dirs, load_page_kinds
@@ -252,20 +252,10 @@ def test_the_policy_weights_each_kind_and_the_repository_cannot(tmp_path):
 # -- a real refresh and search -------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def site(tmp_path_factory, prefect_harness):
-    from trustindex.cli.build import run_refresh
-    from trustindex.schemas.config import load_build_config
-    from trustindex.schemas.refresh_run import RefreshRequest
-
     root = tmp_path_factory.mktemp("pagekind")
     rb = RepoBuilder(root / "repo")
     rb.commit(FILES, "a docs site, an agent plugin and agent files")
-    (root / "sources.toml").write_text(
-        '[[source]]\nname = "org"\nurl = "repo"\nref = "main"\npublisher = "foundation"\n'
-        'include = ["**/*.md", "**/*.mdc"]\nexclude = []\n'
-    )
-    (root / "identities.toml").write_text('[[publisher]]\nid = "foundation"\nname = "F"\ntier = "foundation"\n')
-    run_refresh(load_build_config(str(root / "sources.toml")), RefreshRequest(str(root / "data")))
-    return root / "data"
+    return refresh_one_source(root, "repo", "org", ("**/*.md", "**/*.mdc"))
 
 
 QUERY = "Compact Map ledger type operations"

@@ -61,3 +61,20 @@ class RepoBuilder:
         )
         self.repo.head.reset(index=True, working_tree=True)
         return c.hexsha
+
+
+def refresh_one_source(root: Path, repo: str, name: str, include: tuple[str, ...]) -> Path:
+    """A real refresh of the repository ``root/repo`` as the only source ``name`` (publisher ``foundation``, tier
+    foundation) into ``root/data``, returned; the caller's fixture holds Prefect's test harness."""
+    from trustindex.cli.build import run_refresh
+    from trustindex.schemas.config import load_build_config
+    from trustindex.schemas.refresh_run import RefreshRequest
+
+    patterns = ", ".join(f'"{p}"' for p in include)
+    (root / "sources.toml").write_text(
+        f'[[source]]\nname = "{name}"\nurl = "{repo}"\nref = "main"\npublisher = "foundation"\n'
+        f"include = [{patterns}]\nexclude = []\n"
+    )
+    (root / "identities.toml").write_text('[[publisher]]\nid = "foundation"\nname = "F"\ntier = "foundation"\n')
+    run_refresh(load_build_config(str(root / "sources.toml")), RefreshRequest(str(root / "data")))
+    return root / "data"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.kits.gitutil import RepoBuilder
+from tests.kits.gitutil import RepoBuilder, refresh_one_source
 from trustindex.query.explain import check
 from trustindex.query.trust_factors.deprecation import deprecation_factor
 from trustindex.schemas.docs_versions import LEGACY_MARKER, folder_version_key
@@ -33,21 +33,11 @@ QUERY = "how do I cache a query result for some seconds with cached and a ttl"
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory, prefect_harness) -> Path:
-    from trustindex.cli.build import run_refresh
-    from trustindex.schemas.config import load_build_config
-    from trustindex.schemas.refresh_run import RefreshRequest
-
     root = tmp_path_factory.mktemp("versions")
     files = {"docusaurus.config.js": CONFIG, "versions.json": VERSIONS, "docs/caching.md": PAGE.format(v="4.0")}
     files |= {f"versioned_docs/version-{v}/caching.md": PAGE.format(v=v) for v in ("3.0", "2.1", "1.4", "0.9")}
     RepoBuilder(root / "docs").commit(files, "the docs and their versions", when=datetime(2026, 6, 1, tzinfo=UTC))
-    (root / "sources.toml").write_text(
-        '[[source]]\nname = "docs"\nurl = "docs"\nref = "main"\npublisher = "foundation"\n'
-        'include = ["**/*.md"]\nexclude = []\n'
-    )
-    (root / "identities.toml").write_text('[[publisher]]\nid = "foundation"\nname = "F"\ntier = "foundation"\n')
-    run_refresh(load_build_config(str(root / "sources.toml")), RefreshRequest(str(root / "data")))
-    return root / "data"
+    return refresh_one_source(root, "docs", "docs", ("**/*.md",))
 
 
 def test_folders_sort_by_their_versions_numbers_within_their_plugin():

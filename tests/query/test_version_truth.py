@@ -17,7 +17,7 @@ import json
 
 import pytest
 
-from tests.kits.gitutil import RepoBuilder
+from tests.kits.gitutil import RepoBuilder, refresh_one_source
 from trustindex.query.explain import check
 from trustindex.query.render import explain_hit
 from trustindex.schemas.errors import QueryError
@@ -128,20 +128,11 @@ FILES = {
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory, prefect_harness):
-    from trustindex.cli.build import run_refresh
     from trustindex.query.index import Index
-    from trustindex.schemas.config import load_build_config
-    from trustindex.schemas.refresh_run import RefreshRequest
 
     root = tmp_path_factory.mktemp("versiontruth")
     RepoBuilder(root / "repo").commit(FILES, "a versioned docs site")
-    (root / "sources.toml").write_text(
-        '[[source]]\nname = "docs"\nurl = "repo"\nref = "main"\npublisher = "foundation"\n'
-        'include = ["**/*.md", "**/*.mdx"]\nexclude = []\n'
-    )
-    (root / "identities.toml").write_text('[[publisher]]\nid = "foundation"\nname = "F"\ntier = "foundation"\n')
-    run_refresh(load_build_config(str(root / "sources.toml")), RefreshRequest(str(root / "data")))
-    return Index.open(data_dir=root / "data")
+    return Index.open(data_dir=refresh_one_source(root, "repo", "docs", ("**/*.md", "**/*.mdx")))
 
 
 def _paths(r: dict) -> list[str]:
