@@ -21,7 +21,7 @@ def queries():
 
 def test_every_line_is_one_json_object_with_the_known_keys():
     files = sorted(FLASK.eval_dir.glob("*.jsonl"))
-    assert [f.name for f in files] == ["judged_flask.jsonl", "off_topic_flask.jsonl"]
+    assert [f.name for f in files] == ["judged_flask.jsonl", "judged_flask_s.jsonl", "off_topic_flask.jsonl"]
     for f in files:
         for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1):
             obj = json.loads(line)

@@ -38,7 +38,7 @@ def _files():
 
 
 def test_every_line_is_one_json_object_with_the_known_keys():
-    assert [f.name for f in _files()] == ["judged_react.jsonl", "off_topic_react.jsonl"]
+    assert [f.name for f in _files()] == ["judged_react.jsonl", "judged_react_s.jsonl", "off_topic_react.jsonl"]
     for f in _files():
         for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1):
             obj = json.loads(line)
