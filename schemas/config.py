@@ -25,6 +25,9 @@ from trustindex.schemas.registry import source_tables
 from trustindex.schemas.web_url import derived_template, template_error
 
 HEAD_REF = "HEAD"  # a source's ref when sources.toml gives none: the remote's default branch
+# What a source reads when sources.toml names no include: every documentation markup trustindex has an extractor for
+# (Markdown, MDX, and a Sphinx site's reStructuredText), so a new user's Sphinx project is not indexed as its README.
+DOCS_INCLUDE = ("**/*.md", "**/*.mdx", "**/*.rst")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
@@ -40,7 +43,7 @@ class Source:
     url: str  # git URL, or a local path resolved against the sources file's directory
     ref: str
     publisher: str
-    include: tuple[str, ...] = ("**/*.md", "**/*.mdx")
+    include: tuple[str, ...] = DOCS_INCLUDE
     exclude: tuple[str, ...] = ()
     publisher_overrides: tuple[PublisherOverride, ...] = ()
     # Clone partially: blobs of this many bytes or more are never downloaded (skipped as too_large).

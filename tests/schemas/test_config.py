@@ -25,7 +25,7 @@ def test_sources_resolve_relative_paths(tmp_path):
     f = write(tmp_path, "sources.toml", '[[source]]\nname = "docs"\nurl = "repos/docs"\npublisher = "mf"\n')
     (s,) = load_sources(f)
     assert s.url == str(tmp_path / "repos" / "docs")
-    assert s.ref == "HEAD" and s.include == ("**/*.md", "**/*.mdx")  # no ref: the remote's default branch
+    assert s.ref == "HEAD" and s.include == ("**/*.md", "**/*.mdx", "**/*.rst")  # no ref: the remote's default branch
 
 
 @pytest.mark.parametrize(
