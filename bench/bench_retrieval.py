@@ -644,7 +644,8 @@ def second_corpus_section(corpus: Corpus, summary: dict, midnight: dict | None, 
 def method_of(corpus: Corpus, passages: int) -> str:
     return (
         f"bench/bench_retrieval.py --corpus {corpus.name}: the in-domain judged queries of "
-        f"{corpus.eval_dir.relative_to(ROOT)}/ (bench/eval_set.py, dev/test split by query id) over a real refresh of "
+        f"{', '.join(str(d.relative_to(ROOT)) + '/' for d in (corpus.eval_dir, *corpus.also_asks))} "
+        "(bench/eval_set.py, dev/test split by query id) over a real refresh of "
         f"all {passages:,} passages of the {corpus.name} corpus; file-level nDCG@10 and nDCG@5 "
         f"(bench_quality.ndcg_at_10), MRR@10 (first judged file) and recall@10 of grade-2 files for trustindex "
         f"(Index.search, k={SEARCH_K}, the files a response names in order: each hit's file then its also_in "
@@ -660,7 +661,7 @@ def run(data: Path, splits: list[str], policy: str | None, corpus: Corpus = MIDN
 
     t0 = time.perf_counter()
     index = Index.open(data_dir=data, policy=policy, warm=True)
-    queries = [q for q in eval_set.load(corpus.eval_dir) if q.in_domain and q.split in splits]
+    queries = [q for q in corpus.questions() if q.in_domain and q.split in splits]
     rows = evaluate(index, queries, corpus.source)
     summary = summarise(rows)
     wall = time.perf_counter() - t0
@@ -686,7 +687,7 @@ def compare(data: Path, splits: list[str], policies: list[str], corpus: Corpus =
     from trustindex.query.index import Index
 
     index = Index.open(data_dir=data, warm=True)
-    queries = [q for q in eval_set.load(corpus.eval_dir) if q.in_domain and q.split in splits]
+    queries = [q for q in corpus.questions() if q.in_domain and q.split in splits]
     for policy in policies:
         index.reload_policy(policy)
         per: dict[str, list[float]] = defaultdict(list)

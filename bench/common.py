@@ -223,6 +223,7 @@ ORDER = [
     "retrieval_midnight-repo",
     "retrieval_react",
     "retrieval_flask",
+    "retrieval_flask-repo",
     "lexical",
     "query",
     "serve",

@@ -31,7 +31,6 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench import eval_set  # noqa: E402
 from bench.bench_quality import ndcg_at_10  # noqa: E402
 from bench.bench_retrieval import _file, trustindex_files  # noqa: E402
 from bench.common import figure, print_figures, save, setup_env  # noqa: E402
@@ -137,7 +136,7 @@ def open_corpus(name: str, data: Path | None):
             print(f"fusion fit: corpus {name} skipped: {why}")
             return None
         data = build_snapshot(corpus)
-    queries = [q for q in eval_set.load(corpus.eval_dir) if q.in_domain]
+    queries = [q for q in corpus.questions() if q.in_domain]
     return corpus, Index.open(data_dir=data, warm=True), queries
 
 

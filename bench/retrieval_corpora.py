@@ -56,8 +56,7 @@ name = "{name}"
 url = "{url}"
 ref = "{ref}"
 publisher = "{publisher}"
-include = ["{include}"]
-exclude = []
+{include}exclude = []
 {extra}"""
 _IDENTITY = """\
 [[publisher]]
@@ -81,17 +80,25 @@ class Corpus:
     work: Path  # the snapshot and the per-query rows live here
     missing: Callable[[], str | None]  # why the corpus cannot be built here, or None
     repository: Callable[[Path], tuple[str, str]]  # (url, ref) of a git repository holding the corpus
-    include: str = "**/*.md"
+    include: str = "**/*.md"  # "": no include, the default a new user's source reads (schemas/config.py)
     extra_include: str = "**/*.mdx"
     site_url: str = ""
     heading: str = ""  # its bench section's title (default: "Retrieval quality on another corpus: <title>")
+    also_asks: tuple[Path, ...] = ()  # other corpora's question folders asked again of this one's pages
 
     def sources_toml(self, url: str, ref: str) -> str:
-        include = f'{self.include}", "{self.extra_include}' if self.extra_include else self.include
+        globs = [g for g in (self.include, self.extra_include) if g]
+        include = "include = [" + ", ".join(f'"{g}"' for g in globs) + "]\n" if globs else ""
         extra = f'site_url = "{self.site_url}"\n' if self.site_url else ""
         return _SOURCE.format(
             name=self.source, url=url, ref=ref, publisher=self.publisher, include=include, extra=extra
         )
+
+    def questions(self) -> list:
+        """Its judged questions (bench/eval_set.py ``load``): its own folder's, then those it also asks."""
+        from bench import eval_set
+
+        return [q for d in (self.eval_dir, *self.also_asks) for q in eval_set.load(d)]
 
     def identities_toml(self) -> str:
         return _IDENTITY.format(publisher=self.publisher, publisher_name=self.publisher_name)
@@ -307,7 +314,28 @@ MIDNIGHT_REPO = Corpus(
     site_url=MIDNIGHT_SITE,
     heading="Retrieval quality on the real midnight-docs repository (issue 43)",
 )
-CORPORA = {c.name: c for c in (MIDNIGHT, REACT, FLASK, MIDNIGHT_REPO)}
+# Flask as a new user indexes it: the whole repository at the pinned commit with no include (every Markdown, MDX and
+# reStructuredText file: the docs, CHANGES.rst, the READMEs), its real history, read from the bare copy; Flask's
+# docs questions asked again, and questions about versions and changes (bench/eval/flask-repo/) that its changelog
+# answers (issue 43: the changelog page kind's doubt, and its lift by a question about changes).
+FLASK_WHOLE = Corpus(
+    name="flask-repo",
+    title="Flask, the whole repository",
+    about=f"the whole pallets/flask repository at {FLASK_COMMIT[:12]} with no include (the default: every Markdown, "
+    "MDX and reStructuredText file) and its history, the questions of bench/eval/flask/ and bench/eval/flask-repo/.",
+    source="flask",
+    publisher="pallets",
+    publisher_name="Pallets (Flask)",
+    eval_dir=EVAL_DIR / "flask-repo",
+    work=WORK / "retrieval-flask-repo",
+    missing=flask_missing,
+    repository=lambda work: (str(FLASK_REPO.resolve()), FLASK_COMMIT),
+    include="",
+    extra_include="",
+    heading="Retrieval quality on Flask's whole repository, as a new user indexes it (issue 43)",
+    also_asks=(EVAL_DIR / "flask",),
+)
+CORPORA = {c.name: c for c in (MIDNIGHT, REACT, FLASK, MIDNIGHT_REPO, FLASK_WHOLE)}
 # The corpora cross-validation tunes over: one copy of each judged question (midnight-repo asks bench/eval's again).
 CV_CORPORA = (MIDNIGHT.name, REACT.name, FLASK.name)
 
@@ -317,7 +345,6 @@ def open_judged(data: list[str], label: str) -> dict[str, tuple[Corpus, Any, lis
     a ``CORPUS=DIR`` of ``data`` names (a bench's ``--data``), else the snapshot ``build_snapshot`` builds.  A corpus
     that cannot be built here is skipped in one line that says why (``label``: the bench's name).  Call it after
     ``bench.common.setup_env``."""
-    from bench import eval_set
     from trustindex.query.index import Index
 
     given = dict(x.split("=", 1) for x in data)
@@ -328,6 +355,6 @@ def open_judged(data: list[str], label: str) -> dict[str, tuple[Corpus, Any, lis
             print(f"{label}: corpus {name} skipped: {why}")
             continue
         path = Path(given[name]) if name in given else build_snapshot(corpus)
-        questions = [q for q in eval_set.load(corpus.eval_dir) if q.in_domain]
+        questions = [q for q in corpus.questions() if q.in_domain]
         opened[name] = (corpus, Index.open(data_dir=path, warm=True), questions)
     return opened

@@ -46,6 +46,7 @@ STEPS = [
     "retrieval_midnight-repo",
     "retrieval_react",
     "retrieval_flask",
+    "retrieval_flask-repo",
     "page_hits",
     "calibration",
     "anchor",

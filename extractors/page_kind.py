@@ -1,5 +1,5 @@
-"""What a page is: reference, guide, blog post, release notes, agent instructions, AI-written, draft or code (issue 29
-item 4).
+"""What a page is: reference, guide, blog post, release notes, changelog, agent instructions, AI-written, draft or code
+(issue 29 item 4).
 
 Read from where the file sits in its repository, what its front matter says and the site's Docusaurus config, never
 from what its text claims to be (but for its own disclosure that a model wrote it).  The first rule that matches
@@ -21,8 +21,10 @@ names the kind:
 4. draft: a page the site does not publish: the route rule of extractors/docs_routes.py (a ``_`` segment below a
    docs or blog folder unless the plugin's own exclude serves it, ``draft: true``, an unlisted version folder) and,
    outside the site's folders, a ``_`` file or folder (schemas.page_routes.unpublished_path);
-5. release notes: under a release-notes folder (extractors/release_notes.py) or named as release notes or a
-   changelog (``CHANGELOG.md``, ``2024-09_testnet_release_notes.mdx``, ``archived-relnotes/``);
+5. changelog: a file whose own name is a changelog's (``CHANGELOG.md``, ``CHANGES.rst``, ``HISTORY.md``, ``NEWS``: every
+   release's changes in one page) or a change fragment under a folder of them (``.changeset/``, ``changelog.d/``);
+   release notes: under a release-notes folder (extractors/release_notes.py) or named as release notes
+   (``2024-09_testnet_release_notes.mdx``, ``archived-relnotes/``, a ``changelog/`` folder of one page per release);
 6. blog: under a blog plugin's folder of the site's Docusaurus config (its ``path``, ``blog`` by default; none when
    the preset sets ``blog: false``; a site's own plugin that wraps the blog's counts, by its blog-only options), or
    without a config a folder named ``blog``;
@@ -47,6 +49,7 @@ from trustindex.schemas.page_kinds import (
     AGENT_INSTRUCTIONS,
     AI_WRITTEN,
     BLOG,
+    CHANGELOG,
     CODE,
     DRAFT,
     GUIDE,
@@ -158,8 +161,12 @@ class PageKinds:
         draft = self._draft(path, parts, fm)
         if draft:
             return PageKind(DRAFT, draft)
+        stem = parts[-1].rsplit(".", 1)[0]
+        fragment = next((p for p in parts[:-1] if p in CHANGE_FRAGMENT_DIRS), None)
+        if stem.lower() == "changelog" or stem in CHANGELOG_STEMS or fragment:
+            return PageKind(CHANGELOG, f"a change fragment under {fragment}/" if fragment else f"a changelog: {stem!r}")
         in_notes, _component = relnotes_folder(path)
-        stems = [*parts[:-1], parts[-1].rsplit(".", 1)[0]]
+        stems = [*parts[:-1], stem]
         named = next(
             (p for p in stems if _RELEASE_NAME.search(p.lower()) or p in CHANGELOG_STEMS or p in CHANGE_FRAGMENT_DIRS),
             None,

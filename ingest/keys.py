@@ -21,8 +21,10 @@ from trustindex.schemas.policy import Policy
 # 12: a heading's MDX comment id `{/*id*/}` is no part of its text;
 # 13: reStructuredText pages chunked by their sections, with Sphinx's deprecated directive, not as line windows;
 # 14: a reStructuredText page's links (Sphinx's :doc:, :ref: and Python domain roles, hyperlinks) and the names it
-# defines for them; a Markdown link to a .rst page names it)
-EXTRACTOR_VERSION = "14"
+# defines for them; a Markdown link to a .rst page names it;
+# 15: a changelog (CHANGELOG.md, CHANGES.rst, HISTORY.md, NEWS, change fragments) is its own page kind, no longer
+# release notes)
+EXTRACTOR_VERSION = "15"
 
 
 def source_key(source: Source, commit: str, ids: Identities, ledger: list[LedgerEntry], policy: Policy) -> str:

@@ -22,6 +22,7 @@ from trustindex.query.search import factors, search
 from trustindex.query.search_query import MAX_QUERY_CHARS, Query, clean_query
 from trustindex.query.state import SearchState
 from trustindex.query.trust import reference_day
+from trustindex.query.trust_factors import Lifts
 from trustindex.schemas.access import SourceScope
 from trustindex.schemas.policy import Policy
 from trustindex.schemas.signing import TrustedKey, signed_by_trusted
@@ -125,6 +126,6 @@ class Index:
         st = scoped_view(self.state, scope)  # the only read of the state: every stage reads this one
         return search(st, Query.make(st, query, k, targets, strict, also))
 
-    def _factors(self, i: int, today, docs_targeted=False) -> dict:
+    def _factors(self, i: int, today, docs_targeted=False, changes_asked=False) -> dict:
         """The explained factors of passage ``i`` under the current state (tests compare them with the prior)."""
-        return factors(self.state, i, today, docs_targeted)
+        return factors(self.state, i, today, Lifts(docs_targeted, changes_asked=changes_asked))

@@ -34,7 +34,7 @@ from trustindex.query.search_query import Query
 from trustindex.query.state import SearchState
 from trustindex.query.target_match import page_satisfies, satisfied_targets, version_factor
 from trustindex.query.trust import reference_day
-from trustindex.query.trust_factors import HitContext
+from trustindex.query.trust_factors import NO_LIFTS, HitContext, Lifts
 from trustindex.query.trust_factors import explain as explain_factors
 from trustindex.query.trust_prior import TrustPrior
 from trustindex.schemas.answer_signals import LOW_CONFIDENCE
@@ -189,9 +189,10 @@ def score(st: SearchState, q: Query, g: Gathered) -> Scored:
     keep &= ~prior.excluded[rows]  # a kind of content risk the policy excludes
     c = policy.confidence
     lifted = _lifted(st, prior, q, rows, factors)
-    base = prior.for_targets(q.docs_targeted)[rows]
+    changes = q.asks_about_changes
+    base = prior.for_targets(q.docs_targeted, changes)[rows]
     if lifted:  # the legacy doubt yields, as to a docs target, where the page's own word meets every target
-        base = np.where(np.isin(rows, list(lifted)), prior.base_docs_targeted[rows], base)
+        base = np.where(np.isin(rows, list(lifted)), prior.for_targets(True, changes)[rows], base)
     trust = np.clip(base * vmult, 0.0, 1.0)
     conf = (trust**c.trust_weight) * (rel**c.relevance_weight)
     pool = Pool(rows[keep], trust[keep], rel[keep], conf[keep])
@@ -341,7 +342,8 @@ def show(st: SearchState, q: Query, g: Gathered, s: Scored, o: Ordered, v: R.Ver
     readings = _readings(st, g, rows)
     hits = []
     for rank, (h, text, reading) in enumerate(zip(chosen, d.texts(rows), readings, strict=True), 1):
-        shown = _shown(st, h.row, s.today, s.version_factors.get(h.row), q.docs_targeted, s.lifted.get(h.row, ()))
+        lifts = Lifts(q.docs_targeted, s.lifted.get(h.row, ()), q.asks_about_changes)
+        shown = _shown(st, h.row, s.today, s.version_factors.get(h.row), lifts)
         hits.append(R.hit(d, h, shown, text, reading, rank, scale))
     also = [p.words.text for p in q.phrasings]
     asked = R.Asked(q.text, also, q.targets_shown, q.strict, s.channels)
@@ -364,20 +366,18 @@ def _readings(st: SearchState, g: Gathered, rows: list[int]) -> list[R.ChannelRe
     ]
 
 
-def factors(st: SearchState, i: int, today, docs_targeted=False, version_targeted=()) -> dict[str, Factor[Any]]:
+def factors(st: SearchState, i: int, today, lifts: Lifts = NO_LIFTS) -> dict[str, Factor[Any]]:
     """The explained factors of one hit (their multipliers are the ones the prior multiplied), its version match
     without targets (a search with targets puts its own in its place: ``Shown.with_version_match``)."""
-    return explain_factors(HitContext(st.data, st.policy, today, i, docs_targeted, version_targeted=version_targeted))
+    return explain_factors(HitContext.lifted(st.data, st.policy, today, i, lifts))
 
 
-def _shown(
-    st: SearchState, i: int, today, vf: VersionFactor | None, docs_targeted: bool, lifted: tuple[str, ...]
-) -> R.Shown:
-    """Hit ``i``'s provenance and cleaned factors: worked out once a day (docs target and lifting targets) per
-    state, with the search's own version match (``vf``, when it has targets) in its place."""
+def _shown(st: SearchState, i: int, today, vf: VersionFactor | None, lifts: Lifts) -> R.Shown:
+    """Hit ``i``'s provenance and cleaned factors: worked out once a day per state and per what the query lifts,
+    with the search's own version match (``vf``, when it has targets) in its place."""
     out = st.shown(
-        ("hit", i, today, docs_targeted, *lifted),
-        lambda: R.shown(st.data, i, factors(st, i, today, docs_targeted, lifted)),
+        ("hit", i, today, lifts),
+        lambda: R.shown(st.data, i, factors(st, i, today, lifts)),
     )
     return out if vf is None else out.with_version_match(vf)
 

@@ -20,6 +20,7 @@ from trustindex.schemas.docs_versions import COMPONENT as DOCS_COMPONENT
 from trustindex.schemas.errors import QueryError
 from trustindex.schemas.hit_parts import TargetShown
 from trustindex.schemas.lexical import identifier_tokens, tokenize
+from trustindex.schemas.question_form import asks_about_changes
 
 MAX_QUERY_CHARS = 10_000
 MAX_K = 1000
@@ -92,6 +93,12 @@ class Query:
         """Whether a docs version is targeted: the legacy docs' demotion then gives way
         (query/trust_factors/deprecation.py)."""
         return any(t.component == DOCS_COMPONENT for t in self.targets)
+
+    @property
+    def asks_about_changes(self) -> bool:
+        """Whether the question's wording asks about versions or changes: a changelog's doubt then gives way
+        (query/trust_factors/page_kind.py)."""
+        return asks_about_changes(self.text)
 
     @classmethod
     def make(

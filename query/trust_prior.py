@@ -26,27 +26,31 @@ __all__ = ["TrustPrior", "attribution_multipliers", "freshness_multipliers"]
 
 
 class TrustPrior:
-    """``base[row]``: the product of the query-independent factors of passage ``row``, in the registry's order
-    (``for_targets(True)``: with a docs target, which lifts the legacy-version doubt); the factors' marks
-    (``excluded``, ``flagged``, ``deprecated``, ``legacy``, ``older``) as boolean arrays per passage."""
+    """``base[row]``: the product of the query-independent factors of passage ``row``, in the registry's order; a
+    factor's doubt that a query's own words lift is a variant of it (``for_targets``: a docs target lifts the
+    legacy-version doubt, a question about changes the changelog's); the factors' marks (``excluded``,
+    ``flagged``, ``deprecated``, ``legacy``, ``older``) as boolean arrays per passage."""
 
     def __init__(self, data, policy: Policy, today: datetime):
         self.key = (policy.policy_id, today)
         passages = PassagesContext(data, policy, today)
         priors: list[Prior] = [p for p in (m.prior(passages) for m in MODULES) if p is not None]
-        base = np.ones(len(passages.rows), dtype=np.float64)
-        targeted = base
+        has_doc = passages.rows >= 0
         marks: dict[str, np.ndarray] = {}
         for p in priors:
-            base = base * p.multiplier
-            targeted = targeted * (p.multiplier if p.docs_targeted is None else p.docs_targeted)
             marks.update(p.marks)
-        has_doc = passages.rows >= 0
-        self.base = np.where(has_doc, base, 0.0)
-        self.base_docs_targeted = np.where(has_doc, targeted, 0.0)
+        self._variants: dict[tuple[bool, bool], np.ndarray] = {}
+        for docs_targeted in (False, True):
+            for changes_asked in (False, True):
+                base = np.ones(len(passages.rows), dtype=np.float64)
+                for p in priors:
+                    base = base * p.for_query(docs_targeted, changes_asked)
+                self._variants[docs_targeted, changes_asked] = np.where(has_doc, base, 0.0)
+        self.base = self._variants[False, False]
+        self.base_docs_targeted = self._variants[True, False]
         self.excluded, self.flagged = marks["excluded"], marks["flagged"]
         self.flagged_rows = np.flatnonzero(self.flagged)
         self.deprecated, self.legacy, self.older = marks["deprecated"], marks["legacy"], marks["older"]
 
-    def for_targets(self, docs_targeted: bool) -> np.ndarray:
-        return self.base_docs_targeted if docs_targeted else self.base
+    def for_targets(self, docs_targeted: bool, changes_asked: bool = False) -> np.ndarray:
+        return self._variants[docs_targeted, changes_asked]

@@ -79,6 +79,8 @@ class FreshnessEvidence(Shape):
 class PageKindEvidence(Shape):
     page_kind: str
     reason: str
+    # a changelog's only: whether the question asked about versions or changes (then it weighs as release notes)
+    asked_about_changes: bool | None = optional()
 
 
 @dataclass(frozen=True, slots=True)

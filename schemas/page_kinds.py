@@ -13,10 +13,13 @@ from __future__ import annotations
 REFERENCE = "reference"  # documentation written for people that no more specific rule names (API, concepts, READMEs)
 GUIDE = "guide"  # tutorials, how-to guides, getting started, examples
 BLOG = "blog"  # a post of the site's blog: written for its day
-RELEASE_NOTES = "release_notes"  # release notes and changelogs
+RELEASE_NOTES = "release_notes"  # one release's notes (a page of a release-notes folder, a file named as release notes)
+# a project's log of every release's changes in one file (CHANGELOG.md, CHANGES.rst, HISTORY.md, NEWS) or a change
+# fragment waiting for one: it names most features in passing, one terse line each
+CHANGELOG = "changelog"
 AGENT_INSTRUCTIONS = "agent_instructions"  # written to steer an AI agent: AGENTS.md, CLAUDE.md, skills, plugins
 AI_WRITTEN = "ai_written"  # the page says an AI model wrote it or sections of it (extractors/ai_disclosure.py)
 DRAFT = "draft"  # a page the site does not publish: a "_" file or folder, or front matter draft: true
 CODE = "code"  # source code
 UNKNOWN = "unknown"  # a snapshot built before documents had a page_kind
-PAGE_KINDS = (REFERENCE, GUIDE, BLOG, RELEASE_NOTES, AGENT_INSTRUCTIONS, AI_WRITTEN, DRAFT, CODE, UNKNOWN)
+PAGE_KINDS = (REFERENCE, GUIDE, BLOG, RELEASE_NOTES, CHANGELOG, AGENT_INSTRUCTIONS, AI_WRITTEN, DRAFT, CODE, UNKNOWN)

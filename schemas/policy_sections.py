@@ -190,15 +190,15 @@ class PageKind:
     """What a page is (schemas/page_kinds.py; read from paths, front matter and the site config at build time): each
     kind's trust multiplier.  Content written to steer AI agents (AGENTS.md, CLAUDE.md, skills, plugin prompts)
     yields to the reference written for people unless the operator raises it, and so does a page that says an AI
-    model wrote it (ai_written); "unknown" is a snapshot built before pages had a kind.  A page the site does not
-    serve also ranks below every served one (fusion.unrouted_yields).  One field per kind (PAGE_KINDS); measured on
-    the real docs' and the organisation's judged queries (docs/benchmarks.md): every kind but agent_instructions and
-    ai_written 1.0."""
+    model wrote it (ai_written), and a changelog unless the question asks about changes (docs/architecture.md).
+    One field per kind (PAGE_KINDS); measured on the judged queries (docs/benchmarks.md): every kind but those 1.0;
+    "unknown" is a snapshot built before pages had a kind (an unrouted page: fusion.unrouted_yields)."""
 
     reference: float = number(1.0, 0.0, 2.0)
     guide: float = number(1.0, 0.0, 2.0)
     blog: float = number(1.0, 0.0, 2.0)
     release_notes: float = number(1.0, 0.0, 2.0)
+    changelog: float = number(0.7, 0.0, 2.0)
     agent_instructions: float = number(0.5, 0.0, 2.0)
     ai_written: float = number(0.5, 0.0, 2.0)
     draft: float = number(1.0, 0.0, 2.0)

@@ -17,7 +17,9 @@ from trustindex.query.trust_factors import (
     verification,
     version_match,
 )
-from trustindex.query.trust_factors.base import HitContext
+from trustindex.query.trust_factors.base import NO_LIFTS, HitContext, Lifts
+
+__all__ = ["NO_LIFTS", "HitContext", "Lifts", "MODULES", "explain"]
 from trustindex.schemas.hit_factors import Factor
 from trustindex.schemas.trust_factors import FACTOR_NAMES
 

@@ -23,6 +23,19 @@ from trustindex.schemas.policy import Policy
 
 
 @dataclass(frozen=True)
+class Lifts:
+    """What a query lifts of a hit's doubts: a docs target (the legacy doubt), the targets the hit's own evidence
+    satisfies (the same), a question about versions or changes (a changelog's)."""
+
+    docs_targeted: bool = False
+    version_targeted: tuple[str, ...] = ()
+    changes_asked: bool = False
+
+
+NO_LIFTS = Lifts()
+
+
+@dataclass(frozen=True)
 class HitContext:
     """One passage (``row``) to explain under a policy and reference day.  ``targets``/``strict``: the query's
     version targets (none: the passage's own constraints are shown); ``version``: a version match the search
@@ -38,6 +51,20 @@ class HitContext:
     strict: bool = False
     version: VersionFactor | None = None
     version_targeted: tuple[str, ...] = ()
+    changes_asked: bool = False  # the question asks about versions or changes (schemas/question_form.py)
+
+    @classmethod
+    def lifted(cls, data: Any, policy: Policy, today: datetime, row: int, lifts: Lifts) -> HitContext:
+        """Row ``row`` under what the query lifts (``Lifts``)."""
+        return cls(
+            data,
+            policy,
+            today,
+            row,
+            lifts.docs_targeted,
+            version_targeted=lifts.version_targeted,
+            changes_asked=lifts.changes_asked,
+        )
 
     @property
     def doc_id(self) -> str:
@@ -80,12 +107,22 @@ class PassagesContext:
 
 @dataclass(frozen=True)
 class Prior:
-    """A factor's multiplier per passage; ``docs_targeted``: its multiplier when the query names a docs version
-    (None: the same); ``marks``: boolean masks per passage the search reads (e.g. ``excluded``)."""
+    """A factor's multiplier per passage; ``docs_targeted``: its multiplier when the query names a docs version,
+    ``changes_asked``: when the question asks about versions or changes (None: the same); ``marks``: boolean masks
+    per passage the search reads (e.g. ``excluded``)."""
 
     multiplier: np.ndarray
     docs_targeted: np.ndarray | None = None
     marks: dict[str, np.ndarray] = field(default_factory=dict)
+    changes_asked: np.ndarray | None = None
+
+    def for_query(self, docs_targeted: bool, changes_asked: bool) -> np.ndarray:
+        """The multiplier under what the query lifts (one factor lifts by one of the two at most)."""
+        if docs_targeted and self.docs_targeted is not None:
+            return self.docs_targeted
+        if changes_asked and self.changes_asked is not None:
+            return self.changes_asked
+        return self.multiplier
 
 
 def iso(v: Any) -> str | None:

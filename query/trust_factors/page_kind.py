@@ -1,5 +1,6 @@
 """Page kind: what the page is (extractors/page_kind.py: from its path, front matter and the site config), weighted
-by the operator's ``[page_kind]`` table."""
+by the operator's ``[page_kind]`` table.  A changelog's doubt yields to a question about versions or changes
+(schemas/question_form.py ``asks_about_changes``): there it weighs as release notes do."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import numpy as np
 from trustindex.query.snapshot_pages import DocumentRow
 from trustindex.query.trust_factors.base import HitContext, PassagesContext, Prior
 from trustindex.schemas.hit_factors import Factor, PageKindEvidence
-from trustindex.schemas.page_kinds import UNKNOWN
+from trustindex.schemas.page_kinds import CHANGELOG, RELEASE_NOTES, UNKNOWN
 from trustindex.schemas.policy import Policy
 
 
@@ -17,20 +18,26 @@ def page_kind_multiplier(kind: str | None, policy: Policy) -> float:
     return policy.page_kind.of(kind)
 
 
-def page_kind_factor(row: DocumentRow | dict, policy: Policy) -> Factor[PageKindEvidence]:
-    """The status is the kind, the evidence the rule that named it."""
+def page_kind_factor(row: DocumentRow | dict, policy: Policy, changes_asked: bool = False) -> Factor[PageKindEvidence]:
+    """The status is the kind, the evidence the rule that named it (and, for a changelog, whether the question asked
+    about changes, which lifts its doubt)."""
     doc = DocumentRow.of(row)
     kind = doc.page_kind or UNKNOWN
     reason = doc.page_kind_reason or "the snapshot was built before pages had a kind"
-    return Factor(page_kind_multiplier(kind, policy), kind, PageKindEvidence(kind, reason))
+    if kind != CHANGELOG:
+        return Factor(page_kind_multiplier(kind, policy), kind, PageKindEvidence(kind, reason))
+    lifted = RELEASE_NOTES if changes_asked else kind
+    return Factor(page_kind_multiplier(lifted, policy), kind, PageKindEvidence(kind, reason, changes_asked))
 
 
 def explain(hit: HitContext) -> Factor[PageKindEvidence]:
-    return page_kind_factor(hit.document, hit.policy)
+    return page_kind_factor(hit.document, hit.policy, hit.changes_asked)
 
 
 def prior(passages: PassagesContext) -> Prior:
     docs = passages.data.docs.table
     kinds = docs.column("page_kind").to_pylist() if "page_kind" in docs.schema.names else [None] * passages.n_docs
     per_doc = np.array([page_kind_multiplier(k, passages.policy) for k in kinds], dtype=np.float64)
-    return Prior(passages.per_passage(per_doc))
+    asked = [RELEASE_NOTES if k == CHANGELOG else k for k in kinds]
+    lifted = np.array([page_kind_multiplier(k, passages.policy) for k in asked], dtype=np.float64)
+    return Prior(passages.per_passage(per_doc), changes_asked=passages.per_passage(lifted))

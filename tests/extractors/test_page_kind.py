@@ -75,6 +75,10 @@ FILES: dict[str, str] = {
     "notes/ledger-guide.md": LEDGER_AI_GUIDE,
     "docs/relnotes/compact/compact-0-20-0.md": "# Compact 0.20.0 release notes\n\nNew Map operations.\n",
     "CHANGELOG.md": "# Changelog\n\n## 1.2.0\n\n- Map.size\n",
+    "packages/ledger/HISTORY.md": "# History\n\n## 0.3.0\n\n- Map.remove\n",
+    ".changeset/brave-maps.md": "---\n'@lumen/ledger': minor\n---\nAdd Map.isEmpty\n",
+    "docs/changelog/v1-2-0.md": "# Version 1.2.0\n\nMap.size arrives.\n",
+    "docs/history.md": "# Our history\n\nHow the project began.\n",
     "website/news/2025-05-01-map-ops.md": "---\nauthors: [ada]\n---\n# New Map operations\n\nWe shipped them.\n",
     "blog/2025-01-01-old.md": "# Not a blog post here\n\nThe preset's blog is off, so this is a plain page.\n",
     "docs/_drafts/upcoming.md": "# Upcoming\n\nNot published yet.\n",
@@ -105,7 +109,11 @@ EXPECTED = {
     "docs/concepts/privacy.md": "reference",
     "notes/ledger-guide.md": AI_WRITTEN,
     "docs/relnotes/compact/compact-0-20-0.md": "release_notes",
-    "CHANGELOG.md": "release_notes",
+    "CHANGELOG.md": "changelog",  # every release's changes in one file
+    "packages/ledger/HISTORY.md": "changelog",
+    ".changeset/brave-maps.md": "changelog",  # a change fragment waiting for the changelog
+    "docs/changelog/v1-2-0.md": "release_notes",  # a folder of one page per release
+    "docs/history.md": "reference",  # a page about the project's history, named in lower case
     "website/news/2025-05-01-map-ops.md": "blog",
     "blog/2025-01-01-old.md": "reference",
     "docs/_drafts/upcoming.md": "draft",
