@@ -336,7 +336,8 @@ FLASK_WHOLE = Corpus(
     also_asks=(EVAL_DIR / "flask",),
 )
 CORPORA = {c.name: c for c in (MIDNIGHT, REACT, FLASK, MIDNIGHT_REPO, FLASK_WHOLE)}
-# The corpora cross-validation tunes over: one copy of each judged question (midnight-repo asks bench/eval's again).
+# The corpora cross-validation tunes over: one copy of each judged question (midnight-repo and flask-repo ask
+# bench/eval's and bench/eval/flask's again).
 CV_CORPORA = (MIDNIGHT.name, REACT.name, FLASK.name)
 
 

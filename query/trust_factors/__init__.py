@@ -18,10 +18,10 @@ from trustindex.query.trust_factors import (
     version_match,
 )
 from trustindex.query.trust_factors.base import NO_LIFTS, HitContext, Lifts
-
-__all__ = ["NO_LIFTS", "HitContext", "Lifts", "MODULES", "explain"]
 from trustindex.schemas.hit_factors import Factor
 from trustindex.schemas.trust_factors import FACTOR_NAMES
+
+__all__ = ["NO_LIFTS", "HitContext", "Lifts", "MODULES", "explain"]
 
 _BY_NAME: dict[str, ModuleType] = {
     "attribution": attribution,

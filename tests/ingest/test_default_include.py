@@ -1,5 +1,5 @@
 """A source that names no include reads every documentation markup trustindex extracts (schemas/config.py
-DOCS_INCLUDE): a Sphinx project added as a new user adds it is indexed by its reStructuredText pages, not only by its
+DOCS_INCLUDE): a Sphinx project a new user adds without one is indexed by its reStructuredText pages, not only by its
 README, and its code stays out, skipped by the named rule."""
 
 from __future__ import annotations
