@@ -26,9 +26,9 @@ from trustindex.layout import link_tree
 
 # The last commit that intentionally changed responses: 70b4151, the calibration refitted with j8 in the judged set
 # (every calibration_id and policy_id, 713 answer_confidences, 12 match tiers and with them their hits' display
-# confidences, 8 abstention notes; no hit's order).  Before it: 5ad5b64, the changelog page kind ([page_kind] changelog 0.7,
-# lifted by a question about changes: 854 of 856 responses over the corpus copy differ in their policy_id alone, the
-# other two not at all).  Before it: 8ff307c, a legacy docs version's page doubted 0.9, not 0.5
+# confidences, 8 abstention notes; no hit's order).  Before it: 5ad5b64, the changelog page kind ([page_kind]
+# changelog 0.7, lifted by a question about changes: 854 of 856 responses over the corpus copy differ in their
+# policy_id alone, the other two not at all).  Before it: 8ff307c, a legacy docs version's page doubted 0.9, not 0.5
 # (deprecation.legacy_docs_multiplier: every policy_id changes; no order or score over the corpus copy, which has no
 # legacy page).  Before it: 07abe62, a partial folds into the page that renders it and a
 # folded passage names its file (same_page path).  Before it: a35cf67, one hit per page (issue 43: a page's later
