@@ -193,9 +193,9 @@ def pinned_missing(repo: Path, what: str, rev: str, tree: str, eval_name: str) -
     return None
 
 
-def _react_repository(work: Path) -> tuple[str, str]:
-    """The bare copy itself, at the pinned commit (the snapshot never follows the branch)."""
-    return str(REACT_REPO.resolve()), REACT_COMMIT
+def at_pinned_commit(repo: Path, commit: str) -> Callable[[Path], tuple[str, str]]:
+    """A corpus's repository: the bare copy itself, at the pinned commit (the snapshot never follows the branch)."""
+    return lambda work: (str(repo.resolve()), commit)
 
 
 MIDNIGHT = Corpus(
@@ -221,7 +221,7 @@ REACT = Corpus(
     eval_dir=EVAL_DIR / "react",
     work=WORK / "retrieval-react",
     missing=react_missing,
-    repository=_react_repository,
+    repository=at_pinned_commit(REACT_REPO, REACT_COMMIT),
     include=REACT_INCLUDE,
     extra_include="",
     site_url=REACT_SITE,
@@ -296,7 +296,7 @@ def _midnight_repository(work: Path) -> tuple[str, str]:
     cache, seed = work / "data" / "cache" / "embeddings", MIDNIGHT.work / "data" / "cache" / "embeddings"
     if not cache.exists() and seed.is_dir():
         shutil.copytree(seed, cache)
-    return str(MIDNIGHT_REPO_PATH.resolve()), MIDNIGHT_COMMIT
+    return at_pinned_commit(MIDNIGHT_REPO_PATH, MIDNIGHT_COMMIT)(work)
 
 
 MIDNIGHT_REPO = Corpus(
@@ -329,7 +329,7 @@ FLASK_WHOLE = Corpus(
     eval_dir=EVAL_DIR / "flask-repo",
     work=WORK / "retrieval-flask-repo",
     missing=flask_missing,
-    repository=lambda work: (str(FLASK_REPO.resolve()), FLASK_COMMIT),
+    repository=at_pinned_commit(FLASK_REPO, FLASK_COMMIT),
     include="",
     extra_include="",
     heading="Retrieval quality on Flask's whole repository, as a new user indexes it (issue 43)",

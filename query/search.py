@@ -369,7 +369,7 @@ def _readings(st: SearchState, g: Gathered, rows: list[int]) -> list[R.ChannelRe
 def factors(st: SearchState, i: int, today, lifts: Lifts = NO_LIFTS) -> dict[str, Factor[Any]]:
     """The explained factors of one hit (their multipliers are the ones the prior multiplied), its version match
     without targets (a search with targets puts its own in its place: ``Shown.with_version_match``)."""
-    return explain_factors(HitContext.lifted(st.data, st.policy, today, i, lifts))
+    return explain_factors(HitContext(st.data, st.policy, today, i, lifts))
 
 
 def _shown(st: SearchState, i: int, today, vf: VersionFactor | None, lifts: Lifts) -> R.Shown:

@@ -47,7 +47,6 @@ class TrustPrior:
                     base = base * p.for_query(docs_targeted, changes_asked)
                 self._variants[docs_targeted, changes_asked] = np.where(has_doc, base, 0.0)
         self.base = self._variants[False, False]
-        self.base_docs_targeted = self._variants[True, False]
         self.excluded, self.flagged = marks["excluded"], marks["flagged"]
         self.flagged_rows = np.flatnonzero(self.flagged)
         self.deprecated, self.legacy, self.older = marks["deprecated"], marks["legacy"], marks["older"]

@@ -37,34 +37,18 @@ NO_LIFTS = Lifts()
 
 @dataclass(frozen=True)
 class HitContext:
-    """One passage (``row``) to explain under a policy and reference day.  ``targets``/``strict``: the query's
-    version targets (none: the passage's own constraints are shown); ``version``: a version match the search
-    already worked out for this row, used as it is; ``version_targeted``: the targets the passage's own evidence
-    satisfies, all of them (they lift a legacy page's doubt as a docs target does)."""
+    """One passage (``row``) to explain under a policy and reference day, and what the query lifts of its doubts
+    (``lifts``).  ``targets``/``strict``: the query's version targets (none: the passage's own constraints are
+    shown); ``version``: a version match the search already worked out for this row, used as it is."""
 
     data: Any  # query.reader.SnapshotData
     policy: Policy
     today: datetime
     row: int
-    docs_targeted: bool = False
+    lifts: Lifts = NO_LIFTS
     targets: list = field(default_factory=list)
     strict: bool = False
     version: VersionFactor | None = None
-    version_targeted: tuple[str, ...] = ()
-    changes_asked: bool = False  # the question asks about versions or changes (schemas/question_form.py)
-
-    @classmethod
-    def lifted(cls, data: Any, policy: Policy, today: datetime, row: int, lifts: Lifts) -> HitContext:
-        """Row ``row`` under what the query lifts (``Lifts``)."""
-        return cls(
-            data,
-            policy,
-            today,
-            row,
-            lifts.docs_targeted,
-            version_targeted=lifts.version_targeted,
-            changes_asked=lifts.changes_asked,
-        )
 
     @property
     def doc_id(self) -> str:

@@ -68,7 +68,7 @@ def explain(hit: HitContext) -> Factor[DeprecationEvidence]:
     d = hit.data
     i = hit.row
     return deprecation_factor(
-        d.deprecation_rows(i), hit.policy, hit.docs_targeted, d.version_folder(i), hit.version_targeted,
+        d.deprecation_rows(i), hit.policy, hit.lifts.docs_targeted, d.version_folder(i), hit.lifts.version_targeted,
         d.newer_older_versions(i),
     )  # fmt: skip
 

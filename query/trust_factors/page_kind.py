@@ -31,7 +31,7 @@ def page_kind_factor(row: DocumentRow | dict, policy: Policy, changes_asked: boo
 
 
 def explain(hit: HitContext) -> Factor[PageKindEvidence]:
-    return page_kind_factor(hit.document, hit.policy, hit.changes_asked)
+    return page_kind_factor(hit.document, hit.policy, hit.lifts.changes_asked)
 
 
 def prior(passages: PassagesContext) -> Prior:
