@@ -56,9 +56,11 @@ MAX_PARSE_BYTES = 1024 * 1024  # ~0.5 s of tree-sitter-markdown here
 _ESM_MAX_ROWS = 400
 
 _LANGUAGE = Language(tree_sitter_markdown.language())
-# A heading's explicit id: Docusaurus's `{#id}`, or an MDX comment `{/*id*/}` as react.dev writes it (not words of
-# the heading: left in, "usage" and "*/" were embedded and indexed with every passage under it)
-_ANCHOR_RE = re.compile(r"\s*\{(?:#[^}]*|/\*[^}]*?\*/)\}\s*$")
+# A heading's explicit id: Docusaurus's `{#id}`, Python-Markdown's attribute list as MkDocs sites write it
+# (`{ #id }`, `{: #id .class }`: FastAPI gives every heading one, in English on its translated pages too), or an MDX
+# comment `{/*id*/}` as react.dev writes it (not words of the heading: left in, "usage" and "*/" were embedded and
+# indexed with every passage under it)
+_ANCHOR_RE = re.compile(r"\s*\{(?::?\s*[#.][^}]*|/\*[^}]*?\*/)\}\s*$")
 _IMPORT_RE = re.compile(r"^import(?:\s+(?:type\s+)?[\w$*{]|\s*['\"])")
 _IMPORT_OK_RE = re.compile(r"\bfrom\s*['\"][^'\"\n]+['\"]|^import\s*['\"][^'\"\n]+['\"]")
 _EXPORT_RE = re.compile(r"^export\s+(?:default\b|const\b|let\b|var\b|function\b|async\s+function\b|class\b|\{|\*)")

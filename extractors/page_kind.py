@@ -24,7 +24,9 @@ names the kind:
 5. changelog: a file whose own name is a changelog's (``CHANGELOG.md``, ``CHANGES.rst``, ``HISTORY.md``, ``NEWS``: every
    release's changes in one page) or a change fragment under a folder of them (``.changeset/``, ``changelog.d/``);
    release notes: under a release-notes folder (extractors/release_notes.py) or named as release notes
-   (``2024-09_testnet_release_notes.mdx``, ``archived-relnotes/``, a ``changelog/`` folder of one page per release);
+   (``2024-09_testnet_release_notes.mdx``, ``archived-relnotes/``, a ``changelog/`` folder of one page per release),
+   unless three or more of its Markdown headings name a version: then it logs every release, a changelog
+   (FastAPI's ``release-notes.md``);
 6. blog: under a blog plugin's folder of the site's Docusaurus config (its ``path``, ``blog`` by default; none when
    the preset sets ``blog: false``; a site's own plugin that wraps the blog's counts, by its blog-only options), or
    without a config a folder named ``blog``;
@@ -103,6 +105,11 @@ _RELEASE_NAME = re.compile(r"(?:^|[-_.])(?:relnotes|release[-_]?notes?|changelog
 # changelog fragments waiting for a release (towncrier, changesets, the Midnight node's .changes/)
 CHANGE_FRAGMENT_DIRS = frozenset({".changes", ".changes_archive", ".changeset", "changelog.d", "newsfragments"})
 CHANGELOG_STEMS = frozenset({"CHANGES", "HISTORY", "NEWS", "RELEASES"})  # as written: a changelog's conventional names
+# A release-notes page whose headings name this many versions or more is a log of every release, not one release's
+# notes: across the organisation's 412 release-notes pages, one release's notes head at most 2 sections with a
+# version (a component's and its dependency's), and every page with 3 or more is a package's changelog
+RELEASES_IN_A_CHANGELOG = 3
+_RELEASE_HEADING = re.compile(r"^#{1,6}[ \t]+[^\n]*?\bv?\d+\.\d+(?:\.\d+)?", re.M)
 _NUMBER_PREFIX = re.compile(r"^\d+\s*[-_.]\s*(?=.)")
 GUIDE_NAMES = frozenset(
     {
@@ -172,6 +179,9 @@ class PageKinds:
             None,
         )
         if in_notes or named:
+            releases = len(_RELEASE_HEADING.findall(text))
+            if releases >= RELEASES_IN_A_CHANGELOG:  # FastAPI's release-notes.md: 298 releases, one page
+                return PageKind(CHANGELOG, f"release notes of {releases} releases in one page")
             return PageKind(RELEASE_NOTES, f"release notes: {named!r}" if named else "under a release-notes folder")
         blog = self._blog(path, parts)
         if blog:

@@ -86,6 +86,12 @@ It prints a summary.
 
 Call the API.
 Deep text.
+
+### Errors { #errors }
+
+#### Codes {: #codes .wide }
+
+The codes.
 """
 
 
@@ -98,8 +104,10 @@ def test_heading_paths_and_original_line_numbers():
         (["Guide"], 5, 5, "Intro paragraph before any heading."),
         (["Guide", "Install"], 7, 13, "Guide"),
         # a bare heading merges into its child; the chain names the chunk
-        # explicit ids, Docusaurus's {#id} and react.dev's MDX comment {/*id*/}, are no words of the heading
+        # explicit ids, Docusaurus's {#id}, react.dev's MDX comment {/*id*/} and the attribute lists of MkDocs
+        # (Python-Markdown's attr_list: `{ #id }`, `{: #id .class }`), are no words of the heading
         (["Guide", "Usage", "Call"], 15, 20, "## Usage {#usage}"),
+        (["Guide", "Usage", "Errors", "Codes"], 22, 26, "### Errors { #errors }"),
     ]
     lines = DOC.split("\n")
     for c in chunks:  # text is the passage as written at those lines

@@ -78,6 +78,11 @@ FILES: dict[str, str] = {
     "packages/ledger/HISTORY.md": "# History\n\n## 0.3.0\n\n- Map.remove\n",
     ".changeset/brave-maps.md": "---\n'@lumen/ledger': minor\n---\nAdd Map.isEmpty\n",
     "docs/changelog/v1-2-0.md": "# Version 1.2.0\n\nMap.size arrives.\n",
+    # one page named as release notes that logs every release (FastAPI's release-notes.md: 298 of them)
+    "docs/release-notes.md": "# Release notes\n\n## 0.3.0 (2025-03-01)\n\n- Map.size\n\n## 0.2.1\n\n- fix\n\n"
+    "### v0.2.0\n\n- Map\n",
+    # one release's notes naming its dependency's version: still one release
+    "docs/relnotes/ledger-4-0-0.md": "# Ledger 4.0.0\n\n## Requires Compact 0.20.0\n\nUpgrade first.\n",
     "docs/history.md": "# Our history\n\nHow the project began.\n",
     "website/news/2025-05-01-map-ops.md": "---\nauthors: [ada]\n---\n# New Map operations\n\nWe shipped them.\n",
     "blog/2025-01-01-old.md": "# Not a blog post here\n\nThe preset's blog is off, so this is a plain page.\n",
@@ -113,6 +118,8 @@ EXPECTED = {
     "packages/ledger/HISTORY.md": "changelog",
     ".changeset/brave-maps.md": "changelog",  # a change fragment waiting for the changelog
     "docs/changelog/v1-2-0.md": "release_notes",  # a folder of one page per release
+    "docs/release-notes.md": "changelog",  # three sections name a release: a log of every release
+    "docs/relnotes/ledger-4-0-0.md": "release_notes",
     "docs/history.md": "reference",  # a page about the project's history, named in lower case
     "website/news/2025-05-01-map-ops.md": "blog",
     "blog/2025-01-01-old.md": "reference",
