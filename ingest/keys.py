@@ -23,8 +23,10 @@ from trustindex.schemas.policy import Policy
 # 14: a reStructuredText page's links (Sphinx's :doc:, :ref: and Python domain roles, hyperlinks) and the names it
 # defines for them; a Markdown link to a .rst page names it;
 # 15: a changelog (CHANGELOG.md, CHANGES.rst, HISTORY.md, NEWS, change fragments) is its own page kind, no longer
-# release notes)
-EXTRACTOR_VERSION = "15"
+# release notes;
+# 16: a heading's attribute list as MkDocs writes it, `{ #id }` or `{: #id .class }`, is no part of its text; a
+# release-notes page of 3 or more releases (FastAPI's release-notes.md) is a changelog; each page's language)
+EXTRACTOR_VERSION = "16"
 
 
 def source_key(source: Source, commit: str, ids: Identities, ledger: list[LedgerEntry], policy: Policy) -> str:

@@ -13,10 +13,12 @@ from trustindex.crawl.signatures import signature_links
 from trustindex.extractors.attribution import attribute
 from trustindex.extractors.base import Chunk, Deprecation, Extraction, VersionTarget
 from trustindex.extractors.content_risk import ContentRisk, neutralise, passage_risks
+from trustindex.extractors.page_language import page_language
 from trustindex.extractors.verification import Link, chain_for_file
 from trustindex.ingest.context import SourceContext
 from trustindex.ingest.links import LINKED_KINDS, page_link_rows
 from trustindex.schemas.embedded_text import embed_text
+from trustindex.schemas.page_kinds import CODE
 from trustindex.schemas.tables import DOCUMENT_TABLES, chunk_id_of, doc_id_of, sha256_text
 from trustindex.schemas.web_url import file_url
 
@@ -106,6 +108,7 @@ def _document_row(ctx: SourceContext, f: FileRead, touches: list[CommitInfo], su
         "includes": list(extraction.includes) if extraction else [],
         "part_of": "",  # set for the whole source once every page is read (ingest/includes.py)
         "created": _utc(ctx.created(path)),
+        "language": page_language(text) if text and page_kind.kind != CODE else "",
     }
 
 

@@ -126,6 +126,6 @@ class Index:
         st = scoped_view(self.state, scope)  # the only read of the state: every stage reads this one
         return search(st, Query.make(st, query, k, targets, strict, also))
 
-    def _factors(self, i: int, today, docs_targeted=False, changes_asked=False) -> dict:
+    def _factors(self, i: int, today, docs_targeted=False, changes_asked=False, language=None) -> dict:
         """The explained factors of passage ``i`` under the current state (tests compare them with the prior)."""
-        return factors(self.state, i, today, Lifts(docs_targeted, changes_asked=changes_asked))
+        return factors(self.state, i, today, Lifts(docs_targeted, changes_asked=changes_asked, language=language))

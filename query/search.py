@@ -190,9 +190,9 @@ def score(st: SearchState, q: Query, g: Gathered) -> Scored:
     c = policy.confidence
     lifted = _lifted(st, prior, q, rows, factors)
     changes = q.asks_about_changes
-    base = prior.for_targets(q.docs_targeted, changes)[rows]
+    base = prior.for_targets(q.docs_targeted, changes, q.language)[rows]
     if lifted:  # the legacy doubt yields, as to a docs target, where the page's own word meets every target
-        base = np.where(np.isin(rows, list(lifted)), prior.for_targets(True, changes)[rows], base)
+        base = np.where(np.isin(rows, list(lifted)), prior.for_targets(True, changes, q.language)[rows], base)
     trust = np.clip(base * vmult, 0.0, 1.0)
     conf = (trust**c.trust_weight) * (rel**c.relevance_weight)
     pool = Pool(rows[keep], trust[keep], rel[keep], conf[keep])
@@ -342,7 +342,7 @@ def show(st: SearchState, q: Query, g: Gathered, s: Scored, o: Ordered, v: R.Ver
     readings = _readings(st, g, rows)
     hits = []
     for rank, (h, text, reading) in enumerate(zip(chosen, d.texts(rows), readings, strict=True), 1):
-        lifts = Lifts(q.docs_targeted, s.lifted.get(h.row, ()), q.asks_about_changes)
+        lifts = Lifts(q.docs_targeted, s.lifted.get(h.row, ()), q.asks_about_changes, q.language)
         shown = _shown(st, h.row, s.today, s.version_factors.get(h.row), lifts)
         hits.append(R.hit(d, h, shown, text, reading, rank, scale))
     also = [p.words.text for p in q.phrasings]

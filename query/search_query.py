@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from trustindex.extractors.page_language import question_language
 from trustindex.query.state import SearchState
 from trustindex.query.target_match import Target, parse_target_args
 from trustindex.query.target_report import target_report
@@ -75,6 +76,9 @@ class Query:
     targets_shown: list[TargetShown]  # the response's ``targets``: each as requested and how it was resolved
     k: int
     strict: bool
+    # the language the question is written in, when the snapshot holds pages in another language than their
+    # source's and the model is sure (extractors/page_language.py); None otherwise
+    language: str | None = None
 
     @property
     def text(self) -> str:
@@ -127,4 +131,5 @@ class Query:
         vector = st.query_vectors.encode(text)[0]
         vectors: np.ndarray | list[np.ndarray] = st.encoder.encode(extra) if extra else []
         phrasings = tuple(Phrasing(Words.of(t), v) for t, v in zip(extra, vectors, strict=True))
-        return cls(Words.of(text), vector, phrasings, resolved, shown, k, strict)
+        language = question_language(text, st.data.pages.languages().question_languages)
+        return cls(Words.of(text), vector, phrasings, resolved, shown, k, strict, language)

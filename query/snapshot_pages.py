@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 from trustindex.query.columns import RowMap
 from trustindex.query.dense import drop_mapped_pages
 from trustindex.query.evidence_rows import StoredRow
+from trustindex.query.page_languages import PageLanguages
 from trustindex.query.routes import route_codes
 from trustindex.query.snapshot_passages import Passages
 
@@ -47,6 +48,7 @@ class DocumentRow(StoredRow):
     last_substantive_commit: str | None
     page_kind: str | None
     page_kind_reason: str | None
+    language: str | None  # of its prose; "" none (extractors/page_language.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +76,7 @@ class Pages:
         self._chunk_page: np.ndarray | None = None
         self._route_codes: np.ndarray | None = None
         self._cited_page: np.ndarray | None = None
+        self._languages: PageLanguages | None = None
 
     def document(self, doc_id: str) -> DocumentRow:
         """A document's row, typed (KeyError for an unknown id)."""
@@ -133,6 +136,12 @@ class Pages:
             # chunk_doc_row's len(docs) stands for a passage without a document (query/routes.py)
             self._cited_page = np.array([*cited, len(keys)], dtype=np.int64)[self.passages.chunk_doc_row]
         return self._cited_page
+
+    def languages(self) -> PageLanguages:
+        """Each page's language and whether it is another than its source's (query/page_languages.py)."""
+        if self._languages is None:
+            self._languages = PageLanguages.of(self.docs.table)
+        return self._languages
 
     def warm(self) -> None:
         self.chunk_page()

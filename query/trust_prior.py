@@ -28,28 +28,39 @@ __all__ = ["TrustPrior", "attribution_multipliers", "freshness_multipliers"]
 class TrustPrior:
     """``base[row]``: the product of the query-independent factors of passage ``row``, in the registry's order; a
     factor's doubt that a query's own words lift is a variant of it (``for_targets``: a docs target lifts the
-    legacy-version doubt, a question about changes the changelog's); the factors' marks (``excluded``,
-    ``flagged``, ``deprecated``, ``legacy``, ``older``) as boolean arrays per passage."""
+    legacy-version doubt, a question about changes the changelog's, a question's language the doubt of its pages
+    in another language than their source's); the factors' marks (``excluded``, ``flagged``, ``deprecated``,
+    ``legacy``, ``older``) as boolean arrays per passage.  ``question_languages``: the languages a question is read
+    among (query/page_languages.py; empty: no page is in another language than its source's)."""
 
     def __init__(self, data, policy: Policy, today: datetime):
         self.key = (policy.policy_id, today)
         passages = PassagesContext(data, policy, today)
-        priors: list[Prior] = [p for p in (m.prior(passages) for m in MODULES) if p is not None]
-        has_doc = passages.rows >= 0
+        self._priors: list[Prior] = [p for p in (m.prior(passages) for m in MODULES) if p is not None]
+        self._has_doc = passages.rows >= 0
         marks: dict[str, np.ndarray] = {}
-        for p in priors:
+        for p in self._priors:
             marks.update(p.marks)
-        self._variants: dict[tuple[bool, bool], np.ndarray] = {}
+        self._variants: dict[tuple[bool, bool, str | None], np.ndarray] = {}
         for docs_targeted in (False, True):
             for changes_asked in (False, True):
-                base = np.ones(len(passages.rows), dtype=np.float64)
-                for p in priors:
-                    base = base * p.for_query(docs_targeted, changes_asked)
-                self._variants[docs_targeted, changes_asked] = np.where(has_doc, base, 0.0)
-        self.base = self._variants[False, False]
+                self._variant(docs_targeted, changes_asked, None)
+        self.base = self._variants[False, False, None]
+        self.question_languages = data.pages.languages().question_languages
+        self._lifting = frozenset(lang for p in self._priors for lang in p.languages)
         self.excluded, self.flagged = marks["excluded"], marks["flagged"]
         self.flagged_rows = np.flatnonzero(self.flagged)
         self.deprecated, self.legacy, self.older = marks["deprecated"], marks["legacy"], marks["older"]
 
-    def for_targets(self, docs_targeted: bool, changes_asked: bool = False) -> np.ndarray:
-        return self._variants[docs_targeted, changes_asked]
+    def _variant(self, docs_targeted: bool, changes_asked: bool, language: str | None) -> np.ndarray:
+        key = (docs_targeted, changes_asked, language)
+        got = self._variants.get(key)
+        if got is None:  # a question's language: built on its first question, then kept (a few per snapshot)
+            base = np.ones(len(self._has_doc), dtype=np.float64)
+            for p in self._priors:
+                base = base * p.for_query(docs_targeted, changes_asked, language)
+            got = self._variants[key] = np.where(self._has_doc, base, 0.0)
+        return got
+
+    def for_targets(self, docs_targeted: bool, changes_asked: bool = False, language: str | None = None) -> np.ndarray:
+        return self._variant(docs_targeted, changes_asked, language if language in self._lifting else None)

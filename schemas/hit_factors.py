@@ -81,6 +81,11 @@ class PageKindEvidence(Shape):
     reason: str
     # a changelog's only: whether the question asked about versions or changes (then it weighs as release notes)
     asked_about_changes: bool | None = optional()
+    # a page in another language than most of its source's only (query/page_languages.py): the two languages, and
+    # whether the question is written in the page's (then it weighs as its built kind, not other_language)
+    language: str | None = optional()
+    source_language: str | None = optional()
+    asked_in_its_language: bool | None = optional()
 
 
 @dataclass(frozen=True, slots=True)

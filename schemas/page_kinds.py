@@ -21,5 +21,20 @@ AGENT_INSTRUCTIONS = "agent_instructions"  # written to steer an AI agent: AGENT
 AI_WRITTEN = "ai_written"  # the page says an AI model wrote it or sections of it (extractors/ai_disclosure.py)
 DRAFT = "draft"  # a page the site does not publish: a "_" file or folder, or front matter draft: true
 CODE = "code"  # source code
+# a page written in another language than most of its source's (a translation): named at query time from the
+# documents' languages (query/page_languages.py), never at build time, so the page keeps its built kind beside it
+OTHER_LANGUAGE = "other_language"
 UNKNOWN = "unknown"  # a snapshot built before documents had a page_kind
-PAGE_KINDS = (REFERENCE, GUIDE, BLOG, RELEASE_NOTES, CHANGELOG, AGENT_INSTRUCTIONS, AI_WRITTEN, DRAFT, CODE, UNKNOWN)
+PAGE_KINDS = (
+    REFERENCE,
+    GUIDE,
+    BLOG,
+    RELEASE_NOTES,
+    CHANGELOG,
+    AGENT_INSTRUCTIONS,
+    AI_WRITTEN,
+    DRAFT,
+    CODE,
+    OTHER_LANGUAGE,
+    UNKNOWN,
+)

@@ -203,6 +203,8 @@ class PageKind:
     ai_written: float = number(0.5, 0.0, 2.0)
     draft: float = number(1.0, 0.0, 2.0)
     code: float = number(1.0, 0.0, 2.0)
+    # a page in another language than most of its source's, unless the question is written in its language
+    other_language: float = number(0.5, 0.0, 2.0)
     unknown: float = number(1.0, 0.0, 2.0)
 
     def of(self, kind: str | None) -> float:

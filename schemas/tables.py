@@ -69,6 +69,9 @@ DOCUMENTS = pa.schema(
         # the date of the first commit that touched the file (its creation): a copy across sources yields to the
         # earlier original (warehouse/copies.py)
         ("created", _ts),
+        # the language of the page's prose, ISO 639-1 ("" when it has too little prose, or is code;
+        # extractors/page_language.py): a page in another language than most of its source's yields at query time
+        ("language", pa.string()),
     ]
 )
 

@@ -25,11 +25,13 @@ from trustindex.schemas.policy import Policy
 @dataclass(frozen=True)
 class Lifts:
     """What a query lifts of a hit's doubts: a docs target (the legacy doubt), the targets the hit's own evidence
-    satisfies (the same), a question about versions or changes (a changelog's)."""
+    satisfies (the same), a question about versions or changes (a changelog's), the language the question is
+    written in (a page in that language, other than its source's: query/page_languages.py)."""
 
     docs_targeted: bool = False
     version_targeted: tuple[str, ...] = ()
     changes_asked: bool = False
+    language: str | None = None
 
 
 NO_LIFTS = Lifts()
@@ -92,18 +94,23 @@ class PassagesContext:
 @dataclass(frozen=True)
 class Prior:
     """A factor's multiplier per passage; ``docs_targeted``: its multiplier when the query names a docs version,
-    ``changes_asked``: when the question asks about versions or changes (None: the same); ``marks``: boolean masks
-    per passage the search reads (e.g. ``excluded``)."""
+    ``changes_asked``: when the question asks about versions or changes (None: the same); ``languages``: per
+    language a question may be written in, the pair (multiplier, changes_asked multiplier) with that language's
+    pages lifted; ``marks``: boolean masks per passage the search reads (e.g. ``excluded``)."""
 
     multiplier: np.ndarray
     docs_targeted: np.ndarray | None = None
     marks: dict[str, np.ndarray] = field(default_factory=dict)
     changes_asked: np.ndarray | None = None
+    languages: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
-    def for_query(self, docs_targeted: bool, changes_asked: bool) -> np.ndarray:
-        """The multiplier under what the query lifts (one factor lifts by one of the two at most)."""
+    def for_query(self, docs_targeted: bool, changes_asked: bool, language: str | None = None) -> np.ndarray:
+        """The multiplier under what the query lifts (one factor lifts by a docs target, or by the question's
+        changes and language)."""
         if docs_targeted and self.docs_targeted is not None:
             return self.docs_targeted
+        if language is not None and language in self.languages:
+            return self.languages[language][changes_asked]
         if changes_asked and self.changes_asked is not None:
             return self.changes_asked
         return self.multiplier
