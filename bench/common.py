@@ -224,6 +224,8 @@ ORDER = [
     "retrieval_react",
     "retrieval_flask",
     "retrieval_flask-repo",
+    "retrieval_fastapi",
+    "retrieval_fastapi-repo",
     "lexical",
     "query",
     "serve",

@@ -335,7 +335,55 @@ FLASK_WHOLE = Corpus(
     heading="Retrieval quality on Flask's whole repository, as a new user indexes it (issue 43)",
     also_asks=(EVAL_DIR / "flask",),
 )
-CORPORA = {c.name: c for c in (MIDNIGHT, REACT, FLASK, MIDNIGHT_REPO, FLASK_WHOLE)}
+# A fourth project and a third page format (MkDocs): FastAPI's documentation, read from the bare copy at
+# $TRUSTINDEX_REAL_MIRRORS/fastapi+fastapi/repo at a pinned commit.  Its docs/ holds the English pages and a
+# translation of most of them in each of twelve languages (docs/<lang>/docs/): FASTAPI is the English pages alone,
+# FASTAPI_WHOLE the whole repository with no include, as a new user indexes it; the same questions
+# (bench/eval/fastapi/, judged before any ranking) ask both.
+FASTAPI_REPO = MIRRORS / "fastapi+fastapi" / "repo"
+FASTAPI_COMMIT = "c3f316b7e814667e8ee81e03a7330d00ee61e45c"
+FASTAPI_TREE = "99e67ce7923ae58e408d9eb0afaf2ef039bfa85f"
+FASTAPI_INCLUDE = "docs/en/docs/**/*.md"
+
+
+def fastapi_missing() -> str | None:
+    """Why the FastAPI repository cannot be read here, else None."""
+    return pinned_missing(FASTAPI_REPO, "the FastAPI repository", FASTAPI_COMMIT, FASTAPI_TREE, "fastapi")
+
+
+FASTAPI = Corpus(
+    name="fastapi",
+    title="FastAPI",
+    about=f"FastAPI's English documentation (MkDocs), {FASTAPI_INCLUDE} of fastapi/fastapi at "
+    f"{FASTAPI_COMMIT[:12]}, the questions of bench/eval/fastapi/ (judged before any ranking).",
+    source="fastapi",
+    publisher="fastapi",
+    publisher_name="FastAPI",
+    eval_dir=EVAL_DIR / "fastapi",
+    work=WORK / "retrieval-fastapi",
+    missing=fastapi_missing,
+    repository=at_pinned_commit(FASTAPI_REPO, FASTAPI_COMMIT),
+    include=FASTAPI_INCLUDE,
+    extra_include="",
+)
+FASTAPI_WHOLE = Corpus(
+    name="fastapi-repo",
+    title="FastAPI, the whole repository",
+    about=f"the whole fastapi/fastapi repository at {FASTAPI_COMMIT[:12]} with no include (its English pages, "
+    "their translations into twelve languages, the READMEs and the agent skills), the questions of "
+    "bench/eval/fastapi/.",
+    source="fastapi",
+    publisher="fastapi",
+    publisher_name="FastAPI",
+    eval_dir=EVAL_DIR / "fastapi",
+    work=WORK / "retrieval-fastapi-repo",
+    missing=fastapi_missing,
+    repository=at_pinned_commit(FASTAPI_REPO, FASTAPI_COMMIT),
+    include="",
+    extra_include="",
+    heading="Retrieval quality on FastAPI's whole repository, as a new user indexes it (issue 43)",
+)
+CORPORA = {c.name: c for c in (MIDNIGHT, REACT, FLASK, MIDNIGHT_REPO, FLASK_WHOLE, FASTAPI, FASTAPI_WHOLE)}
 # The corpora cross-validation tunes over: one copy of each judged question (midnight-repo and flask-repo ask
 # bench/eval's and bench/eval/flask's again).
 CV_CORPORA = (MIDNIGHT.name, REACT.name, FLASK.name)

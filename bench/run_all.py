@@ -47,6 +47,8 @@ STEPS = [
     "retrieval_react",
     "retrieval_flask",
     "retrieval_flask-repo",
+    "retrieval_fastapi",
+    "retrieval_fastapi-repo",
     "page_hits",
     "calibration",
     "anchor",
