@@ -40,6 +40,11 @@ def _identifier() -> LanguageIdentifier:
     return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
 
 
+def load_language_model() -> None:
+    """Load the model now (a long-lived process warms it before its first question reads a language)."""
+    _identifier()
+
+
 def prose_of(text: str) -> str:
     """The page's words without its front matter, fenced code, inline code, tags, link targets and addresses."""
     text = _FRONT_MATTER.sub("", text, count=1)

@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from trustindex.extractors.page_language import load_language_model
 from trustindex.query.columns import RowMap
 from trustindex.query.dense import drop_mapped_pages
 from trustindex.query.evidence_rows import StoredRow
@@ -147,6 +148,8 @@ class Pages:
         self.chunk_page()
         self.route_codes()
         self.cited_page()
+        if self.languages().question_languages:  # its first question would load the language model (~1 s)
+            load_language_model()
 
 
 class Vectors:
