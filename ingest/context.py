@@ -15,6 +15,7 @@ from trustindex.crawl.history import CommitInfo, FileHistory
 from trustindex.crawl.signatures import SignatureCheck
 from trustindex.extractors.base import FileContext
 from trustindex.extractors.freshness import is_cosmetic_change
+from trustindex.extractors.sphinx_conf import NO_SPHINX, SphinxSources
 from trustindex.extractors.verification import Attestation, Link
 from trustindex.ingest.evidence import SourceEvidence
 from trustindex.ingest.incremental import Plan
@@ -38,6 +39,7 @@ class SourceContext:
     bulk: int  # a commit changing more files than this is a bulk change, not a substantive one
     evidence: SourceEvidence  # manifests and docs versions: what the whole tree says about each file
     plan: Plan  # which paths' rows are carried forward from the previous commit
+    sphinx: SphinxSources = NO_SPHINX  # the Sphinx projects' own page suffixes (extractors/sphinx_conf.py)
     failed_configs: set[str] = field(default_factory=set)  # manifests that failed: no document rows
     vouches: dict[str, list[Link]] = field(default_factory=dict)  # per path: ledger entries and signed tags
     signatures: dict[str, SignatureCheck] = field(default_factory=dict)  # per commit SHA

@@ -16,6 +16,9 @@ CONFIG_FILES = (
 )
 
 
+RESTRUCTUREDTEXT = "restructuredtext"  # also a Sphinx project's page in a suffix of its own (extractors/sphinx_conf.py)
+
+
 def kind_of(path: str) -> str:
     name = path.rsplit("/", 1)[-1]
     if name in CONFIG_FILES or name.endswith("_versions.json"):
@@ -31,8 +34,8 @@ def kind_of(path: str) -> str:
         "mts": "typescript",
         "cts": "typescript",
         "rs": "rust",
-        "rst": "restructuredtext",
-        "rest": "restructuredtext",
+        "rst": RESTRUCTUREDTEXT,
+        "rest": RESTRUCTUREDTEXT,
     }.get(ext, "text")
 
 
@@ -53,7 +56,7 @@ def extractor_for(kind: str) -> Callable[[bytes, FileContext], Extraction]:
         from trustindex.extractors.code_rust import extract_rust
 
         return extract_rust
-    if kind == "restructuredtext":
+    if kind == RESTRUCTUREDTEXT:
         from trustindex.extractors.restructuredtext import extract_restructuredtext
 
         return extract_restructuredtext

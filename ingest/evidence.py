@@ -24,6 +24,7 @@ from trustindex.extractors.manifests import (
     resolve_workspaces,
 )
 from trustindex.extractors.page_kind import load_page_kinds
+from trustindex.extractors.sphinx_conf import CONF_NAME, SphinxSources, read_sphinx_conf
 from trustindex.extractors.typedoc import TypedocOutputs, header_targets
 from trustindex.schemas.page_routes import OFF_SITE
 from trustindex.schemas.policy import Policy
@@ -176,3 +177,25 @@ def docs_config_evidence(repo, entries, source, have: dict[str, bytes]) -> dict[
         except Exception:  # a missing object: the file stays unread, as if absent
             continue
     return out
+
+
+def sphinx_sources(repo, entries, source) -> SphinxSources:
+    """The source's Sphinx source folders, each ``conf.py`` read as evidence (parsed, never run:
+    extractors/sphinx_conf.py) whether or not the include reads it; an explicit exclude is respected, and an
+    unreadable one is simply not evidence."""
+    from trustindex.crawl.git import read_blob
+    from trustindex.extractors.globs import first_match
+
+    confs = []
+    for e in entries:
+        if posixpath.basename(e.path) != CONF_NAME or e.is_symlink or e.is_submodule or e.invalid or e.missing:
+            continue
+        if e.size > DOCS_CONFIG_MAX_BYTES or first_match(e.path, source.exclude):
+            continue
+        try:
+            conf = read_sphinx_conf(e.path, read_blob(repo, e.sha).decode("utf-8", "replace"))
+        except Exception:  # a missing object: the file stays unread, as if absent
+            continue
+        if conf is not None:
+            confs.append(conf)
+    return SphinxSources.of(confs)

@@ -25,7 +25,8 @@ from trustindex.schemas.policy import Policy
 # 15: a changelog (CHANGELOG.md, CHANGES.rst, HISTORY.md, NEWS, change fragments) is its own page kind, no longer
 # release notes;
 # 16: a heading's attribute list as MkDocs writes it, `{ #id }` or `{: #id .class }`, is no part of its text; a
-# release-notes page of 3 or more releases (FastAPI's release-notes.md) is a changelog; each page's language)
+# release-notes page of 3 or more releases (FastAPI's release-notes.md) is a changelog; each page's language; a
+# Sphinx project's pages in a suffix of its own, conf.py's source_suffix (Django's .txt), are reStructuredText)
 EXTRACTOR_VERSION = "16"
 
 

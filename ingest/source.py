@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -33,8 +33,8 @@ from trustindex.extractors.base import ExtractionError
 from trustindex.extractors.freshness import bulk_limit
 from trustindex.extractors.verification import merge_owners
 from trustindex.ingest.context import SourceContext
-from trustindex.ingest.dispatch import extractor_for, kind_of
-from trustindex.ingest.evidence import SourceEvidence, docs_config_evidence
+from trustindex.ingest.dispatch import RESTRUCTUREDTEXT, extractor_for, kind_of
+from trustindex.ingest.evidence import SourceEvidence, docs_config_evidence, sphinx_sources
 from trustindex.ingest.files import skip_rule_for_bytes, skip_rule_for_entry
 from trustindex.ingest.includes import attach_partials
 from trustindex.ingest.incremental import Previous, carried_rows, plan
@@ -92,7 +92,11 @@ def ingest_source(
     commits = read_log(repo, commit)
     inc = plan(repo, run.previous, commit, commits)
     report: list[Row] = []
-    blobs, included = _read_tree(repo, source, commit, entries, inc.carry, inc.ingested, policy, report)
+    # a Sphinx project's own suffixes (Django's .txt pages) are read where the include reads its .rst pages
+    sphinx = sphinx_sources(repo, entries, source)
+    include, exclude = sphinx.widen(source.include, source.exclude)
+    reading = replace(source, include=include, exclude=exclude)
+    blobs, included = _read_tree(repo, reading, commit, entries, inc.carry, inc.ingested, policy, report)
     ctx = SourceContext(
         source=source,
         commit=commit,
@@ -106,6 +110,7 @@ def ingest_source(
         bulk=bulk_limit(len(entries), policy.freshness.bulk_min_files, policy.freshness.bulk_share),
         evidence=_source_evidence(repo, entries, source, policy, (blobs, included)),
         plan=inc,
+        sphinx=sphinx,
     )
     evidence = ctx.evidence
     ctx.failed_configs = {p for p, _s, _e in evidence.failures}
@@ -229,7 +234,7 @@ def _extract_all(
             bar.advance()
             if path in ctx.plan.carry:
                 continue
-            kind = kind_of(path)
+            kind = RESTRUCTUREDTEXT if ctx.sphinx.is_page(path) else kind_of(path)
             try:
                 extraction = None if kind == "config" else extractor_for(kind)(data, ctx.file_context(path))
             except ExtractionError as exc:
