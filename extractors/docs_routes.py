@@ -1,4 +1,5 @@
-"""Where a Docusaurus docs page is published: its route on the site, read from the config (never executed).
+"""Where a Docusaurus docs page is published: its route on the site, read from the config (never executed); an
+MkDocs site's pages by its ``mkdocs.yml`` (extractors/mkdocs_routes.py).
 
 A person cites the page they can open, not the Markdown file.  Docusaurus routes a docs page as
 ``<routeBasePath>/<version path>/<doc path>``:
@@ -43,6 +44,8 @@ from trustindex.extractors.docs_versions import (
 )
 from trustindex.extractors.globs import first_match
 from trustindex.extractors.js_config import entries, object_at, string_list, string_literal, strip_comments
+from trustindex.extractors.mkdocs_routes import CONFIG_RE as MKDOCS_CONFIG_RE
+from trustindex.extractors.mkdocs_routes import MkDocsSite, page_route, read_mkdocs_config, why_unserved
 from trustindex.schemas.docs_versions import CURRENT
 from trustindex.schemas.page_routes import OFF_SITE, ROUTED, UNROUTED
 
@@ -188,11 +191,19 @@ def _docs_page(plugin: _Plugin, version: str, rel: str, fm: Mapping) -> Route:
 
 
 class DocsRoutes:
-    def __init__(self, plugins: list[_Plugin], blogs: Iterable[_Blog] = (), configured: bool = True):
+    def __init__(
+        self,
+        plugins: list[_Plugin],
+        blogs: Iterable[_Blog] = (),
+        configured: bool = True,
+        mkdocs: Iterable[MkDocsSite] = (),
+    ):
         # the longest folder first, so that a plugin nested in another's folder wins
         self.plugins = sorted(plugins, key=lambda p: -len(p.root + p.path))
         self.blogs = sorted(blogs, key=lambda b: -len(b.folder))
-        self.configured = configured  # False: no Docusaurus config was found, the plugin is Docusaurus's default
+        # False: no Docusaurus or MkDocs config was found, the plugin is Docusaurus's default
+        self.configured = configured
+        self.mkdocs = sorted(mkdocs, key=lambda m: -len(m.docs))  # MkDocs sites (extractors/mkdocs_routes.py)
 
     @property
     def blog_folders(self) -> tuple[str, ...]:
@@ -203,6 +214,13 @@ class DocsRoutes:
         fm = front_matter or {}
         if not path.endswith(_DOC_EXT):
             return Route(OFF_SITE, "not a Markdown page")
+        site = self._mkdocs_site(path)
+        if site is not None:
+            rel = path[len(site.docs) :]
+            unserved = why_unserved(site, rel)
+            if unserved:
+                return Route(UNROUTED, unserved)
+            return Route(ROUTED, f"a page of the MkDocs site of {site.root}mkdocs.yml", page_route(site, rel))
         docs = self.locate(path)
         if docs is not None:
             return _docs_page(*docs, fm)
@@ -226,9 +244,15 @@ class DocsRoutes:
                 return p, CURRENT, path[len(base) :]
         return None
 
+    def _mkdocs_site(self, path: str) -> MkDocsSite | None:
+        return next((m for m in self.mkdocs if path.startswith(m.docs)), None)
+
     def site_root(self, path: str) -> str:
         """The folder of the site (where its docusaurus config lives) whose docs or blog hold ``path``: what an
         ``@site/`` import means there ("" when no plugin holds it)."""
+        site = self._mkdocs_site(path)
+        if site is not None:
+            return site.root
         docs = self.locate(path)
         if docs is not None:
             return docs[0].root
@@ -251,6 +275,7 @@ def load_docs_routes(paths: Iterable[str], files: Mapping[str, bytes]) -> DocsRo
     plugins: dict[tuple[str, str], _Plugin] = {}
     blogs: list[_Blog] = []
     versions: dict[tuple[str, str], list[str]] = {}
+    mkdocs: list[MkDocsSite] = []
     configs = 0
     for path in sorted(set(paths) | set(files)):
         data = files.get(path)
@@ -258,7 +283,10 @@ def load_docs_routes(paths: Iterable[str], files: Mapping[str, bytes]) -> DocsRo
             continue
         cm, vm = DOCS_CONFIG_RE.match(path), _VERSIONS_RE.match(path)
         text = data.decode("utf-8", "replace")
-        if cm:
+        if MKDOCS_CONFIG_RE.match(path):
+            site = read_mkdocs_config(path, text)
+            mkdocs += [site] if site is not None else []
+        elif cm:
             configs += 1
             src = strip_comments(text)
             for obj in docs_plugin_options(src):
@@ -271,13 +299,13 @@ def load_docs_routes(paths: Iterable[str], files: Mapping[str, bytes]) -> DocsRo
                 continue
             if isinstance(listed, list) and all(isinstance(v, str) for v in listed):
                 versions[(vm["root"], vm["id"] or "default")] = listed
-    if not configs:
+    if not configs and not mkdocs:
         plugins[("", "default")] = _Plugin("default", "")
         blogs.append(_Blog(""))
     for key, listed in versions.items():
         if key in plugins:
             plugins[key].versions = listed
-    return DocsRoutes(list(plugins.values()), blogs, configured=bool(configs))
+    return DocsRoutes(list(plugins.values()), blogs, configured=bool(configs or mkdocs), mkdocs=mkdocs)
 
 
 def _read_plugin(obj: str, root: str, plugins: dict[tuple[str, str], _Plugin]) -> None:

@@ -13,6 +13,8 @@ CONFIG_FILES = (
     "docusaurus.config.js",
     "docusaurus.config.ts",
     "typedoc.json",
+    "mkdocs.yml",
+    "mkdocs.yaml",
 )
 
 
