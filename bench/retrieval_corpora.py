@@ -344,6 +344,7 @@ FASTAPI_REPO = MIRRORS / "fastapi+fastapi" / "repo"
 FASTAPI_COMMIT = "c3f316b7e814667e8ee81e03a7330d00ee61e45c"
 FASTAPI_TREE = "99e67ce7923ae58e408d9eb0afaf2ef039bfa85f"
 FASTAPI_INCLUDE = "docs/en/docs/**/*.md"
+FASTAPI_SITE = "https://fastapi.tiangolo.com"  # its docs/en/mkdocs.yml serves docs/en/docs/ at the site's root
 
 
 def fastapi_missing() -> str | None:
@@ -355,7 +356,8 @@ FASTAPI = Corpus(
     name="fastapi",
     title="FastAPI",
     about=f"FastAPI's English documentation (MkDocs), {FASTAPI_INCLUDE} of fastapi/fastapi at "
-    f"{FASTAPI_COMMIT[:12]}, the questions of bench/eval/fastapi/ (judged before any ranking).",
+    f"{FASTAPI_COMMIT[:12]} (site_url {FASTAPI_SITE}), the questions of bench/eval/fastapi/ (judged before any "
+    "ranking).",
     source="fastapi",
     publisher="fastapi",
     publisher_name="FastAPI",
@@ -365,6 +367,7 @@ FASTAPI = Corpus(
     repository=at_pinned_commit(FASTAPI_REPO, FASTAPI_COMMIT),
     include=FASTAPI_INCLUDE,
     extra_include="",
+    site_url=FASTAPI_SITE,
 )
 FASTAPI_WHOLE = Corpus(
     name="fastapi-repo",
@@ -381,6 +384,7 @@ FASTAPI_WHOLE = Corpus(
     repository=at_pinned_commit(FASTAPI_REPO, FASTAPI_COMMIT),
     include="",
     extra_include="",
+    site_url=FASTAPI_SITE,
     heading="Retrieval quality on FastAPI's whole repository, as a new user indexes it (issue 43)",
 )
 CORPORA = {c.name: c for c in (MIDNIGHT, REACT, FLASK, MIDNIGHT_REPO, FLASK_WHOLE, FASTAPI, FASTAPI_WHOLE)}
