@@ -30,8 +30,9 @@ class TrustPrior:
     factor's doubt that a query's own words lift is a variant of it (``for_targets``: a docs target lifts the
     legacy-version doubt, a question about changes the changelog's, a question's language the doubt of its pages
     in another language than their source's); the factors' marks (``excluded``, ``flagged``, ``deprecated``,
-    ``legacy``, ``older``) as boolean arrays per passage.  ``question_languages``: the languages a question is read
-    among (query/page_languages.py; empty: no page is in another language than its source's)."""
+    ``legacy``, ``older``) as boolean arrays per passage.  A language's variant is built on its first question
+    (query/page_languages.py: a snapshot with no page in another language than its source's has none, and keeps no
+    factor's arrays for them)."""
 
     def __init__(self, data, policy: Policy, today: datetime):
         self.key = (policy.policy_id, today)
@@ -46,8 +47,9 @@ class TrustPrior:
             for changes_asked in (False, True):
                 self._variant(docs_targeted, changes_asked, None)
         self.base = self._variants[False, False, None]
-        self.question_languages = data.pages.languages().question_languages
         self._lifting = frozenset(lang for p in self._priors for lang in p.languages)
+        if not self._lifting:  # no language variant will ever be built: the factors' arrays need not be kept
+            self._priors = []
         self.excluded, self.flagged = marks["excluded"], marks["flagged"]
         self.flagged_rows = np.flatnonzero(self.flagged)
         self.deprecated, self.legacy, self.older = marks["deprecated"], marks["legacy"], marks["older"]

@@ -118,7 +118,7 @@ def test_translations_yield_to_the_source_language_unless_asked_in_theirs(index)
 def test_each_languages_prior_equals_its_explained_factors(index):
     today = reference_day()
     prior = TrustPrior(index.data, index.policy, today)
-    assert prior.question_languages == frozenset({"en", "es", "ja"})
+    assert index.data.pages.languages().question_languages == frozenset({"en", "es", "ja"})
     for language in (None, "ja", "es"):
         expected = [combine(index._factors(i, today, language=language)) for i in range(index.data.n)]
         np.testing.assert_array_equal(np.clip(prior.for_targets(False, False, language), 0, 1), expected)
