@@ -13,13 +13,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from trustindex.extractors.page_language import question_language
 from trustindex.query.state import SearchState
 from trustindex.query.target_match import Target, parse_target_args
 from trustindex.query.target_report import target_report
 from trustindex.schemas.docs_versions import COMPONENT as DOCS_COMPONENT
 from trustindex.schemas.errors import QueryError
 from trustindex.schemas.hit_parts import TargetShown
+from trustindex.schemas.language import question_language
 from trustindex.schemas.lexical import identifier_tokens, tokenize
 from trustindex.schemas.question_form import asks_about_changes
 

@@ -18,13 +18,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from trustindex.extractors.page_language import load_language_model
 from trustindex.query.columns import RowMap
 from trustindex.query.dense import drop_mapped_pages
 from trustindex.query.evidence_rows import StoredRow
 from trustindex.query.page_languages import PageLanguages
 from trustindex.query.routes import route_codes
 from trustindex.query.snapshot_passages import Passages
+from trustindex.schemas.language import load_language_model
 
 # Page vectors at warm-up: the embeddings' mapped pages are dropped every so many pages (~150 MB of rows at 1M).
 RELEASE_EVERY_PAGES = 50_000

@@ -1,9 +1,8 @@
 """The policy's sections: one frozen dataclass per ``[section]`` of ``policy.toml``, its ranges in field metadata.
 
 A field's metadata holds its ``Rule`` (type, and min/max for a number); a field whose type is itself a section
-(``attribution.tiers``) is a sub-table.  The field order is the order ``trustindex policy --show`` prints.
-Loading, validation and ``policy_id`` live in schemas/policy.py; call sites read ``policy.freshness.floor``, so
-a mistyped key fails in mypy, not at run time.
+(``attribution.tiers``) is a sub-table.  The field order is the order ``trustindex policy --show`` prints.  Loading,
+validation and ``policy_id`` live in schemas/policy.py; call sites read ``policy.freshness.floor`` (mypy checks).
 """
 
 from __future__ import annotations
@@ -189,10 +188,10 @@ assert _RISK_KINDS == tuple(ContentRisk.__dataclass_fields__)[:-1]
 class PageKind:
     """What a page is (schemas/page_kinds.py; read from paths, front matter and the site config at build time): each
     kind's trust multiplier.  Content written to steer AI agents (AGENTS.md, CLAUDE.md, skills, plugin prompts)
-    yields to the reference written for people unless the operator raises it, and so does a page that says an AI
-    model wrote it (ai_written), and a changelog unless the question asks about changes (docs/architecture.md).
-    One field per kind (PAGE_KINDS); measured on the judged queries (docs/benchmarks.md): every kind but those 1.0;
-    "unknown" is a snapshot built before pages had a kind (an unrouted page: fusion.unrouted_yields)."""
+    yields to the reference written for people unless the operator raises it, and so do a page that says an AI
+    model wrote it (ai_written), a changelog unless the question asks about changes, and a page in another language
+    than its source's (docs/architecture.md).  One field per kind (PAGE_KINDS); measured on the judged queries
+    (docs/benchmarks.md); "unknown" is a snapshot built before pages had a kind (unrouted: fusion.unrouted_yields)."""
 
     reference: float = number(1.0, 0.0, 2.0)
     guide: float = number(1.0, 0.0, 2.0)
@@ -203,8 +202,7 @@ class PageKind:
     ai_written: float = number(0.5, 0.0, 2.0)
     draft: float = number(1.0, 0.0, 2.0)
     code: float = number(1.0, 0.0, 2.0)
-    # a page in another language than most of its source's, unless the question is written in its language
-    other_language: float = number(0.5, 0.0, 2.0)
+    other_language: float = number(0.5, 0.0, 2.0)  # unless the question is written in the page's language
     unknown: float = number(1.0, 0.0, 2.0)
 
     def of(self, kind: str | None) -> float:

@@ -13,10 +13,11 @@ import numpy as np
 import pytest
 
 from tests.kits.gitutil import RepoBuilder, refresh_one_source
-from trustindex.extractors.page_language import page_language, question_language
+from trustindex.extractors.page_language import page_language
 from trustindex.query.explain import check
 from trustindex.query.trust import combine, reference_day
 from trustindex.query.trust_prior import TrustPrior
+from trustindex.schemas.language import question_language
 
 CODE = """
 ```python
