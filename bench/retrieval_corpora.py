@@ -388,9 +388,9 @@ FASTAPI_WHOLE = Corpus(
     heading="Retrieval quality on FastAPI's whole repository, as a new user indexes it (issue 43)",
 )
 CORPORA = {c.name: c for c in (MIDNIGHT, REACT, FLASK, MIDNIGHT_REPO, FLASK_WHOLE, FASTAPI, FASTAPI_WHOLE)}
-# The corpora cross-validation tunes over: one copy of each judged question (midnight-repo and flask-repo ask
-# bench/eval's and bench/eval/flask's again).
-CV_CORPORA = (MIDNIGHT.name, REACT.name, FLASK.name)
+# The corpora cross-validation tunes over: one copy of each judged question (midnight-repo, flask-repo and
+# fastapi-repo ask bench/eval's, bench/eval/flask's and bench/eval/fastapi's again).
+CV_CORPORA = (MIDNIGHT.name, REACT.name, FLASK.name, FASTAPI.name)
 
 
 def open_judged(data: list[str], label: str) -> dict[str, tuple[Corpus, Any, list]]:
