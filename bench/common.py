@@ -226,6 +226,7 @@ ORDER = [
     "retrieval_flask-repo",
     "retrieval_fastapi",
     "retrieval_fastapi-repo",
+    "retrieval_vue",
     "lexical",
     "query",
     "serve",

@@ -387,10 +387,38 @@ FASTAPI_WHOLE = Corpus(
     site_url=FASTAPI_SITE,
     heading="Retrieval quality on FastAPI's whole repository, as a new user indexes it (issue 43)",
 )
-CORPORA = {c.name: c for c in (MIDNIGHT, REACT, FLASK, MIDNIGHT_REPO, FLASK_WHOLE, FASTAPI, FASTAPI_WHOLE)}
+# A fifth project and a fourth site generator (VitePress): Vue's documentation, the whole vuejs/docs repository with
+# no include (its src/ pages, README and GitHub templates) at a pinned commit, read from the bare copy at
+# $TRUSTINDEX_REAL_MIRRORS/vuejs+docs/repo; the questions of bench/eval/vue/ (judged before any ranking).
+VUE_REPO = MIRRORS / "vuejs+docs" / "repo"
+VUE_COMMIT = "01e098a967951ea92d09b100b8e7d82c7a3369a2"
+VUE_TREE = "8b2e4fe798eff460eb53a4757014bb24758280b1"
+
+
+def vue_missing() -> str | None:
+    """Why the Vue docs repository cannot be read here, else None."""
+    return pinned_missing(VUE_REPO, "the Vue docs repository", VUE_COMMIT, VUE_TREE, "vue")
+
+
+VUE = Corpus(
+    name="vue",
+    title="Vue",
+    about=f"the whole vuejs/docs repository (VitePress) at {VUE_COMMIT[:12]} with no include, the questions of "
+    "bench/eval/vue/ (judged before any ranking).",
+    source="vue-docs",
+    publisher="vuejs",
+    publisher_name="Vue.js",
+    eval_dir=EVAL_DIR / "vue",
+    work=WORK / "retrieval-vue",
+    missing=vue_missing,
+    repository=at_pinned_commit(VUE_REPO, VUE_COMMIT),
+    include="",
+    extra_include="",
+)
+CORPORA = {c.name: c for c in (MIDNIGHT, REACT, FLASK, MIDNIGHT_REPO, FLASK_WHOLE, FASTAPI, FASTAPI_WHOLE, VUE)}
 # The corpora cross-validation tunes over: one copy of each judged question (midnight-repo, flask-repo and
 # fastapi-repo ask bench/eval's, bench/eval/flask's and bench/eval/fastapi's again).
-CV_CORPORA = (MIDNIGHT.name, REACT.name, FLASK.name, FASTAPI.name)
+CV_CORPORA = (MIDNIGHT.name, REACT.name, FLASK.name, FASTAPI.name, VUE.name)
 
 
 def open_judged(data: list[str], label: str) -> dict[str, tuple[Corpus, Any, list]]:

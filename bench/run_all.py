@@ -49,6 +49,7 @@ STEPS = [
     "retrieval_flask-repo",
     "retrieval_fastapi",
     "retrieval_fastapi-repo",
+    "retrieval_vue",
     "page_hits",
     "calibration",
     "anchor",
