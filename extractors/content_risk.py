@@ -18,6 +18,8 @@ from trustindex.schemas.content_risk import Rule, default_rules
 
 REMOVED = "removed from the served text"
 _WORD = re.compile(r"[^\W\d_]{2,}")
+# an address is no prose: a comment holding a design file's link (Vue's docs keep a figma URL under each diagram)
+_ADDRESS = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+|\bwww\.\S+", re.I)
 # Where a clause or sentence ends: the reach of a rule's unless/requires checks.
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n\s*\n|\n\s*(?:[-*+]|\d+[.)])\s")
 _CLAUSE_END = re.compile(r"[.!?;:—–](?=\s|$)|\n")
@@ -82,7 +84,8 @@ def scan_text(text: str, rules: tuple[Rule, ...] | None = None) -> list[Finding]
     original, text = text, _SOFT_BREAK.sub(" ", text)
     for rule in rules if rules is not None else default_rules():
         for m in rule.pattern.finditer(text):
-            if rule.body_min_words and len(_WORD.findall(m.group("body") or "")) < rule.body_min_words:
+            body = _ADDRESS.sub(" ", m.group("body") or "") if rule.body_min_words else ""
+            if rule.body_min_words and len(_WORD.findall(body)) < rule.body_min_words:
                 continue
             lo, hi = _sentence(text, m.start(), m.end())
             sentence = text[lo:hi]

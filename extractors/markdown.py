@@ -67,6 +67,8 @@ _EXPORT_RE = re.compile(r"^export\s+(?:default\b|const\b|let\b|var\b|function\b|
 _ADMON_OPEN_RE = re.compile(r"^\s{0,3}:{3,}\s*[\w\[]")
 _ADMON_CLOSE_RE = re.compile(r"^\s{0,3}:{3,}\s*$")
 _LINK_RE = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")  # CommonMark: any ASCII punctuation may be backslash-escaped
+_HELD = "\uf8ff"  # a private-use character standing for an escaped one while markup is removed
 _TAG_RE = re.compile(r"</?[A-Za-z][^<>]*>")
 _CODE_TYPES = {"fenced_code_block", "indented_code_block"}
 
@@ -298,10 +300,15 @@ class HeadingChunker(ChunkSizer):
 
 
 def _clean_title(title: str) -> str:
-    """Heading text for a path: anchors, link targets, tags and code marks removed."""
+    """Heading text for a path: anchors, link targets, tags and code marks removed; a backslash-escaped character
+    is the character itself, never markup (``Map\\<key_type, value_type>`` is a type, not a tag: it read "Map\\")."""
     title = _ANCHOR_RE.sub("", title)
+    escaped: list[str] = []
+    title = _ESCAPED.sub(lambda m: escaped.append(m[1]) or _HELD, title)  # held out of the markup rules below
     title = _LINK_RE.sub(r"\1", title)
     title = _TAG_RE.sub("", title).replace("**", "").replace("`", "")
+    kept = iter(escaped)
+    title = re.sub(_HELD, lambda _m: next(kept), title)
     return " ".join(title.split())[:200]
 
 

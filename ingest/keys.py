@@ -26,8 +26,10 @@ from trustindex.schemas.policy import Policy
 # release notes;
 # 16: a heading's attribute list as MkDocs writes it, `{ #id }` or `{: #id .class }`, is no part of its text; a
 # release-notes page of 3 or more releases (FastAPI's release-notes.md) is a changelog; each page's language; a
-# Sphinx project's pages in a suffix of its own, conf.py's source_suffix (Django's .txt), are reStructuredText)
-EXTRACTOR_VERSION = "16"
+# Sphinx project's pages in a suffix of its own, conf.py's source_suffix (Django's .txt), are reStructuredText;
+# 17: a heading's backslash-escaped characters are themselves, not markup ("Map\<key_type, value_type>" read
+# "Map\"); an HTML comment whose words are only an address is no hidden prose)
+EXTRACTOR_VERSION = "17"
 
 
 def source_key(source: Source, commit: str, ids: Identities, ledger: list[LedgerEntry], policy: Policy) -> str:

@@ -224,3 +224,13 @@ def test_the_demo_flags_the_community_phishing_page_and_explains_it(index):
         assert all(h["chunk_id"] != top["chunk_id"] for h in again["hits"])
     finally:
         index.reload_policy(None)
+
+
+def test_a_comment_holding_only_an_address_is_no_hidden_prose():
+    # Vue's docs keep the diagram's design file under each diagram: eight "words" of a URL, none of them prose
+    assert "html_comment_prose" not in rules_of(
+        "<!-- https://www.figma.com/file/yNDTtReM2xVgjcGVRzChss/prop-drilling -->"
+    )
+    assert "html_comment_prose" not in rules_of("<!-- www.example.com/design/diagrams/prop-drilling/version-two -->")
+    # an address beside prose still leaves the prose to count
+    assert "html_comment_prose" in rules_of("<!-- the real download moved to https://mirror.example/wallet, use it -->")

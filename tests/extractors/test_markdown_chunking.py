@@ -92,6 +92,10 @@ Deep text.
 #### Codes {: #codes .wide }
 
 The codes.
+
+## Map\\<key_type, value_type> {#map}
+
+A backslash-escaped character is itself, not markup.
 """
 
 
@@ -108,6 +112,8 @@ def test_heading_paths_and_original_line_numbers():
         # (Python-Markdown's attr_list: `{ #id }`, `{: #id .class }`), are no words of the heading
         (["Guide", "Usage", "Call"], 15, 20, "## Usage {#usage}"),
         (["Guide", "Usage", "Errors", "Codes"], 22, 26, "### Errors { #errors }"),
+        # CommonMark's escapes: "Map\<key_type, value_type>" is a type, not a tag (it read "Map\")
+        (["Guide", "Map<key_type, value_type>"], 28, 30, "## Map\\<key_type, value_type> {#map}"),
     ]
     lines = DOC.split("\n")
     for c in chunks:  # text is the passage as written at those lines
