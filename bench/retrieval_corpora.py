@@ -393,6 +393,7 @@ FASTAPI_WHOLE = Corpus(
 VUE_REPO = MIRRORS / "vuejs+docs" / "repo"
 VUE_COMMIT = "01e098a967951ea92d09b100b8e7d82c7a3369a2"
 VUE_TREE = "8b2e4fe798eff460eb53a4757014bb24758280b1"
+VUE_SITE = "https://vuejs.org"  # its .vitepress/config.ts publishes src/ at the site's root
 
 
 def vue_missing() -> str | None:
@@ -403,8 +404,8 @@ def vue_missing() -> str | None:
 VUE = Corpus(
     name="vue",
     title="Vue",
-    about=f"the whole vuejs/docs repository (VitePress) at {VUE_COMMIT[:12]} with no include, the questions of "
-    "bench/eval/vue/ (judged before any ranking).",
+    about=f"the whole vuejs/docs repository (VitePress) at {VUE_COMMIT[:12]} with no include (site_url {VUE_SITE}), "
+    "the questions of bench/eval/vue/ (judged before any ranking).",
     source="vue-docs",
     publisher="vuejs",
     publisher_name="Vue.js",
@@ -414,6 +415,7 @@ VUE = Corpus(
     repository=at_pinned_commit(VUE_REPO, VUE_COMMIT),
     include="",
     extra_include="",
+    site_url=VUE_SITE,
 )
 CORPORA = {c.name: c for c in (MIDNIGHT, REACT, FLASK, MIDNIGHT_REPO, FLASK_WHOLE, FASTAPI, FASTAPI_WHOLE, VUE)}
 # The corpora cross-validation tunes over: one copy of each judged question (midnight-repo, flask-repo and

@@ -1,5 +1,5 @@
 """Where a Docusaurus docs page is published: its route on the site, read from the config (never executed); an
-MkDocs site's pages by its ``mkdocs.yml`` (extractors/mkdocs_routes.py).
+MkDocs or VitePress site's pages by its own config (extractors/static_sites.py).
 
 A person cites the page they can open, not the Markdown file.  Docusaurus routes a docs page as
 ``<routeBasePath>/<version path>/<doc path>``:
@@ -44,8 +44,7 @@ from trustindex.extractors.docs_versions import (
 )
 from trustindex.extractors.globs import first_match
 from trustindex.extractors.js_config import entries, object_at, string_list, string_literal, strip_comments
-from trustindex.extractors.mkdocs_routes import CONFIG_RE as MKDOCS_CONFIG_RE
-from trustindex.extractors.mkdocs_routes import MkDocsSite, page_route, read_mkdocs_config, why_unserved
+from trustindex.extractors.static_sites import MKDOCS_CONFIG_RE, VITEPRESS_CONFIG_RE, StaticSite, static_site
 from trustindex.schemas.docs_versions import CURRENT
 from trustindex.schemas.page_routes import OFF_SITE, ROUTED, UNROUTED
 
@@ -196,14 +195,15 @@ class DocsRoutes:
         plugins: list[_Plugin],
         blogs: Iterable[_Blog] = (),
         configured: bool = True,
-        mkdocs: Iterable[MkDocsSite] = (),
+        sites: Iterable[StaticSite] = (),
     ):
         # the longest folder first, so that a plugin nested in another's folder wins
         self.plugins = sorted(plugins, key=lambda p: -len(p.root + p.path))
         self.blogs = sorted(blogs, key=lambda b: -len(b.folder))
-        # False: no Docusaurus or MkDocs config was found, the plugin is Docusaurus's default
+        # False: no Docusaurus, MkDocs or VitePress config was found, the plugin is Docusaurus's default
         self.configured = configured
-        self.mkdocs = sorted(mkdocs, key=lambda m: -len(m.docs))  # MkDocs sites (extractors/mkdocs_routes.py)
+        # MkDocs and VitePress sites (extractors/mkdocs_routes.py, vitepress_routes.py), the deepest pages first
+        self.sites = sorted(sites, key=lambda site: -len(site.folder))
 
     @property
     def blog_folders(self) -> tuple[str, ...]:
@@ -214,13 +214,11 @@ class DocsRoutes:
         fm = front_matter or {}
         if not path.endswith(_DOC_EXT):
             return Route(OFF_SITE, "not a Markdown page")
-        site = self._mkdocs_site(path)
+        site = self._site_of(path)
         if site is not None:
-            rel = path[len(site.docs) :]
-            unserved = why_unserved(site, rel)
-            if unserved:
-                return Route(UNROUTED, unserved)
-            return Route(ROUTED, f"a page of the MkDocs site of {site.root}mkdocs.yml", page_route(site, rel))
+            rel = path[len(site.folder) :]
+            unserved = site.unserved(rel)
+            return Route(UNROUTED, unserved) if unserved else Route(ROUTED, site.label, site.route(rel))
         docs = self.locate(path)
         if docs is not None:
             return _docs_page(*docs, fm)
@@ -244,13 +242,13 @@ class DocsRoutes:
                 return p, CURRENT, path[len(base) :]
         return None
 
-    def _mkdocs_site(self, path: str) -> MkDocsSite | None:
-        return next((m for m in self.mkdocs if path.startswith(m.docs)), None)
+    def _site_of(self, path: str) -> StaticSite | None:
+        return next((site for site in self.sites if path.startswith(site.folder)), None)
 
     def site_root(self, path: str) -> str:
         """The folder of the site (where its docusaurus config lives) whose docs or blog hold ``path``: what an
         ``@site/`` import means there ("" when no plugin holds it)."""
-        site = self._mkdocs_site(path)
+        site = self._site_of(path)
         if site is not None:
             return site.root
         docs = self.locate(path)
@@ -275,7 +273,7 @@ def load_docs_routes(paths: Iterable[str], files: Mapping[str, bytes]) -> DocsRo
     plugins: dict[tuple[str, str], _Plugin] = {}
     blogs: list[_Blog] = []
     versions: dict[tuple[str, str], list[str]] = {}
-    mkdocs: list[MkDocsSite] = []
+    sites: list[StaticSite] = []
     configs = 0
     for path in sorted(set(paths) | set(files)):
         data = files.get(path)
@@ -283,9 +281,9 @@ def load_docs_routes(paths: Iterable[str], files: Mapping[str, bytes]) -> DocsRo
             continue
         cm, vm = DOCS_CONFIG_RE.match(path), _VERSIONS_RE.match(path)
         text = data.decode("utf-8", "replace")
-        if MKDOCS_CONFIG_RE.match(path):
-            site = read_mkdocs_config(path, text)
-            mkdocs += [site] if site is not None else []
+        if MKDOCS_CONFIG_RE.match(path) or VITEPRESS_CONFIG_RE.match(path):
+            site = static_site(path, text)
+            sites += [site] if site is not None else []
         elif cm:
             configs += 1
             src = strip_comments(text)
@@ -299,13 +297,13 @@ def load_docs_routes(paths: Iterable[str], files: Mapping[str, bytes]) -> DocsRo
                 continue
             if isinstance(listed, list) and all(isinstance(v, str) for v in listed):
                 versions[(vm["root"], vm["id"] or "default")] = listed
-    if not configs and not mkdocs:
+    if not configs and not sites:
         plugins[("", "default")] = _Plugin("default", "")
         blogs.append(_Blog(""))
     for key, listed in versions.items():
         if key in plugins:
             plugins[key].versions = listed
-    return DocsRoutes(list(plugins.values()), blogs, configured=bool(configs or mkdocs), mkdocs=mkdocs)
+    return DocsRoutes(list(plugins.values()), blogs, configured=bool(configs or sites), sites=sites)
 
 
 def _read_plugin(obj: str, root: str, plugins: dict[tuple[str, str], _Plugin]) -> None:

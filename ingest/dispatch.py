@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from trustindex.extractors.base import Extraction, FileContext
+from trustindex.extractors.static_sites import VITEPRESS_CONFIG_RE
 
 CONFIG_FILES = (
     "package.json",
@@ -23,7 +24,7 @@ RESTRUCTUREDTEXT = "restructuredtext"  # also a Sphinx project's page in a suffi
 
 def kind_of(path: str) -> str:
     name = path.rsplit("/", 1)[-1]
-    if name in CONFIG_FILES or name.endswith("_versions.json"):
+    if name in CONFIG_FILES or name.endswith("_versions.json") or VITEPRESS_CONFIG_RE.match(path):
         return "config"
     ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
     return {

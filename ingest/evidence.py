@@ -23,9 +23,9 @@ from trustindex.extractors.manifests import (
     resolve_cargo_workspace,
     resolve_workspaces,
 )
-from trustindex.extractors.mkdocs_routes import CONFIG_RE as MKDOCS_CONFIG_RE
 from trustindex.extractors.page_kind import load_page_kinds
 from trustindex.extractors.sphinx_conf import CONF_NAME, SphinxSources, read_sphinx_conf
+from trustindex.extractors.static_sites import MKDOCS_CONFIG_RE, VITEPRESS_CONFIG_RE
 from trustindex.extractors.typedoc import TypedocOutputs, header_targets
 from trustindex.schemas.page_routes import OFF_SITE
 from trustindex.schemas.policy import Policy
@@ -151,8 +151,8 @@ DOCS_CONFIG_MAX_BYTES = 1 << 20
 
 def docs_config_evidence(repo, entries, source, have: dict[str, bytes]) -> dict[str, bytes]:
     """Docusaurus configs and versions files the source's include globs leave out, read as evidence only; so are
-    MkDocs configs (where its pages are published) and TypeDoc configurations and the package.json beside each
-    (which package and version its pages document).
+    MkDocs and VitePress configs (where its pages are published) and TypeDoc configurations and the package.json
+    beside each (which package and version its pages document).
 
     Which docs version a page belongs to is decided by these files, so a sources file that indexes only
     ``**/*.md*`` must still read them (they stay ``not_included`` in the report: nothing of them is indexed).
@@ -166,7 +166,7 @@ def docs_config_evidence(repo, entries, source, have: dict[str, bytes]) -> dict[
 
     def wanted(path: str) -> bool:
         name, folder = posixpath.basename(path), posixpath.dirname(path)
-        if is_docs_config(path) or MKDOCS_CONFIG_RE.match(path):
+        if is_docs_config(path) or MKDOCS_CONFIG_RE.match(path) or VITEPRESS_CONFIG_RE.match(path):
             return True
         return folder in typedoc_dirs and name in (*CONFIG_NAMES, "package.json")
 

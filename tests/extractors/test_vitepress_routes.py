@@ -1,0 +1,68 @@
+"""A VitePress site's pages are cited where it publishes them (extractors/vitepress_routes.py): the pages of its
+``srcDir`` at the site's root (``.html``, or clean URLs), its ``srcExclude`` unrouted, the rest off the site; the
+config is TypeScript that VitePress runs, read here as literals only."""
+
+from __future__ import annotations
+
+from trustindex.extractors.base import approx_token_count
+from trustindex.extractors.docs_routes import load_docs_routes
+from trustindex.extractors.vitepress_routes import read_vitepress_config
+from trustindex.ingest.source import IngestRun, ingest_source
+from trustindex.schemas.config import Identities, load_sources
+from trustindex.schemas.policy import Policy
+
+CONFIG = """import { defineConfigWithTheme } from 'vitepress'
+import baseConfig from '@vue/theme/config'
+// the sidebar is computed: not read
+const sidebar = makeSidebar()
+
+export default defineConfigWithTheme<ThemeConfig>({
+  extends: baseConfig,
+  srcDir: 'src',
+  srcExclude: ['tutorial/**/description.md'],
+  themeConfig: { sidebar },
+})
+"""
+FILES = {
+    ".vitepress/config.ts": CONFIG,
+    "src/index.md": "# Vue\n\nThe progressive framework.\n",
+    "src/guide/essentials/computed.md": "# Computed Properties {#computed}\n\n## Writable Computed\n\nA setter.\n",
+    "src/guide/index.md": "# Guide\n\nStart here.\n",
+    "src/tutorial/src/step-1/description.md": "# Getting started\n\nRendered inside the tutorial.\n",
+    "README.md": "# vuejs.org\n\nThe docs' source.\n",
+}
+
+
+def test_routes_of_a_vitepress_site():
+    routes = load_docs_routes(list(FILES), {".vitepress/config.ts": CONFIG.encode()})
+    got = {p: (r.status, r.route) for p in FILES if p.endswith(".md") for r in [routes.resolve(p)]}
+    assert got == {
+        "src/index.md": ("routed", ""),
+        "src/guide/essentials/computed.md": ("routed", "guide/essentials/computed.html"),
+        "src/guide/index.md": ("routed", "guide/"),
+        "src/tutorial/src/step-1/description.md": ("unrouted", None),
+        "README.md": ("off_site", None),
+    }
+    clean = read_vitepress_config("docs/.vitepress/config.mts", "export default { cleanUrls: true }")
+    assert clean is not None and (clean.root, clean.src, clean.clean_urls) == ("docs/", "docs/", True)
+    computed = read_vitepress_config(".vitepress/config.js", "export default defineConfig({ cleanUrls: isProd })")
+    assert computed is not None and computed.clean_urls is False  # computed when VitePress runs: the default
+    assert read_vitepress_config(".vitepress/config.ts", "export default { srcDir: '../../elsewhere' }") is None
+
+
+def test_a_vitepress_page_is_cited_at_its_published_url(tmp_path):
+    from tests.kits.gitutil import RepoBuilder
+
+    rb = RepoBuilder(tmp_path / "repo")
+    rb.commit(FILES, "a VitePress site")
+    (tmp_path / "sources.toml").write_text(
+        f'[[source]]\nname = "vue"\nurl = "{rb.path}"\nref = "main"\npublisher = "p"\nsite_url = "https://vue.example"\n'
+    )
+    (src,) = load_sources(tmp_path / "sources.toml")
+    run = ingest_source(src, tmp_path / "data", Identities(), [], Policy.default(), approx_token_count, IngestRun())
+    docs = {r["path"]: (r["route"], r["page_url"]) for r in run.tables["documents"].to_pylist()}
+    assert docs["src/guide/essentials/computed.md"] == ("routed", "https://vue.example/guide/essentials/computed.html")
+    assert docs["src/tutorial/src/step-1/description.md"] == ("unrouted", "")
+    assert docs["README.md"] == ("off_site", "")
+    report = {r["path"]: (r["status"], r["rule"]) for r in run.tables["ingest_report"].to_pylist()}
+    assert report[".vitepress/config.ts"] == ("skipped", "not_included")  # read as evidence only
