@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from trustindex.extractors.globs import first_match
 
 CONFIG_RE = re.compile(r"^(?P<root>(?:.*/)?)mkdocs\.ya?ml$")
-_PAGE_EXT = (".md", ".markdown")
 _INDEX_NAMES = ("index", "readme")
 
 
@@ -40,6 +39,38 @@ class MkDocsSite:
     directory_urls: bool = True
     exclude: tuple[str, ...] = ()
     drafts: tuple[str, ...] = ()
+
+    @property
+    def folder(self) -> str:
+        """The folder of its pages (extractors/static_sites.py ``StaticSite``)."""
+        return self.docs
+
+    @property
+    def label(self) -> str:
+        return f"a page of the MkDocs site of {self.root}mkdocs.yml"
+
+    def route(self, rel: str) -> str:
+        """The page's path on the site for the file at ``rel`` (relative to the docs folder)."""
+        stem, name = rel.rsplit(".", 1)[0], posixpath.basename(rel).rsplit(".", 1)[0]
+        folder = posixpath.dirname(rel)
+        if name.lower() in _INDEX_NAMES:
+            return f"{folder}/" if folder and self.directory_urls else (f"{folder}/index.html" if folder else "")
+        return f"{stem}/" if self.directory_urls else f"{stem}.html"
+
+    def unserved(self, rel: str) -> str | None:
+        """Why the site publishes no page for the file at ``rel`` (relative to its docs folder), or None."""
+        parts = rel.split("/")
+        dotted = next((p for p in parts if p.startswith(".")), None)
+        if dotted:
+            return f"{dotted!r} starts with . (MkDocs serves no page under it)"
+        if parts[0] == "templates" and len(parts) > 1:
+            return "under templates/ (MkDocs's default exclude_docs)"
+        hit = first_match(rel, [g for p in self.exclude for g in _gitignore_globs(p)])
+        if hit:
+            return f"excluded by exclude_docs {hit!r}"
+        if first_match(rel, [g for p in self.drafts for g in _gitignore_globs(p)]):
+            return "a draft (draft_docs: built by mkdocs serve only)"
+        return None
 
 
 def read_mkdocs_config(path: str, text: str) -> MkDocsSite | None:
@@ -88,32 +119,3 @@ def _gitignore_globs(pattern: str) -> list[str]:
     anchored = pattern.startswith("/") or "/" in body
     base = body.lstrip("/") if anchored else f"**/{body}"
     return [base, f"{base}/**"]
-
-
-def page_route(site: MkDocsSite, rel: str) -> str:
-    """The page's path on the site for the file at ``rel`` (relative to the docs folder)."""
-    stem, name = rel.rsplit(".", 1)[0], posixpath.basename(rel).rsplit(".", 1)[0]
-    folder = posixpath.dirname(rel)
-    if name.lower() in _INDEX_NAMES:
-        return f"{folder}/" if folder and site.directory_urls else (f"{folder}/index.html" if folder else "")
-    return f"{stem}/" if site.directory_urls else f"{stem}.html"
-
-
-def why_unserved(site: MkDocsSite, rel: str) -> str | None:
-    """Why the site publishes no page for the file at ``rel`` (relative to its docs folder), or None."""
-    parts = rel.split("/")
-    dotted = next((p for p in parts if p.startswith(".")), None)
-    if dotted:
-        return f"{dotted!r} starts with . (MkDocs serves no page under it)"
-    if parts[0] == "templates" and len(parts) > 1:
-        return "under templates/ (MkDocs's default exclude_docs)"
-    hit = first_match(rel, [g for p in site.exclude for g in _gitignore_globs(p)])
-    if hit:
-        return f"excluded by exclude_docs {hit!r}"
-    if first_match(rel, [g for p in site.drafts for g in _gitignore_globs(p)]):
-        return "a draft (draft_docs: built by mkdocs serve only)"
-    return None
-
-
-def is_page_file(path: str) -> bool:
-    return path.lower().endswith(_PAGE_EXT)

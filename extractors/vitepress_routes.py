@@ -38,6 +38,31 @@ class VitePressSite:
     src: str
     clean_urls: bool = False
     exclude: tuple[str, ...] = ()
+    config: str = ""  # the config file's path
+
+    @property
+    def folder(self) -> str:
+        """The folder of its pages (extractors/static_sites.py ``StaticSite``)."""
+        return self.src
+
+    @property
+    def label(self) -> str:
+        return f"a page of the VitePress site of {self.config}"
+
+    def route(self, rel: str) -> str:
+        """The page's path on the site for the file at ``rel`` (relative to the pages' folder)."""
+        stem = rel.rsplit(".", 1)[0]
+        if posixpath.basename(stem) == "index":
+            folder = posixpath.dirname(stem)
+            return f"{folder}/" if folder else ""
+        return stem if self.clean_urls else f"{stem}.html"
+
+    def unserved(self, rel: str) -> str | None:
+        """Why VitePress publishes no page for the file at ``rel`` (relative to the pages' folder), or None."""
+        if "node_modules" in rel.split("/"):
+            return "under node_modules (VitePress serves no page there)"
+        hit = first_match(rel, list(self.exclude))
+        return f"excluded by srcExclude {hit!r}" if hit else None
 
 
 def read_vitepress_config(path: str, text: str) -> VitePressSite | None:
@@ -55,7 +80,7 @@ def read_vitepress_config(path: str, text: str) -> VitePressSite | None:
         return None  # pages outside the repository: nothing here is one
     clean = _truth(opts.get("cleanUrls"))
     exclude = tuple(string_list(opts.get("srcExclude")) or ())
-    return VitePressSite(root, "" if folder == "." else folder + "/", clean, exclude)
+    return VitePressSite(root, "" if folder == "." else folder + "/", clean, exclude, path)
 
 
 def _truth(value: str | None) -> bool:
@@ -65,20 +90,3 @@ def _truth(value: str | None) -> bool:
         return literal(value.strip()) is True
     except Exception:  # computed when VitePress runs: its default stands
         return False
-
-
-def page_route(site: VitePressSite, rel: str) -> str:
-    """The page's path on the site for the file at ``rel`` (relative to the pages' folder)."""
-    stem = rel.rsplit(".", 1)[0]
-    if posixpath.basename(stem) == "index":
-        folder = posixpath.dirname(stem)
-        return f"{folder}/" if folder else ""
-    return stem if site.clean_urls else f"{stem}.html"
-
-
-def why_unserved(site: VitePressSite, rel: str) -> str | None:
-    """Why VitePress publishes no page for the file at ``rel`` (relative to the pages' folder), or None."""
-    if "node_modules" in rel.split("/"):
-        return "under node_modules (VitePress serves no page there)"
-    hit = first_match(rel, list(site.exclude))
-    return f"excluded by srcExclude {hit!r}" if hit else None
