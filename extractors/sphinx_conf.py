@@ -48,7 +48,7 @@ def read_sphinx_conf(path: str, text: str) -> SphinxConf | None:
     configuration (or no Python this parser reads)."""
     try:
         tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # no Python, or nested past the parser's reach
         return None
     values: dict[str, ast.expr] = {}
     for node in tree.body:

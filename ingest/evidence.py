@@ -155,24 +155,41 @@ def docs_config_evidence(repo, entries, source, have: dict[str, bytes]) -> dict[
     beside each (which package and version its pages document).
 
     Which docs version a page belongs to is decided by these files, so a sources file that indexes only
-    ``**/*.md*`` must still read them (they stay ``not_included`` in the report: nothing of them is indexed).
-    An explicit exclude is respected; an unreadable one is simply not evidence."""
-    from trustindex.crawl.git import read_blob
+    ``**/*.md*`` must still read them (they stay ``not_included`` in the report: nothing of them is indexed)."""
     from trustindex.extractors.docs_versions import is_docs_config
-    from trustindex.extractors.globs import first_match
     from trustindex.extractors.typedoc import CONFIG_NAMES
 
     typedoc_dirs = {posixpath.dirname(e.path) for e in entries if posixpath.basename(e.path) in CONFIG_NAMES}
 
-    def wanted(path: str) -> bool:
-        name, folder = posixpath.basename(path), posixpath.dirname(path)
-        if is_docs_config(path) or MKDOCS_CONFIG_RE.match(path) or VITEPRESS_CONFIG_RE.match(path):
+    def wanted(e) -> bool:
+        if e.path in have:
+            return False
+        if is_docs_config(e.path) or MKDOCS_CONFIG_RE.match(e.path) or VITEPRESS_CONFIG_RE.match(e.path):
             return True
+        name, folder = posixpath.basename(e.path), posixpath.dirname(e.path)
         return folder in typedoc_dirs and name in (*CONFIG_NAMES, "package.json")
+
+    return _evidence_blobs(repo, entries, source, wanted)
+
+
+def sphinx_sources(repo, entries, source) -> SphinxSources:
+    """The source's Sphinx source folders, each ``conf.py`` read as evidence (parsed, never run:
+    extractors/sphinx_conf.py) whether or not the include reads it."""
+    found = _evidence_blobs(repo, entries, source, lambda e: posixpath.basename(e.path) == CONF_NAME and not e.missing)
+    confs = (read_sphinx_conf(path, data.decode("utf-8", "replace")) for path, data in found.items())
+    return SphinxSources.of(c for c in confs if c is not None)
+
+
+def _evidence_blobs(repo, entries, source, wanted) -> dict[str, bytes]:
+    """The bytes of the tree entries ``wanted`` picks, read as evidence whether or not the include reads them: an
+    explicit exclude is respected, a link, submodule, invalid name or file over ``DOCS_CONFIG_MAX_BYTES`` is not
+    read, and an unreadable one is simply not evidence."""
+    from trustindex.crawl.git import read_blob
+    from trustindex.extractors.globs import first_match
 
     out: dict[str, bytes] = {}
     for e in entries:
-        if e.path in have or not wanted(e.path) or e.is_symlink or e.is_submodule or e.invalid:
+        if not wanted(e) or e.is_symlink or e.is_submodule or e.invalid:
             continue
         if e.size > DOCS_CONFIG_MAX_BYTES or first_match(e.path, source.exclude):
             continue
@@ -181,25 +198,3 @@ def docs_config_evidence(repo, entries, source, have: dict[str, bytes]) -> dict[
         except Exception:  # a missing object: the file stays unread, as if absent
             continue
     return out
-
-
-def sphinx_sources(repo, entries, source) -> SphinxSources:
-    """The source's Sphinx source folders, each ``conf.py`` read as evidence (parsed, never run:
-    extractors/sphinx_conf.py) whether or not the include reads it; an explicit exclude is respected, and an
-    unreadable one is simply not evidence."""
-    from trustindex.crawl.git import read_blob
-    from trustindex.extractors.globs import first_match
-
-    confs = []
-    for e in entries:
-        if posixpath.basename(e.path) != CONF_NAME or e.is_symlink or e.is_submodule or e.invalid or e.missing:
-            continue
-        if e.size > DOCS_CONFIG_MAX_BYTES or first_match(e.path, source.exclude):
-            continue
-        try:
-            conf = read_sphinx_conf(e.path, read_blob(repo, e.sha).decode("utf-8", "replace"))
-        except Exception:  # a missing object: the file stays unread, as if absent
-            continue
-        if conf is not None:
-            confs.append(conf)
-    return SphinxSources.of(confs)
