@@ -48,17 +48,18 @@ class PageLanguages:
             return cls(("",) * n, {}, (False,) * n, frozenset())
         langs = tuple(v or "" for v in docs.column("language").to_pylist())
         sources, paths = docs.column("source").to_pylist(), docs.column("path").to_pylist()
+        named = [bool(lang) and names(path, lang) for lang, path in zip(langs, paths, strict=True)]
         counts: dict[str, Counter] = {}
         unnamed: dict[str, Counter] = {}  # the pages whose path does not name their language
-        for source, lang, path in zip(sources, langs, paths, strict=True):
+        for source, lang, is_named in zip(sources, langs, named, strict=True):
             if lang:
                 counts.setdefault(source, Counter())[lang] += 1
-                if not names(path, lang):
+                if not is_named:
                     unnamed.setdefault(source, Counter())[lang] += 1
         primary = {s: _most(unnamed.get(s) or c) for s, c in counts.items()}
         other = tuple(
-            bool(lang) and lang != primary[s] and (counts[s][lang] >= MIN_PAGES_IN_A_LANGUAGE or names(path, lang))
-            for s, lang, path in zip(sources, langs, paths, strict=True)
+            bool(lang) and lang != primary[s] and (counts[s][lang] >= MIN_PAGES_IN_A_LANGUAGE or is_named)
+            for s, lang, is_named in zip(sources, langs, named, strict=True)
         )
         others = {lang for lang, o in zip(langs, other, strict=True) if o}
         asked = frozenset(others | set(primary.values())) if others else frozenset()
