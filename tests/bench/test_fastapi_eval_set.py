@@ -4,8 +4,6 @@ questions ask the whole repository, with its translations (the fastapi-repo corp
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from bench import eval_set
@@ -19,7 +17,7 @@ from bench.retrieval_corpora import (
     REACT,
     fastapi_missing,
 )
-from tests.kits.judged_sets import assert_graded, assert_unique
+from tests.kits.judged_sets import assert_graded, assert_jsonl_files, assert_unique
 
 WHY_NO_FASTAPI = fastapi_missing()
 ENGLISH = "docs/en/docs/"
@@ -31,12 +29,7 @@ def queries():
 
 
 def test_every_line_is_one_json_object_with_the_known_keys():
-    files = sorted(FASTAPI.eval_dir.glob("*.jsonl"))
-    assert [f.name for f in files] == ["judged_fastapi_s.jsonl", "off_topic_fastapi.jsonl"]
-    for f in files:
-        for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1):
-            obj = json.loads(line)
-            assert set(obj) == {"id", "query", "kind", "relevant"} and obj["id"].startswith("fastapi-"), f"{f.name}:{n}"
+    assert_jsonl_files(FASTAPI.eval_dir, ["judged_fastapi_s.jsonl", "off_topic_fastapi.jsonl"], "fastapi-")
 
 
 def test_unique_graded_and_apart_from_the_other_sets(queries):

@@ -4,8 +4,6 @@ questions about versions and changes asked of the whole repository (bench/eval/f
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from bench import eval_set
@@ -18,7 +16,7 @@ from bench.retrieval_corpora import (
     REACT,
     flask_missing,
 )
-from tests.kits.judged_sets import assert_graded, assert_unique
+from tests.kits.judged_sets import assert_graded, assert_jsonl_files, assert_unique
 
 WHY_NO_FLASK = flask_missing()
 
@@ -29,12 +27,9 @@ def queries():
 
 
 def test_every_line_is_one_json_object_with_the_known_keys():
-    files = sorted(FLASK.eval_dir.glob("*.jsonl"))
-    assert [f.name for f in files] == ["judged_flask.jsonl", "judged_flask_s.jsonl", "off_topic_flask.jsonl"]
-    for f in files:
-        for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1):
-            obj = json.loads(line)
-            assert set(obj) == {"id", "query", "kind", "relevant"} and obj["id"].startswith("flask-"), f"{f.name}:{n}"
+    assert_jsonl_files(
+        FLASK.eval_dir, ["judged_flask.jsonl", "judged_flask_s.jsonl", "off_topic_flask.jsonl"], "flask-"
+    )
 
 
 def test_unique_graded_and_apart_from_the_other_sets(queries):

@@ -4,7 +4,6 @@ split by id into halves that each hold every kind, and every judged path is a pa
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 
 import pytest
@@ -19,7 +18,7 @@ from bench.retrieval_corpora import (
     REACT_TREE,
     react_missing,
 )
-from tests.kits.judged_sets import assert_graded, assert_unique
+from tests.kits.judged_sets import assert_graded, assert_jsonl_files, assert_unique
 from tests.kits.realdata import needs_real_docs
 from trustindex.calibration.judged import IN_DOMAIN, SPLITS
 
@@ -33,17 +32,9 @@ def queries():
     return eval_set.load(REACT.eval_dir)
 
 
-def _files():
-    return sorted(REACT.eval_dir.glob("*.jsonl"))
-
-
 def test_every_line_is_one_json_object_with_the_known_keys():
-    assert [f.name for f in _files()] == ["judged_react.jsonl", "judged_react_s.jsonl", "off_topic_react.jsonl"]
-    for f in _files():
-        for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1):
-            obj = json.loads(line)
-            assert set(obj) == {"id", "query", "kind", "relevant"}, f"{f.name}:{n}"
-            assert obj["id"].startswith("react-"), f"{f.name}:{n}"
+    names = ["judged_react.jsonl", "judged_react_s.jsonl", "off_topic_react.jsonl"]
+    assert_jsonl_files(REACT.eval_dir, names, "react-")
 
 
 def test_ids_and_texts_are_unique_and_apart_from_the_midnight_set(queries):

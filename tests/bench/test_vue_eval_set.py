@@ -3,13 +3,11 @@ sets, and every judged path is a page of the pinned commit (bench/eval/vue/READM
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from bench import eval_set
 from bench.retrieval_corpora import CORPORA, QUESTION_KINDS, VUE, VUE_COMMIT, VUE_REPO, vue_missing
-from tests.kits.judged_sets import assert_graded, assert_unique
+from tests.kits.judged_sets import assert_graded, assert_jsonl_files, assert_unique
 
 WHY_NO_VUE = vue_missing()
 
@@ -20,12 +18,7 @@ def queries():
 
 
 def test_every_line_is_one_json_object_with_the_known_keys():
-    files = sorted(VUE.eval_dir.glob("*.jsonl"))
-    assert [f.name for f in files] == ["judged_vue_s.jsonl", "off_topic_vue.jsonl"]
-    for f in files:
-        for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1):
-            obj = json.loads(line)
-            assert set(obj) == {"id", "query", "kind", "relevant"} and obj["id"].startswith("vue-"), f"{f.name}:{n}"
+    assert_jsonl_files(VUE.eval_dir, ["judged_vue_s.jsonl", "off_topic_vue.jsonl"], "vue-")
 
 
 def test_unique_graded_and_apart_from_the_other_sets(queries):
