@@ -4,12 +4,9 @@
 
 from __future__ import annotations
 
-from trustindex.extractors.base import approx_token_count
+from tests.kits.gitutil import ingest_files
 from trustindex.extractors.docs_routes import load_docs_routes
 from trustindex.extractors.mkdocs_routes import read_mkdocs_config
-from trustindex.ingest.source import IngestRun, ingest_source
-from trustindex.schemas.config import Identities, load_sources
-from trustindex.schemas.policy import Policy
 
 CONFIG = """site_name: Web API
 site_url: https://elsewhere.example/  # the operator's site_url decides, not this
@@ -68,16 +65,7 @@ def test_routes_of_an_mkdocs_site():
 
 
 def test_an_mkdocs_page_is_cited_at_its_published_url(tmp_path):
-    from tests.kits.gitutil import RepoBuilder
-
-    rb = RepoBuilder(tmp_path / "repo")
-    rb.commit(FILES, "an MkDocs site")
-    (tmp_path / "sources.toml").write_text(
-        f'[[source]]\nname = "api"\nurl = "{rb.path}"\nref = "main"\npublisher = "p"\n'
-        'site_url = "https://api.example.com"\n'
-    )
-    (src,) = load_sources(tmp_path / "sources.toml")
-    run = ingest_source(src, tmp_path / "data", Identities(), [], Policy.default(), approx_token_count, IngestRun())
+    run = ingest_files(tmp_path, FILES, "api", 'site_url = "https://api.example.com"\n')
     docs = {r["path"]: (r["route"], r["page_url"]) for r in run.tables["documents"].to_pylist()}
     assert docs["docs/tutorial/cors.md"] == ("routed", "https://api.example.com/tutorial/cors/")
     assert docs["docs/drafts/plan.md"] == ("unrouted", "")

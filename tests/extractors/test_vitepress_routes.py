@@ -4,12 +4,9 @@ config is TypeScript that VitePress runs, read here as literals only."""
 
 from __future__ import annotations
 
-from trustindex.extractors.base import approx_token_count
+from tests.kits.gitutil import ingest_files
 from trustindex.extractors.docs_routes import load_docs_routes
 from trustindex.extractors.vitepress_routes import read_vitepress_config
-from trustindex.ingest.source import IngestRun, ingest_source
-from trustindex.schemas.config import Identities, load_sources
-from trustindex.schemas.policy import Policy
 
 CONFIG = """import { defineConfigWithTheme } from 'vitepress'
 import baseConfig from '@vue/theme/config'
@@ -51,15 +48,7 @@ def test_routes_of_a_vitepress_site():
 
 
 def test_a_vitepress_page_is_cited_at_its_published_url(tmp_path):
-    from tests.kits.gitutil import RepoBuilder
-
-    rb = RepoBuilder(tmp_path / "repo")
-    rb.commit(FILES, "a VitePress site")
-    (tmp_path / "sources.toml").write_text(
-        f'[[source]]\nname = "vue"\nurl = "{rb.path}"\nref = "main"\npublisher = "p"\nsite_url = "https://vue.example"\n'
-    )
-    (src,) = load_sources(tmp_path / "sources.toml")
-    run = ingest_source(src, tmp_path / "data", Identities(), [], Policy.default(), approx_token_count, IngestRun())
+    run = ingest_files(tmp_path, FILES, "vue", 'site_url = "https://vue.example"\n')
     docs = {r["path"]: (r["route"], r["page_url"]) for r in run.tables["documents"].to_pylist()}
     assert docs["src/guide/essentials/computed.md"] == ("routed", "https://vue.example/guide/essentials/computed.html")
     assert docs["src/tutorial/src/step-1/description.md"] == ("unrouted", "")

@@ -4,10 +4,7 @@ README, and its code stays out, skipped by the named rule."""
 
 from __future__ import annotations
 
-from trustindex.extractors.base import approx_token_count
-from trustindex.ingest.source import IngestRun, ingest_source
-from trustindex.schemas.config import load_sources
-from trustindex.schemas.policy import Policy
+from tests.kits.gitutil import ingest_files
 
 GUIDE = """Handling errors
 ===============
@@ -22,24 +19,13 @@ Use ``errorhandler(404)`` on the application and return the page with the status
 
 
 def test_a_source_without_include_indexes_its_sphinx_pages_and_skips_its_code(tmp_path):
-    from tests.kits.gitutil import RepoBuilder
-    from trustindex.schemas.config import Identities
-
-    rb = RepoBuilder(tmp_path / "repo")
-    rb.commit(
-        {
-            "README.md": "# app\n\nA small web framework.\n",
-            "docs/conf.py": "project = 'app'\n",
-            "docs/errorhandling.rst": GUIDE,
-            "src/app/__init__.py": "def errorhandler(code):\n    return code\n",
-        },
-        "a Sphinx project",
-    )
-    (tmp_path / "sources.toml").write_text(
-        f'[[source]]\nname = "app"\nurl = "{rb.path}"\nref = "main"\npublisher = "p"\n'
-    )
-    (src,) = load_sources(tmp_path / "sources.toml")
-    run = ingest_source(src, tmp_path / "data", Identities(), [], Policy.default(), approx_token_count, IngestRun())
+    files = {
+        "README.md": "# app\n\nA small web framework.\n",
+        "docs/conf.py": "project = 'app'\n",
+        "docs/errorhandling.rst": GUIDE,
+        "src/app/__init__.py": "def errorhandler(code):\n    return code\n",
+    }
+    run = ingest_files(tmp_path, files)  # no include: the default
     report = {r["path"]: r for r in run.tables["ingest_report"].to_pylist()}
     assert report["docs/errorhandling.rst"]["status"] == "ingested"
     assert report["README.md"]["status"] == "ingested"

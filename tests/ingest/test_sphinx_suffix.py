@@ -6,11 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from trustindex.extractors.base import approx_token_count
+from tests.kits.gitutil import ingest_files
 from trustindex.extractors.sphinx_conf import SphinxSources, read_sphinx_conf
-from trustindex.ingest.source import IngestRun, ingest_source
-from trustindex.schemas.config import Identities, load_sources
-from trustindex.schemas.policy import Policy
 
 CONF = """import os
 import sys
@@ -45,15 +42,7 @@ FILES = {
 
 
 def _ingest(tmp_path, include: str = "") -> dict:
-    from tests.kits.gitutil import RepoBuilder
-
-    rb = RepoBuilder(tmp_path / "repo")
-    rb.commit(FILES, "a Sphinx project whose pages are .txt")
-    (tmp_path / "sources.toml").write_text(
-        f'[[source]]\nname = "web"\nurl = "{rb.path}"\nref = "main"\npublisher = "p"\n{include}'
-    )
-    (src,) = load_sources(tmp_path / "sources.toml")
-    run = ingest_source(src, tmp_path / "data", Identities(), [], Policy.default(), approx_token_count, IngestRun())
+    run = ingest_files(tmp_path, FILES, "web", include)
     return {name: t.to_pylist() for name, t in run.tables.items()}
 
 

@@ -78,3 +78,21 @@ def refresh_one_source(root: Path, repo: str, name: str, include: tuple[str, ...
     (root / "identities.toml").write_text('[[publisher]]\nid = "foundation"\nname = "F"\ntier = "foundation"\n')
     run_refresh(load_build_config(str(root / "sources.toml")), RefreshRequest(str(root / "data")))
     return root / "data"
+
+
+def ingest_files(tmp_path: Path, files: dict[str, str], name: str = "app", source_lines: str = ""):
+    """``files`` committed to a real repository under ``tmp_path/repo`` and ingested as the only source ``name`` (no
+    include unless ``source_lines``, TOML lines of its ``[[source]]``, say one), default policy: the
+    ``SourceResult`` of ``ingest_source``."""
+    from trustindex.extractors.base import approx_token_count
+    from trustindex.ingest.source import IngestRun, ingest_source
+    from trustindex.schemas.config import Identities, load_sources
+    from trustindex.schemas.policy import Policy
+
+    rb = RepoBuilder(tmp_path / "repo")
+    rb.commit(files, f"the {name} repository")
+    (tmp_path / "sources.toml").write_text(
+        f'[[source]]\nname = "{name}"\nurl = "{rb.path}"\nref = "main"\npublisher = "p"\n{source_lines}'
+    )
+    (src,) = load_sources(tmp_path / "sources.toml")
+    return ingest_source(src, tmp_path / "data", Identities(), [], Policy.default(), approx_token_count, IngestRun())
