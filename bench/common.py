@@ -316,7 +316,7 @@ def render(data: dict) -> str:
     machines = {
         json.dumps({k: v for k, v in r.get("machine", {}).items() if k != "load_average_1m"}, sort_keys=True)
         for r in data.values()
-        if isinstance(r, dict)
+        if isinstance(r, dict) and r.get("machine")  # a record saved without its machine names none
     }
     for m in sorted(machines):
         d = json.loads(m)
