@@ -151,6 +151,7 @@ def _tables(n: int, docs_tokens: list[list[str]], seed: int) -> dict:
                 "text": text,
                 "content_sha256": sha,
                 "token_count": len(docs_tokens[i]),
+                "anchor": f"section-{d}",
             }
         )
     sources = [

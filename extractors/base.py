@@ -38,6 +38,8 @@ class Chunk:
     heading_path: list[str] = field(default_factory=list)
     symbol_path: str | None = None
     token_count: int = 0
+    # the id its own section's heading sets itself (`{#id}`), "" when none: the site links the section by it
+    anchor: str = ""
 
 
 @dataclass

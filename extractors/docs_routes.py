@@ -47,6 +47,7 @@ from trustindex.extractors.js_config import entries, object_at, string_list, str
 from trustindex.extractors.static_sites import MKDOCS_CONFIG_RE, VITEPRESS_CONFIG_RE, StaticSite, static_site
 from trustindex.schemas.docs_versions import CURRENT
 from trustindex.schemas.page_routes import OFF_SITE, ROUTED, UNROUTED
+from trustindex.schemas.page_url import DOCUSAURUS
 
 _VERSIONS_RE = re.compile(r"^(?P<root>(?:.*/)?)(?:(?P<id>[^/]+)_)?versions\.json$")
 _VERSIONED_RE = re.compile(r"^(?P<root>(?:.*/)?)(?:(?P<id>[^/]+)_)?versioned_docs/version-(?P<ver>[^/]+)/(?P<rel>.+)$")
@@ -255,6 +256,12 @@ class DocsRoutes:
         if docs is not None:
             return docs[0].root
         return next((b.root for b in self.blogs if path.startswith(b.folder)), "")
+
+    def generator(self, path: str) -> str:
+        """The generator whose slugs id the headings of the page at ``path`` (schemas/page_url.py): its MkDocs or
+        VitePress site's, else Docusaurus's (github-slugger)."""
+        site = self._site_of(path)
+        return site.generator if site is not None else DOCUSAURUS
 
     def route(self, path: str, front_matter: Mapping | None = None) -> str | None:
         """The page's path on the site (no leading slash; "" is the site root), or None when the site serves none."""

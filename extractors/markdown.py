@@ -61,6 +61,8 @@ _LANGUAGE = Language(tree_sitter_markdown.language())
 # comment `{/*id*/}` as react.dev writes it (not words of the heading: left in, "usage" and "*/" were embedded and
 # indexed with every passage under it)
 _ANCHOR_RE = re.compile(r"\s*\{(?::?\s*[#.][^}]*|/\*[^}]*?\*/)\}\s*$")
+# The id inside it: the attribute list's `#id`, or the MDX comment's words (react.dev's `{/*usage*/}`)
+_ANCHOR_ID_RE = re.compile(r"(?:^|\s|\{:?)#([^\s}#]+)|^\{/\*\s*([^*\s]+)\s*\*/\}")
 _IMPORT_RE = re.compile(r"^import(?:\s+(?:type\s+)?[\w$*{]|\s*['\"])")
 _IMPORT_OK_RE = re.compile(r"\bfrom\s*['\"][^'\"\n]+['\"]|^import\s*['\"][^'\"\n]+['\"]")
 _EXPORT_RE = re.compile(r"^export\s+(?:default\b|const\b|let\b|var\b|function\b|async\s+function\b|class\b|\{|\*)")
@@ -151,11 +153,11 @@ class HeadingChunker(ChunkSizer):
         if node.type == "atx_heading":
             level = next((int(c.type[5]) for c in node.children if c.type.startswith("atx_h")), 1)
             title = ATX_CLOSING.sub("", ATX_OPENING.sub("", self.lines[s], count=1))
-            return Unit(s, s, "heading", level=level, title=_clean_title(title[:2000]))
+            return Unit(s, s, "heading", level=level, title=_clean_title(title[:2000]), anchor=heading_id(title))
         if node.type == "setext_heading":
             level = 1 if any(c.type == "setext_h1_underline" for c in node.children) else 2
             title = " ".join(self.lines[r].strip()[:2000] for r in range(s, e))
-            return Unit(s, e, "heading", level=level, title=_clean_title(title))
+            return Unit(s, e, "heading", level=level, title=_clean_title(title), anchor=heading_id(title))
         if node.type in _CODE_TYPES:
             return Unit(s, e, "fence")
         unit = Unit(s, e)
@@ -291,12 +293,24 @@ class HeadingChunker(ChunkSizer):
                 path = ([title] if title else []) + [h.title for h in stack]
                 if len(path) > 1 and path[1] == path[0]:
                     del path[1]
+                if u.anchor:
+                    self.heading_ids.setdefault(tuple(path), u.anchor)
                 segs.append((u.level, path, [u]))
             elif segs:
                 segs[-1][2].append(u)
             else:
                 segs.append((0, lead, [u]))
         self._chunk_segments(segs)
+
+
+def heading_id(title: str) -> str:
+    """The id a heading sets itself (its trailing ``{#id}``, ``{ #id .class }`` or ``{/*id*/}``), "" when none: the
+    site links the section by it, not by the slug of its text (schemas/page_url.py)."""
+    m = _ANCHOR_RE.search(title[:2000])
+    if not m:
+        return ""
+    inner = _ANCHOR_ID_RE.search(m.group(0).strip())
+    return (inner.group(1) or inner.group(2) or "") if inner else ""
 
 
 def _clean_title(title: str) -> str:

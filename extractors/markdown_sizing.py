@@ -48,6 +48,7 @@ class Unit:
     children: list[Unit] = field(default_factory=list)
     level: int = 0  # heading level (headings only)
     title: str = ""
+    anchor: str = ""  # the id the heading sets itself, "" when none (extractors/markdown.py heading_id)
 
 
 @dataclass
@@ -71,6 +72,8 @@ class ChunkSizer:
         self.overhead = max(0, ctx.count_tokens(""))  # e.g. [CLS]/[SEP]
         self.calls = self.counted = 0
         self.exhausted = False
+        # each section's heading path → the id its heading sets itself (the first such heading of that path)
+        self.heading_ids: dict[tuple[str, ...], str] = {}
 
     # -- text helpers -------------------------------------------------------
     def _blank(self, r: int) -> bool:
@@ -264,6 +267,7 @@ class ChunkSizer:
                     end_line=e + 1,
                     heading_path=list(path),
                     token_count=tokens,
+                    anchor=self.heading_ids.get(tuple(path), ""),
                 )
             )
 

@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass
 
 from trustindex.extractors.globs import first_match
+from trustindex.schemas.page_url import MKDOCS
 
 CONFIG_RE = re.compile(r"^(?P<root>(?:.*/)?)mkdocs\.ya?ml$")
 _INDEX_NAMES = ("index", "readme")
@@ -48,6 +49,11 @@ class MkDocsSite:
     @property
     def label(self) -> str:
         return f"a page of the MkDocs site of {self.root}mkdocs.yml"
+
+    @property
+    def generator(self) -> str:
+        """How it ids a heading (schemas/page_url.py: Python-Markdown's toc slugify)."""
+        return MKDOCS
 
     def route(self, rel: str) -> str:
         """The page's path on the site for the file at ``rel`` (relative to the docs folder)."""

@@ -24,6 +24,9 @@ class StaticSite(Protocol):
     @property
     def label(self) -> str: ...
 
+    @property
+    def generator(self) -> str: ...  # how it ids a heading: a name of schemas/page_url.py SLUGS
+
     def route(self, rel: str) -> str: ...
 
     def unserved(self, rel: str) -> str | None: ...

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from trustindex.extractors.globs import first_match
 from trustindex.extractors.js_config import entries, literal, object_at, string_list, string_literal, strip_comments
+from trustindex.schemas.page_url import VITEPRESS
 
 CONFIG_RE = re.compile(r"^(?P<root>(?:.*/)?)\.vitepress/config\.(?:js|ts|mjs|mts|cjs|cts)$")
 _DEFINE_CALL = re.compile(r"\bdefineConfig\w*\s*(?:<[^>()]*>)?\s*\(")
@@ -48,6 +49,11 @@ class VitePressSite:
     @property
     def label(self) -> str:
         return f"a page of the VitePress site of {self.config}"
+
+    @property
+    def generator(self) -> str:
+        """How it ids a heading (schemas/page_url.py: VitePress's slugify)."""
+        return VITEPRESS
 
     def route(self, rel: str) -> str:
         """The page's path on the site for the file at ``rel`` (relative to the pages' folder)."""

@@ -29,8 +29,9 @@ from trustindex.schemas.policy import Policy
 # Sphinx project's pages in a suffix of its own, conf.py's source_suffix (Django's .txt), are reStructuredText;
 # 17: a heading's backslash-escaped characters are themselves, not markup ("Map\<key_type, value_type>" read
 # "Map\"); an HTML comment whose words are only an address is no hidden prose;
-# 18: a VitePress site's pages are routed by its .vitepress/config.* (srcDir, cleanUrls, srcExclude))
-EXTRACTOR_VERSION = "18"
+# 18: a VitePress site's pages are routed by its .vitepress/config.* (srcDir, cleanUrls, srcExclude);
+# 19: each passage's section anchor (chunks.anchor): the id its heading sets, else its site generator's slug)
+EXTRACTOR_VERSION = "19"
 
 
 def source_key(source: Source, commit: str, ids: Identities, ledger: list[LedgerEntry], policy: Policy) -> str:

@@ -19,6 +19,7 @@ from trustindex.ingest.context import SourceContext
 from trustindex.ingest.links import LINKED_KINDS, page_link_rows
 from trustindex.schemas.embedded_text import embed_text
 from trustindex.schemas.page_kinds import CODE
+from trustindex.schemas.page_url import section_anchor
 from trustindex.schemas.tables import DOCUMENT_TABLES, chunk_id_of, doc_id_of, sha256_text
 from trustindex.schemas.web_url import file_url
 
@@ -157,6 +158,7 @@ def _chunk_row(ctx: SourceContext, doc_id: str, path: str, ch: Chunk) -> Row:
         "text": text,
         "content_sha256": sha256_text(etext),
         "token_count": ch.token_count or ctx.count_tokens(etext),
+        "anchor": section_anchor(headings, neutralise(ch.anchor), ctx.evidence.routes.generator(path)),
     }
 
 

@@ -57,7 +57,9 @@ def _cited(d, i: int) -> _Cited:
     url = cite_lines(doc.url, start, end) if doc.url else None
     # the page a person opens: the published site's page and section when the source has a site_url, else the
     # hosting URL; for a partial, the page that imports it (part_of)
-    page_url = passage_page_url(doc.page_url, headings, not doc.part_of) if doc.page_url else url
+    # its section's id as the build recorded it (None: a snapshot written before that column)
+    anchor = v("anchor", i) if "anchor" in d.chunks.table.column_names else None
+    page_url = passage_page_url(doc.page_url, headings, not doc.part_of, anchor) if doc.page_url else url
     return _Cited(doc, start, end, headings, url, page_url)
 
 

@@ -23,7 +23,7 @@ from trustindex.query.passage_text import TEXT_COLUMN, PassageTexts
 from trustindex.schemas.lexical import tokenize
 
 PASSAGE_TERMS_KEPT = TEXTS_KEPT = 8192
-PROVENANCE_COLUMNS = ("start_line", "end_line", "heading_path", "symbol_path")  # query/response.py provenance
+PROVENANCE_COLUMNS = ("start_line", "end_line", "heading_path", "symbol_path", "anchor")  # query/response.py
 # Rows from which warm() leaves the provenance columns in Arrow: as Python objects they cost more memory than their
 # scalar reads cost time (heading_path alone: ~160 MiB at 1M passages, against ~15 µs a read for the ten hits).
 PROVENANCE_LISTS_BELOW = 200_000

@@ -89,6 +89,10 @@ CHUNKS = pa.schema(
         ("text", pa.string()),
         ("content_sha256", pa.string()),  # of the embedded text: the embedding cache key
         ("token_count", pa.int32()),
+        # the id of the passage's own section on its page: the id its heading sets, else its site generator's slug
+        # of the heading ("" under no heading; schemas/page_url.py); a snapshot written before this column cites
+        # the Docusaurus slug of the heading's text
+        ("anchor", pa.string()),
     ]
 )
 

@@ -134,6 +134,8 @@ def test_demo_docs_hits_cite_their_published_page(index):
     assert len(docs) >= 2, "too few midnight-docs hits"
     for p in docs:
         assert p["page_url"].startswith("https://docs.midnight.example/")
+        if len(p["heading_path"]) > 1 and not p.get("part_of"):  # its own section's anchor, as the build recorded it
+            assert p["page_url"].endswith("#" + heading_anchor(p["heading_path"][-1])), p
         if "/_partials/" in p["path"]:  # never published alone: cited at the page that renders it (issue 43)
             assert p["part_of"] == "docs/guides/proof-server.md"
             assert p["page_url"].startswith("https://docs.midnight.example/guides/proof-server")
