@@ -8,7 +8,12 @@ its snapshot is built by a real ``trustindex refresh``, and where its judged que
 - ``react``: React's documentation, the repository reactjs/react.dev at a pinned commit, read from a complete bare
   copy at ``$TRUSTINDEX_REAL_MIRRORS/reactjs+react.dev/repo`` (default ``../repos`` beside the checkout; get it with
   the search tool's ``fetch`` and ``../shared/tools/repair_mirrors.sh``); the questions of ``bench/eval/react/``,
-  judged before any system ranked them (issue 43 item 5; README there).  Nothing of it is committed here.
+  judged before any system ranked them (issue 43 item 5; README there).  Nothing of it is committed here;
+- ``flask``, ``flask-repo``, ``fastapi``, ``fastapi-repo``, ``vue``, ``pydantic``: the same way, each a public
+  project's repository at a pinned commit (Sphinx, MkDocs, VitePress and MkDocs sites), the questions of
+  ``bench/eval/<project>/``, written and judged before any system ranked them.
+
+How a corpus is built: bench/corpus_build.py.
 
 Each snapshot is built once under the bench work folder and reused by later runs built with the same extractor
 and index format (``built_with``); one built by other versions is refreshed first.
@@ -16,26 +21,27 @@ and index format (``built_with``); one built by other versions is refreshed firs
 
 from __future__ import annotations
 
-import fcntl
 import io
-import json
-import os
 import shutil
 import subprocess
-import sys
 import tarfile
-from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.common import CORPUS, ROOT, WORK, bench_env
-
-EVAL_DIR = ROOT / "bench" / "eval"
-BUILT_WITH = ".built-with.json"  # beside a work folder's data: the versions its snapshot was built with
-# Complete bare repositories, one per <owner>+<name>/repo (bench_real_repos.py's --mirrors layout).
-MIRRORS = Path(os.environ.get("TRUSTINDEX_REAL_MIRRORS", ROOT.parent / "repos"))
+from bench.common import CORPUS, WORK
+from bench.corpus_build import (  # noqa: F401  (re-exported: the benches and tests read them from here)
+    EVAL_DIR,
+    MIRRORS,
+    QUESTION_KINDS,
+    Corpus,
+    PinnedRepository,
+    at_pinned_commit,
+    build_snapshot,
+    built_with,
+    folder_as_commit,
+    pinned_missing,
+    whole_repository,
+)
 
 # The React docs at the commit the questions were judged against (bench/eval/react/README.md): the GitHub commit,
 # the commit of the repaired local copy (repair_mirrors.sh drops commit signatures, so its ids differ) and the tree
@@ -46,156 +52,11 @@ REACT_COMMIT = "98070a8805eb49e81abb92cec61d22c98c218aae"
 REACT_TREE = "38f4e1bb44b0eea8ea8cf29deb6f4c1234c72d4b"
 REACT_INCLUDE = "src/content/**/*.md"
 REACT_SITE = "https://react.dev"
-# The kinds of question of bench/eval/react/ and bench/eval/flask/ (the Midnight set names its own in
-# tests/calibration/test_eval_set.py).
-QUESTION_KINDS = ("how-to", "troubleshooting", "api-lookup", "concept", "comparison")
-
-_SOURCE = """\
-[[source]]
-name = "{name}"
-url = "{url}"
-ref = "{ref}"
-publisher = "{publisher}"
-{include}exclude = []
-{extra}"""
-_IDENTITY = """\
-[[publisher]]
-id = "{publisher}"
-name = "{publisher_name}"
-tier = "foundation"
-"""
-
-
-@dataclass(frozen=True)
-class Corpus:
-    """One judged corpus: its single source, its questions and how to get its repository."""
-
-    name: str  # the --corpus value and the results.json key's suffix
-    title: str  # how the reports name it
-    about: str  # one sentence for the reports: what was indexed, at which commit
-    source: str  # the source name in its sources.toml (hits of other sources are named source:path)
-    publisher: str
-    publisher_name: str
-    eval_dir: Path  # judged_*.jsonl and off_topic_*.jsonl, the format of bench/eval (bench/eval_set.py)
-    work: Path  # the snapshot and the per-query rows live here
-    missing: Callable[[], str | None]  # why the corpus cannot be built here, or None
-    repository: Callable[[Path], tuple[str, str]]  # (url, ref) of a git repository holding the corpus
-    include: str = "**/*.md"  # "": no include, the default a new user's source reads (schemas/config.py)
-    extra_include: str = "**/*.mdx"
-    site_url: str = ""
-    heading: str = ""  # its bench section's title (default: "Retrieval quality on another corpus: <title>")
-    also_asks: tuple[Path, ...] = ()  # other corpora's question folders asked again of this one's pages
-
-    def sources_toml(self, url: str, ref: str) -> str:
-        globs = [g for g in (self.include, self.extra_include) if g]
-        include = "include = [" + ", ".join(f'"{g}"' for g in globs) + "]\n" if globs else ""
-        extra = f'site_url = "{self.site_url}"\n' if self.site_url else ""
-        return _SOURCE.format(
-            name=self.source, url=url, ref=ref, publisher=self.publisher, include=include, extra=extra
-        )
-
-    def questions(self) -> list:
-        """Its judged questions (bench/eval_set.py ``load``): its own folder's, then those it also asks."""
-        from bench import eval_set
-
-        return [q for d in (self.eval_dir, *self.also_asks) for q in eval_set.load(d)]
-
-    def identities_toml(self) -> str:
-        return _IDENTITY.format(publisher=self.publisher, publisher_name=self.publisher_name)
-
-
-def build_snapshot(corpus: Corpus) -> Path:
-    """The corpus indexed by a real ``trustindex refresh`` into ``corpus.work/data`` (built once, then reused).
-
-    Two test workers may ask at once (tests/query/test_score_explained.py, tests/query/test_response_identity.py):
-    a file lock lets one build while the other waits, then reuses the snapshot."""
-    corpus.work.mkdir(parents=True, exist_ok=True)
-    with open(corpus.work / ".build.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        data = corpus.work / "data"
-        stamp = corpus.work / BUILT_WITH
-        if (data / "CURRENT").is_file() and stamp.is_file() and stamp.read_text() == built_with():
-            return data
-        # none yet, or built by code that extracted or stored differently (a work folder outlives checkouts: CI
-        # clones to the same path, so an old run's snapshot would otherwise be read by new code): the refresh
-        # below re-extracts what changed, reuses the cached embeddings and publishes a new snapshot
-        stamp.unlink(missing_ok=True)
-        url, ref = corpus.repository(corpus.work)
-        (corpus.work / "sources.toml").write_text(corpus.sources_toml(url, ref))
-        (corpus.work / "identities.toml").write_text(corpus.identities_toml())
-        cli = Path(sys.executable).parent / "trustindex"
-        cmd = [str(cli)] if cli.is_file() else [sys.executable, "-m", "trustindex.cli.main"]
-        env = bench_env()
-        env.setdefault("PREFECT_HOME", str(corpus.work / ".prefect"))
-        print(f"building the {corpus.name} snapshot under {data} (a full refresh: minutes)", flush=True)
-        sources = str(corpus.work / "sources.toml")
-        subprocess.run(
-            [*cmd, "refresh", "--sources", sources, "--data", str(data), "--quiet", "--wait", "1800"],
-            env=env,
-            check=True,
-        )
-        stamp.write_text(built_with())
-        return data
-
-
-def built_with() -> str:
-    """What a reused snapshot must have been built with: the versions that change what extraction and the build
-    write (each is bumped with such a change)."""
-    from trustindex.ingest.keys import EXTRACTOR_VERSION
-    from trustindex.schemas.snapshot import INDEX_FORMAT
-    from trustindex.schemas.tables import SCHEMA_VERSION
-    from trustindex.warehouse.copies import COPY_DETECTION
-
-    versions = {"extractor": EXTRACTOR_VERSION, "index_format": INDEX_FORMAT, "schema": SCHEMA_VERSION}
-    return json.dumps({**versions, "copies": COPY_DETECTION}, sort_keys=True)
-
-
-def folder_as_commit(folder: Path, author: str = "Midnight docs corpus") -> Callable[[Path], tuple[str, str]]:
-    """A folder of pages committed once into ``work/repo`` (fixed author and date: every build commits alike)."""
-
-    def repository(work: Path) -> tuple[str, str]:
-        import git
-
-        repo_dir = work / "repo"
-        if repo_dir.exists():
-            shutil.rmtree(repo_dir)
-        shutil.copytree(folder, repo_dir, ignore=shutil.ignore_patterns(".git"))
-        repo = git.Repo.init(repo_dir, initial_branch="main")
-        repo.git.add(A=True)
-        midnight = author == "Midnight docs corpus"  # its commit stays the one every Midnight snapshot was built from
-        actor = git.Actor(author, "docs@midnight.example" if midnight else "docs@corpus.example")
-        when = datetime(2026, 1, 1, tzinfo=UTC)
-        message = "real midnight-docs corpus" if midnight else f"{author}: the pinned pages"
-        repo.index.commit(message, author=actor, committer=actor, author_date=when, commit_date=when)
-        return "repo", "main"
-
-    return repository
 
 
 def react_missing() -> str | None:
     """Why the React docs cannot be read here (no bare copy, or one without the pinned tree), else None."""
     return pinned_missing(REACT_REPO, "the React docs repository", REACT_TREE, REACT_TREE, "react")
-
-
-def pinned_missing(repo: Path, what: str, rev: str, tree: str, eval_name: str) -> str | None:
-    """Why ``repo`` cannot give a judged corpus its pinned pages (no bare copy there, or ``rev``, a commit or the
-    tree itself, missing or not holding ``tree``), else None."""
-    if not (repo / "HEAD").is_file():
-        return f"{what} is not at {repo} (set TRUSTINDEX_REAL_MIRRORS)"
-    probe = subprocess.run(
-        ["git", "--git-dir", str(repo), "rev-parse", "--verify", "-q", f"{rev}^{{tree}}"],
-        capture_output=True,
-        text=True,
-    )
-    if probe.stdout.strip() != tree:
-        pinned = "tree" if rev == tree else "commit"
-        return f"{repo} lacks the pinned {pinned} {rev} ({Path('bench/eval') / eval_name / 'README.md'})"
-    return None
-
-
-def at_pinned_commit(repo: Path, commit: str) -> Callable[[Path], tuple[str, str]]:
-    """A corpus's repository: the bare copy itself, at the pinned commit (the snapshot never follows the branch)."""
-    return lambda work: (str(repo.resolve()), commit)
 
 
 MIDNIGHT = Corpus(
@@ -394,30 +255,35 @@ VUE_REPO = MIRRORS / "vuejs+docs" / "repo"
 VUE_COMMIT = "01e098a967951ea92d09b100b8e7d82c7a3369a2"
 VUE_TREE = "8b2e4fe798eff460eb53a4757014bb24758280b1"
 VUE_SITE = "https://vuejs.org"  # its .vitepress/config.ts publishes src/ at the site's root
-
-
-def vue_missing() -> str | None:
-    """Why the Vue docs repository cannot be read here, else None."""
-    return pinned_missing(VUE_REPO, "the Vue docs repository", VUE_COMMIT, VUE_TREE, "vue")
-
-
-VUE = Corpus(
+VUE = whole_repository(
+    PinnedRepository("vuejs/docs", VUE_REPO, VUE_COMMIT, VUE_TREE, "the Vue docs repository"),
     name="vue",
     title="Vue",
-    about=f"the whole vuejs/docs repository (VitePress) at {VUE_COMMIT[:12]} with no include (site_url {VUE_SITE}), "
-    "the questions of bench/eval/vue/ (judged before any ranking).",
+    generator="VitePress",
     source="vue-docs",
-    publisher="vuejs",
-    publisher_name="Vue.js",
-    eval_dir=EVAL_DIR / "vue",
-    work=WORK / "retrieval-vue",
-    missing=vue_missing,
-    repository=at_pinned_commit(VUE_REPO, VUE_COMMIT),
-    include="",
-    extra_include="",
+    publisher=("vuejs", "Vue.js"),
     site_url=VUE_SITE,
 )
-CORPORA = {c.name: c for c in (MIDNIGHT, REACT, FLASK, MIDNIGHT_REPO, FLASK_WHOLE, FASTAPI, FASTAPI_WHOLE, VUE)}
+vue_missing = VUE.missing
+# A sixth project: Pydantic, a library whose docs (MkDocs, docs/) live in its code's repository, indexed whole with no
+# include (its pages, changelog, READMEs and agent skill) at a pinned commit, read from the bare copy at
+# $TRUSTINDEX_REAL_MIRRORS/pydantic+pydantic/repo; the questions of bench/eval/pydantic/ (judged before any ranking).
+PYDANTIC_REPO = MIRRORS / "pydantic+pydantic" / "repo"
+PYDANTIC_COMMIT = "2151025aa51263f3016502b00010b78e4481eaa1"
+PYDANTIC_TREE = "7fdd10ea0c468ac4f472307cfdf04b45656045c9"
+PYDANTIC = whole_repository(
+    PinnedRepository("pydantic/pydantic", PYDANTIC_REPO, PYDANTIC_COMMIT, PYDANTIC_TREE, "the Pydantic repository"),
+    name="pydantic",
+    title="Pydantic",
+    generator="MkDocs",
+    source="pydantic",
+    publisher=("pydantic", "Pydantic"),
+    site_url="https://docs.pydantic.dev/latest",  # docs/ as published, the latest of its versions (mike)
+)
+pydantic_missing = PYDANTIC.missing
+CORPORA = {
+    c.name: c for c in (MIDNIGHT, REACT, FLASK, MIDNIGHT_REPO, FLASK_WHOLE, FASTAPI, FASTAPI_WHOLE, VUE, PYDANTIC)
+}
 # The corpora cross-validation tunes over: one copy of each judged question (midnight-repo, flask-repo and
 # fastapi-repo ask bench/eval's, bench/eval/flask's and bench/eval/fastapi's again).
 CV_CORPORA = (MIDNIGHT.name, REACT.name, FLASK.name, FASTAPI.name, VUE.name)
