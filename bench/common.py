@@ -29,7 +29,7 @@ DOCS = ROOT / "docs" / "benchmarks.md"
 CORPUS = Path(os.environ.get("TRUSTINDEX_BENCH_CORPUS", ROOT.parent / "shared" / "corpus" / "midnight-docs"))
 # Per checkout: two checkouts (worktrees) on one machine build with their own code, so each has its own work folder
 # (a snapshot under it is reused while it was built with the same extractor and index versions:
-# bench/retrieval_corpora.py built_with).
+# bench/corpus_build.py built_with).
 WORK = Path(
     os.environ.get(
         "TRUSTINDEX_BENCH_WORK",

@@ -90,7 +90,7 @@ def build_snapshot(corpus: Corpus) -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)
         data = corpus.work / "data"
         stamp = corpus.work / BUILT_WITH
-        if (data / "CURRENT").is_file() and stamp.is_file() and stamp.read_text() == built_with():
+        if (data / "CURRENT").is_file() and stamp.is_file() and stamp.read_text() == built_with(corpus):
             return data
         # none yet, or built by code that extracted or stored differently (a work folder outlives checkouts: CI
         # clones to the same path, so an old run's snapshot would otherwise be read by new code): the refresh
@@ -110,20 +110,22 @@ def build_snapshot(corpus: Corpus) -> Path:
             env=env,
             check=True,
         )
-        stamp.write_text(built_with())
+        stamp.write_text(built_with(corpus))
         return data
 
 
-def built_with() -> str:
+def built_with(corpus: Corpus) -> str:
     """What a reused snapshot must have been built with: the versions that change what extraction and the build
-    write (each is bumped with such a change)."""
+    write (each is bumped with such a change), and the corpus's source as its sources.toml says it (a corpus given a
+    site_url or another include is rebuilt)."""
     from trustindex.ingest.keys import EXTRACTOR_VERSION
     from trustindex.schemas.snapshot import INDEX_FORMAT
     from trustindex.schemas.tables import SCHEMA_VERSION
     from trustindex.warehouse.copies import COPY_DETECTION
 
     versions = {"extractor": EXTRACTOR_VERSION, "index_format": INDEX_FORMAT, "schema": SCHEMA_VERSION}
-    return json.dumps({**versions, "copies": COPY_DETECTION}, sort_keys=True)
+    source = corpus.sources_toml("", "")  # without the repository's place, which a folder corpus makes on build
+    return json.dumps({**versions, "copies": COPY_DETECTION, "source": source}, sort_keys=True)
 
 
 def folder_as_commit(folder: Path, author: str = "Midnight docs corpus") -> Callable[[Path], tuple[str, str]]:

@@ -16,7 +16,7 @@ its snapshot is built by a real ``trustindex refresh``, and where its judged que
 How a corpus is built: bench/corpus_build.py.
 
 Each snapshot is built once under the bench work folder and reused by later runs built with the same extractor
-and index format (``built_with``); one built by other versions is refreshed first.
+and index format and from the same source configuration (``built_with``); one built otherwise is refreshed first.
 """
 
 from __future__ import annotations
@@ -95,6 +95,7 @@ FLASK_REPO = MIRRORS / "pallets+flask" / "repo"
 FLASK_COMMIT = "2ac89889f4cc330eabd50f295dcef02828522c69"
 FLASK_TREE = "44eba24f6f4e42a94760fe4c6968e71c209f504c"
 FLASK_INCLUDE = "docs/**/*.rst"
+FLASK_SITE = "https://flask.palletsprojects.com/en/stable"  # its docs/ as Read the Docs publishes them
 
 
 def flask_missing() -> str | None:
@@ -183,7 +184,8 @@ FLASK_WHOLE = Corpus(
     name="flask-repo",
     title="Flask, the whole repository",
     about=f"the whole pallets/flask repository at {FLASK_COMMIT[:12]} with no include (the default: every Markdown, "
-    "MDX and reStructuredText file) and its history, the questions of bench/eval/flask/ and bench/eval/flask-repo/.",
+    f"MDX and reStructuredText file) and its history (site_url {FLASK_SITE}: Sphinx, dirhtml as its "
+    ".readthedocs.yaml says), the questions of bench/eval/flask/ and bench/eval/flask-repo/.",
     source="flask",
     publisher="pallets",
     publisher_name="Pallets (Flask)",
@@ -193,6 +195,7 @@ FLASK_WHOLE = Corpus(
     repository=at_pinned_commit(FLASK_REPO, FLASK_COMMIT),
     include="",
     extra_include="",
+    site_url=FLASK_SITE,
     heading="Retrieval quality on Flask's whole repository, as a new user indexes it (issue 43)",
     also_asks=(EVAL_DIR / "flask",),
 )

@@ -44,7 +44,7 @@ from trustindex.extractors.docs_versions import (
 )
 from trustindex.extractors.globs import first_match
 from trustindex.extractors.js_config import entries, object_at, string_list, string_literal, strip_comments
-from trustindex.extractors.static_sites import MKDOCS_CONFIG_RE, VITEPRESS_CONFIG_RE, StaticSite, static_site
+from trustindex.extractors.static_sites import StaticSite, is_site_config, static_sites
 from trustindex.schemas.docs_versions import CURRENT
 from trustindex.schemas.page_routes import OFF_SITE, ROUTED, UNROUTED
 from trustindex.schemas.page_url import DOCUSAURUS
@@ -213,13 +213,15 @@ class DocsRoutes:
     def resolve(self, path: str, front_matter: Mapping | None = None) -> Route:
         """Whether the site serves the file at ``path`` and at which route (see the module's docstring)."""
         fm = front_matter or {}
-        if not path.endswith(_DOC_EXT):
-            return Route(OFF_SITE, "not a Markdown page")
         site = self._site_of(path)
         if site is not None:
             rel = path[len(site.folder) :]
+            if not site.is_page(rel):
+                return Route(OFF_SITE, f"not a page of its site ({site.label})")
             unserved = site.unserved(rel)
             return Route(UNROUTED, unserved) if unserved else Route(ROUTED, site.label, site.route(rel))
+        if not path.endswith(_DOC_EXT):
+            return Route(OFF_SITE, "not a Markdown page")
         docs = self.locate(path)
         if docs is not None:
             return _docs_page(*docs, fm)
@@ -280,17 +282,16 @@ def load_docs_routes(paths: Iterable[str], files: Mapping[str, bytes]) -> DocsRo
     plugins: dict[tuple[str, str], _Plugin] = {}
     blogs: list[_Blog] = []
     versions: dict[tuple[str, str], list[str]] = {}
-    sites: list[StaticSite] = []
     configs = 0
+    site_configs: dict[str, str] = {}
     for path in sorted(set(paths) | set(files)):
         data = files.get(path)
         if data is None:
             continue
         cm, vm = DOCS_CONFIG_RE.match(path), _VERSIONS_RE.match(path)
         text = data.decode("utf-8", "replace")
-        if MKDOCS_CONFIG_RE.match(path) or VITEPRESS_CONFIG_RE.match(path):
-            site = static_site(path, text)
-            sites += [site] if site is not None else []
+        if is_site_config(path):
+            site_configs[path] = text
         elif cm:
             configs += 1
             src = strip_comments(text)
@@ -304,6 +305,7 @@ def load_docs_routes(paths: Iterable[str], files: Mapping[str, bytes]) -> DocsRo
                 continue
             if isinstance(listed, list) and all(isinstance(v, str) for v in listed):
                 versions[(vm["root"], vm["id"] or "default")] = listed
+    sites = static_sites(site_configs)
     if not configs and not sites:
         plugins[("", "default")] = _Plugin("default", "")
         blogs.append(_Blog(""))

@@ -55,6 +55,9 @@ class MkDocsSite:
         """How it ids a heading (schemas/page_url.py: Python-Markdown's toc slugify)."""
         return MKDOCS
 
+    def is_page(self, rel: str) -> bool:
+        return rel.endswith(".md")
+
     def route(self, rel: str) -> str:
         """The page's path on the site for the file at ``rel`` (relative to the docs folder)."""
         stem, name = rel.rsplit(".", 1)[0], posixpath.basename(rel).rsplit(".", 1)[0]

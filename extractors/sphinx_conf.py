@@ -41,6 +41,7 @@ class SphinxConf:
     root: str
     suffixes: tuple[str, ...]
     exclude: tuple[str, ...]
+    markdown: bool = False  # MyST is among its extensions: its Markdown files are pages too
 
 
 def read_sphinx_conf(path: str, text: str) -> SphinxConf | None:
@@ -64,7 +65,9 @@ def read_sphinx_conf(path: str, text: str) -> SphinxConf | None:
     root = folder + "/" if folder else ""
     suffixes = _suffixes(_literal(values.get("source_suffix")))
     exclude = tuple(p for p in _literal(values.get("exclude_patterns")) or () if isinstance(p, str) and p)
-    return SphinxConf(root, suffixes, exclude)
+    extensions = _literal(values.get("extensions"))
+    myst = isinstance(extensions, list | tuple) and bool({"myst_parser", "myst_nb"} & set(extensions))
+    return SphinxConf(root, suffixes, exclude, myst)
 
 
 def _literal(node: ast.expr | None) -> object:
@@ -108,7 +111,7 @@ class SphinxSources:
         conf = self.conf_of(path)
         if conf is None or not any(path.endswith(s) for s in conf.suffixes if s != RST):
             return False
-        return first_match(path[len(conf.root) :], _excluded(conf)) is None
+        return first_match(path[len(conf.root) :], excluded_globs(conf)) is None
 
     def widen(self, include: tuple[str, ...], exclude: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """``include`` and ``exclude`` with each project's own suffixes where the include reads that project's
@@ -117,7 +120,7 @@ class SphinxSources:
         widened = [c for c in self.confs if any(s != RST for s in c.suffixes)]
         widened = [c for c in widened if first_match(f"{c.root}index{RST}", include) is not None]
         added = [f"{c.root}**/*{s}" for c in widened for s in c.suffixes if s != RST]
-        skipped = [c.root + g for c in widened for g in _excluded(c)]
+        skipped = [c.root + g for c in widened for g in excluded_globs(c)]
         return _plus(include, added), _plus(exclude, skipped)
 
 
@@ -125,7 +128,7 @@ def _plus(globs: tuple[str, ...], more: list[str]) -> tuple[str, ...]:
     return globs + tuple(g for g in dict.fromkeys(more) if g not in globs)
 
 
-def _excluded(conf: SphinxConf) -> list[str]:
+def excluded_globs(conf: SphinxConf) -> list[str]:
     """Sphinx's exclude_patterns as globs: a pattern names a file or a folder (and so everything below it)."""
     return [g for p in conf.exclude for g in (p.rstrip("/"), p.rstrip("/") + "/**")]
 

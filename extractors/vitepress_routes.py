@@ -55,6 +55,9 @@ class VitePressSite:
         """How it ids a heading (schemas/page_url.py: VitePress's slugify)."""
         return VITEPRESS
 
+    def is_page(self, rel: str) -> bool:
+        return rel.endswith(".md")
+
     def route(self, rel: str) -> str:
         """The page's path on the site for the file at ``rel`` (relative to the pages' folder)."""
         stem = rel.rsplit(".", 1)[0]

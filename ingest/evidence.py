@@ -25,8 +25,9 @@ from trustindex.extractors.manifests import (
 )
 from trustindex.extractors.page_kind import load_page_kinds
 from trustindex.extractors.sphinx_conf import CONF_NAME, SphinxSources, read_sphinx_conf
-from trustindex.extractors.static_sites import MKDOCS_CONFIG_RE, VITEPRESS_CONFIG_RE
+from trustindex.extractors.static_sites import is_site_config
 from trustindex.extractors.typedoc import TypedocOutputs, header_targets
+from trustindex.ingest.dispatch import RESTRUCTUREDTEXT
 from trustindex.schemas.page_routes import OFF_SITE
 from trustindex.schemas.policy import Policy
 
@@ -64,8 +65,8 @@ class SourceEvidence:
     def site_page(self, site_url: str, path: str, kind: str, front_matter: dict) -> tuple[Route, str]:
         """Whether the site serves ``path`` (extractors/docs_routes.py) and the page a person opens for it on the
         source's published site ("" when it has none)."""
-        if kind != "markdown":
-            return Route(OFF_SITE, f"not a Markdown page (a {kind} file)"), ""
+        if kind not in ("markdown", RESTRUCTUREDTEXT):  # a Sphinx project's pages are reStructuredText
+            return Route(OFF_SITE, f"not a page (a {kind} file)"), ""
         route = self.routes.resolve(path, front_matter)
         url = self.routes.page_url(site_url, path, front_matter) if site_url and route.route is not None else None
         return route, url or ""
@@ -151,8 +152,8 @@ DOCS_CONFIG_MAX_BYTES = 1 << 20
 
 def docs_config_evidence(repo, entries, source, have: dict[str, bytes]) -> dict[str, bytes]:
     """Docusaurus configs and versions files the source's include globs leave out, read as evidence only; so are
-    MkDocs and VitePress configs (where its pages are published) and TypeDoc configurations and the package.json
-    beside each (which package and version its pages document).
+    MkDocs, VitePress and Sphinx configs and a ``.readthedocs.yaml`` (where its pages are published) and TypeDoc
+    configurations and the package.json beside each (which package and version its pages document).
 
     Which docs version a page belongs to is decided by these files, so a sources file that indexes only
     ``**/*.md*`` must still read them (they stay ``not_included`` in the report: nothing of them is indexed)."""
@@ -164,7 +165,7 @@ def docs_config_evidence(repo, entries, source, have: dict[str, bytes]) -> dict[
     def wanted(e) -> bool:
         if e.path in have:
             return False
-        if is_docs_config(e.path) or MKDOCS_CONFIG_RE.match(e.path) or VITEPRESS_CONFIG_RE.match(e.path):
+        if is_docs_config(e.path) or is_site_config(e.path):
             return True
         name, folder = posixpath.basename(e.path), posixpath.dirname(e.path)
         return folder in typedoc_dirs and name in (*CONFIG_NAMES, "package.json")

@@ -22,6 +22,7 @@ from trustindex.crawl.git import Mirror, commits_between, is_ancestor
 from trustindex.crawl.history import CommitInfo
 from trustindex.extractors.page_kind import kind_marker_folder
 from trustindex.extractors.sphinx_conf import CONF_NAME
+from trustindex.extractors.sphinx_routes import READTHEDOCS_RE
 from trustindex.ingest.dispatch import kind_of
 from trustindex.schemas.config import Source
 from trustindex.schemas.tables import PER_DOCUMENT_TABLES
@@ -53,8 +54,9 @@ def plan(repo: Mirror, previous: Previous | None, commit: str, commits: list[Com
     else:
         new = commits_between(repo, previous.commit, commit)
         touched = {p for c in commits if c.sha in new for p in c.changes}
-    if any(kind_of(p) == "config" or posixpath.basename(p) == CONF_NAME for p in touched):
-        # a Sphinx conf.py names which files are pages and how they are read (extractors/sphinx_conf.py)
+    if any(kind_of(p) == "config" or posixpath.basename(p) == CONF_NAME or READTHEDOCS_RE.match(p) for p in touched):
+        # a Sphinx conf.py names which files are pages and how they are read (extractors/sphinx_conf.py), and a
+        # .readthedocs.yaml how they are published (extractors/sphinx_routes.py)
         return Plan(set(), "a manifest or docs configuration changed: full rebuild")
     rep = previous.tables["ingest_report"].to_pydict()
     marked = {f for f in map(kind_marker_folder, touched) if f is not None}

@@ -30,8 +30,10 @@ from trustindex.schemas.policy import Policy
 # 17: a heading's backslash-escaped characters are themselves, not markup ("Map\<key_type, value_type>" read
 # "Map\"); an HTML comment whose words are only an address is no hidden prose;
 # 18: a VitePress site's pages are routed by its .vitepress/config.* (srcDir, cleanUrls, srcExclude);
-# 19: each passage's section anchor (chunks.anchor): the id its heading sets, else its site generator's slug)
-EXTRACTOR_VERSION = "19"
+# 19: each passage's section anchor (chunks.anchor): the id its heading sets, else its site generator's slug;
+# 20: a Sphinx project's pages are routed (conf.py's folder, the builder .readthedocs.yaml names), sections at
+# docutils' ids)
+EXTRACTOR_VERSION = "20"
 
 
 def source_key(source: Source, commit: str, ids: Identities, ledger: list[LedgerEntry], policy: Policy) -> str:

@@ -27,8 +27,13 @@ _COMBINING = re.compile(r"[\u0300-\u036f]")
 _MD_DROP = re.compile(r"[^\w\s-]")
 _MD_JOIN = re.compile(r"[-\s]+")
 
+# docutils' make_id (Sphinx's section ids): ASCII lower case, each run of other characters one hyphen, no leading
+# digits or hyphens, no trailing hyphen
+_DU_OTHER = re.compile(r"[^a-z0-9]+")
+_DU_ENDS = re.compile(r"^[-0-9]+|-+$")
+
 # The generators whose slugs are known, by the name a site's routes give (extractors/docs_routes.py)
-DOCUSAURUS, VITEPRESS, MKDOCS = "docusaurus", "vitepress", "mkdocs"
+DOCUSAURUS, VITEPRESS, MKDOCS, SPHINX = "docusaurus", "vitepress", "mkdocs", "sphinx"
 
 
 def _plain(heading: str) -> str:
@@ -57,7 +62,19 @@ def mkdocs_slug(heading: str) -> str:
     return _MD_JOIN.sub("-", _MD_DROP.sub("", s).strip().lower())
 
 
-SLUGS: dict[str, Callable[[str], str]] = {DOCUSAURUS: github_slug, VITEPRESS: vitepress_slug, MKDOCS: mkdocs_slug}
+def docutils_id(heading: str) -> str:
+    """docutils' ``make_id``, the id Sphinx gives a section: ASCII by NFKD, lower case, each run of anything but
+    letters and digits one hyphen, leading digits and hyphens dropped."""
+    s = unicodedata.normalize("NFKD", " ".join(_plain(heading).lower().split()))
+    return _DU_ENDS.sub("", _DU_OTHER.sub("-", s.encode("ascii", "ignore").decode("ascii")))
+
+
+SLUGS: dict[str, Callable[[str], str]] = {
+    DOCUSAURUS: github_slug,
+    VITEPRESS: vitepress_slug,
+    MKDOCS: mkdocs_slug,
+    SPHINX: docutils_id,
+}
 
 
 def heading_anchor(heading: str, generator: str = DOCUSAURUS) -> str:
