@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from trustindex.extractors.base import Deprecation, Extraction, FileContext
 from trustindex.extractors.markdown import HeadingChunker, decode_markdown
 from trustindex.extractors.markdown_sizing import Unit
+from trustindex.extractors.rst_includes import included_files
 
 KIND = "restructuredtext"
 # docutils' adornment characters: the printable 7-bit ASCII characters that are not letters or digits
@@ -58,6 +59,7 @@ def extract_restructuredtext(data: bytes, ctx: FileContext) -> Extraction:
     chunker = _RstChunker(lines, 0, {}, ctx, ex)
     chunker.run()
     ex.deprecations = _deprecations(chunker.deprecated, ex, lines)
+    ex.includes = included_files(text, ctx.path)
     return ex
 
 

@@ -1,7 +1,8 @@
 """Partials cited as part of the page that renders them (issue 43): a source-wide pass once every page is read.
 
 A file the site publishes no page for (a ``_`` partial) or that lies outside the site's folders, rendered by a routed
-page of the same source through an MDX import (extractors/mdx_includes.py), is indexed with its own path and lines
+page of the same source through an MDX import (extractors/mdx_includes.py) or a reStructuredText ``.. include::``
+(extractors/rst_includes.py, Flask's changelog on its Changes page), is indexed with its own path and lines
 (where its text is written) and cited at that page: ``part_of`` names the page, ``page_url`` is the page's.  A
 search reads it as ``included``, a served page (schemas/page_routes.py).  Several pages may render one partial: the
 first by path is named.  A partial rendered by a partial is part of the routed page at the top of the chain.
@@ -16,6 +17,7 @@ from trustindex.extractors.docs_routes import DocsRoutes
 from trustindex.extractors.mdx_includes import SITE_ALIAS
 from trustindex.ingest.rows import Row
 from trustindex.schemas.page_routes import ROUTED
+from trustindex.schemas.page_url import heading_anchor
 
 MAX_CHAIN = 8  # partials rendered by partials: deeper chains (or cycles) stop here
 
@@ -43,7 +45,23 @@ def attach_partials(documents: list[Row], routes: DocsRoutes) -> None:
 
 
 def _resolved(include: str, importer: str, routes: DocsRoutes) -> str:
-    """An ``@site/`` import against the importing page's site root; a repository path as it is."""
+    """An ``@site/`` import against the importing page's site root (a Sphinx include from ``/``: its source
+    folder); a repository path as it is."""
     if include.startswith(SITE_ALIAS):
         return routes.site_root(importer) + include[len(SITE_ALIAS) :]
     return include
+
+
+def reanchor_partials(documents: list[Row], chunks: list[Row], routes: DocsRoutes) -> None:
+    """A partial's sections as the page that renders it ids them: a passage's anchor was its own file's generator's
+    slug (ingest/rows.py), and Flask's CHANGES.rst, off the site, is rendered by a Sphinx page (``Version 2.3.1`` is
+    ``#version-2-3-1`` there, not github-slugger's ``#version-231``).  An id the heading set itself stays."""
+    pages = {r["doc_id"]: (r["path"], r["part_of"]) for r in documents if r.get("part_of")}
+    for c in chunks:
+        if c["doc_id"] not in pages or not c["heading_path"]:
+            continue
+        path, page = pages[c["doc_id"]]
+        own, rendered = routes.generator(path), routes.generator(page)
+        heading = c["heading_path"][-1]
+        if own != rendered and c["anchor"] == heading_anchor(heading, own):
+            c["anchor"] = heading_anchor(heading, rendered)

@@ -32,8 +32,9 @@ from trustindex.schemas.policy import Policy
 # 18: a VitePress site's pages are routed by its .vitepress/config.* (srcDir, cleanUrls, srcExclude);
 # 19: each passage's section anchor (chunks.anchor): the id its heading sets, else its site generator's slug;
 # 20: a Sphinx project's pages are routed (conf.py's folder, the builder .readthedocs.yaml names), sections at
-# docutils' ids)
-EXTRACTOR_VERSION = "20"
+# docutils' ids;
+# 21: a reStructuredText page's `.. include::` files are cited at that page, as an MDX partial is)
+EXTRACTOR_VERSION = "21"
 
 
 def source_key(source: Source, commit: str, ids: Identities, ledger: list[LedgerEntry], policy: Policy) -> str:

@@ -36,7 +36,7 @@ from trustindex.ingest.context import SourceContext
 from trustindex.ingest.dispatch import RESTRUCTUREDTEXT, extractor_for, kind_of
 from trustindex.ingest.evidence import SourceEvidence, docs_config_evidence, sphinx_sources
 from trustindex.ingest.files import skip_rule_for_bytes, skip_rule_for_entry
-from trustindex.ingest.includes import attach_partials
+from trustindex.ingest.includes import attach_partials, reanchor_partials
 from trustindex.ingest.incremental import Previous, carried_rows, plan
 from trustindex.ingest.links import navigation_files, navigation_rows, resolve_links
 from trustindex.ingest.rows import Row, document_rows, empty_rows
@@ -128,6 +128,7 @@ def ingest_source(
             rows[name].extend(r)
     _extract_all(ctx, blobs, rows, report, run.on_chunks)
     attach_partials(rows["documents"], evidence.routes)
+    reanchor_partials(rows["documents"], rows["chunks"], evidence.routes)
     # every link (carried forward or new, the site's navigation too) resolved over the source as it now is
     nav = navigation_rows(source.name, navigation_files(repo, entries, source))
     rows["links"] = resolve_links(

@@ -9,6 +9,7 @@ import pytest
 
 from tests.kits.gitutil import ingest_files
 from trustindex.extractors.docs_routes import load_docs_routes
+from trustindex.extractors.rst_includes import included_files
 from trustindex.extractors.sphinx_routes import readthedocs_builders
 from trustindex.schemas.page_url import SPHINX, heading_anchor, passage_page_url
 
@@ -31,6 +32,7 @@ FILES = {
     "docs/drafts/idea.rst": "Idea\n====\n\nNot yet.\n",
     "docs/notes.md": "# Notes\n\nNo MyST here: Sphinx reads no Markdown.\n",
     "CHANGES.rst": "Version 3.1\n-----------\n\nReleased.\n",
+    "docs/changes.rst": "Changes\n=======\n\n.. include:: ../CHANGES.rst\n",
 }
 
 
@@ -83,7 +85,14 @@ def test_a_sphinx_section_is_cited_at_the_id_docutils_gives_it(tmp_path):
     by_path = {path: (route, url) for path, route, url in docs.values()}
     assert by_path["docs/quickstart.rst"] == ("routed", "https://flask.example/en/stable/quickstart/")
     assert by_path["docs/drafts/idea.rst"] == ("unrouted", "")
-    assert by_path["CHANGES.rst"] == ("off_site", "")
+    # off the site, but included by its Changes page: cited there (as an MDX partial is)
+    assert by_path["CHANGES.rst"] == ("off_site", "https://flask.example/en/stable/changes/")
+    part_of = {r["path"]: r["part_of"] for r in run.tables["documents"].to_pylist()}
+    assert part_of["CHANGES.rst"] == "docs/changes.rst" and part_of["docs/quickstart.rst"] == ""
+    # its sections at the ids the Sphinx page gives them (github-slugger would say #version-31)
+    (changes,) = [c for c in run.tables["chunks"].to_pylist() if docs[c["doc_id"]][0] == "CHANGES.rst"]
+    cited_at = passage_page_url(by_path["CHANGES.rst"][1], changes["heading_path"], False, changes["anchor"])
+    assert cited_at == "https://flask.example/en/stable/changes/#version-3-1"
     cited = {
         c["heading_path"][-1]: passage_page_url(docs[c["doc_id"]][2], c["heading_path"], anchor=c["anchor"])
         for c in run.tables["chunks"].to_pylist()
@@ -94,3 +103,9 @@ def test_a_sphinx_section_is_cited_at_the_id_docutils_gives_it(tmp_path):
         "2.0 Changes": "https://flask.example/en/stable/quickstart/#changes",  # an id starts with no digit
     }
     assert heading_anchor("Using ``url_for``", SPHINX) == "using-url-for"
+
+
+def test_the_files_a_page_includes():
+    page = ".. include:: ../CHANGES.rst\n.. include:: /shared/note.rst\n.. include:: <isonum.txt>\n"
+    page += "   .. include:: part.rst\n.. include:: ../../../outside.rst\n.. include:: ../CHANGES.rst\n"
+    assert included_files(page, "docs/changes.rst") == ["CHANGES.rst", "@site/shared/note.rst", "docs/part.rst"]
