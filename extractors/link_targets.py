@@ -69,6 +69,10 @@ class SiteLinks:
 
     def __init__(self, pages: Mapping[str, Mapping], files: Iterable[str], routes: DocsRoutes):
         self.pages, self.files, self.routes = pages, set(files), routes
+        # a page's name may omit its extension: Markdown's and reStructuredText's, and any other a page here has (a
+        # Sphinx project's own suffix: Django's :doc:`topics/http/urls` is topics/http/urls.txt)
+        own = {posixpath.splitext(p)[1] for p in pages} - {""} - set(PAGE_EXTENSIONS)
+        self.extensions = PAGE_EXTENSIONS + tuple(sorted(own))
         self.by_route: dict[str, str] = {}
         self.by_lower_route: dict[str, str] = {}
         self.by_doc_id: dict[tuple[str, str], str] = {}
@@ -144,14 +148,16 @@ class SiteLinks:
                     yield found, BY_ROUTE
             rel = head.lstrip("/")
             for folder in self._content_roots(from_path):
-                for path in _with_page_names(posixpath.normpath(folder + rel)):
+                for path in _with_page_names(posixpath.normpath(folder + rel), self.extensions):
                     yield path, BY_PATH
             if not self.routes.configured:  # another generator's routes (react.dev: /learn/x is src/content/learn/x)
                 found = self._unique_tail(_route_keys(head)[-1])
                 if found:
                     yield found, BY_ROUTE
             return
-        for path in _with_page_names(posixpath.normpath(posixpath.join(posixpath.dirname(from_path), head))):
+        for path in _with_page_names(
+            posixpath.normpath(posixpath.join(posixpath.dirname(from_path), head)), self.extensions
+        ):
             yield path, BY_PATH
         own = self.page_route.get(from_path)
         if own is not None:  # a URL relative to the page's own address, as a browser reads it
@@ -237,15 +243,15 @@ def _route_keys(head: str) -> list[str]:
     return keys
 
 
-def _with_page_names(path: str) -> list[str]:
+def _with_page_names(path: str, extensions: tuple[str, ...] = PAGE_EXTENSIONS) -> list[str]:
     """A file path as written, then as a page (extension added) and as a folder's index page."""
     if path in ("", "."):
         return []
-    if path.endswith(PAGE_EXTENSIONS):
+    if path.endswith(extensions):
         return [path]
     name = posixpath.basename(path)
-    out = [path, *(path + ext for ext in PAGE_EXTENSIONS)]
-    out += [f"{path}/{stem}{ext}" for stem in (*_INDEX_NAMES, name) for ext in PAGE_EXTENSIONS]
+    out = [path, *(path + ext for ext in extensions)]
+    out += [f"{path}/{stem}{ext}" for stem in (*_INDEX_NAMES, name) for ext in extensions]
     return out
 
 

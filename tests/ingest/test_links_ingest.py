@@ -181,3 +181,19 @@ def test_a_sphinx_site_s_roles_resolve_to_the_pages_that_define_their_names(tmp_
     assert all(r["target_doc_id"] == "" and r["target_path"] == r["path"] for r in names.values())
     back = [r for r in rows if r["path"] == index and r["kind"] == "doc_role"]
     assert [(r["status"], r["target_path"]) for r in back] == [(PAGE, "doc/source/guide/using.rst")]
+
+
+def test_a_sphinx_doc_role_names_a_page_in_the_project_s_own_suffix(tmp_path):
+    # Django writes its pages as .txt (conf.py: source_suffix): :doc:`topics/http/urls` is topics/http/urls.txt
+    from tests.kits.gitutil import ingest_files
+
+    files = {
+        "docs/conf.py": 'extensions = []\nsource_suffix = ".txt"\nexclude_patterns = ["requirements.txt"]\n',
+        "docs/index.txt": "Django\n======\n\nStart with :doc:`topics/http/urls` and :doc:`/howto/deploy`.\n",
+        "docs/topics/http/urls.txt": "URL dispatcher\n==============\n\nPatterns.\n",
+        "docs/howto/deploy.txt": "Deploying\n=========\n\nServers.\n",
+        "docs/requirements.txt": "sphinx\n",
+    }
+    run = ingest_files(tmp_path, files, "django")
+    targets = {r["target"]: r["target_path"] for r in run.tables["links"].to_pylist() if r["kind"] == "doc_role"}
+    assert targets == {"topics/http/urls": "docs/topics/http/urls.txt", "/howto/deploy": "docs/howto/deploy.txt"}
