@@ -9,8 +9,12 @@ its pages are the Markdown files of its ``srcDir`` (default: the root), publishe
   tutorial) and anything under ``node_modules`` are not pages: ``unrouted``;
 - the rest of the repository (its README, the ``.vitepress`` folder itself) is ``off_site``.
 
-The source's ``site_url`` is the site's root (``base`` is not read: the operator says where the site is), and
-``rewrites`` (a page published at another path) are not followed.  The config is TypeScript or JavaScript that
+The source's ``site_url`` is the site's root (``base`` is not read: the operator says where the site is).  A
+``rewrites`` object publishes a page at another path (``'en/:rest*': ':rest*'`` serves a site's English pages at its
+root; ``'packages/:pkg/src/(.*)': ':pkg/index.md'``): each key is matched against the page's path below ``srcDir``
+as VitePress's path-to-regexp does (``:name`` one segment, ``:name*`` any number, ``:name+`` one or more, ``(.*)``
+anything), the first that matches wins, and its value, with the parameters put back, is the path routed; a
+``rewrites`` function is code and is not read.  The config is TypeScript or JavaScript that
 VitePress runs; only literals of the object passed to ``defineConfig(...)`` (or ``defineConfigWithTheme``, or the
 default export) are read (extractors/js_config.py), and a value computed at build time keeps its default.
 """
@@ -40,6 +44,7 @@ class VitePressSite:
     clean_urls: bool = False
     exclude: tuple[str, ...] = ()
     config: str = ""  # the config file's path
+    rewrites: tuple[tuple[str, str], ...] = ()  # (pattern, replacement) as written, in order
 
     @property
     def folder(self) -> str:
@@ -59,8 +64,8 @@ class VitePressSite:
         return rel.endswith(".md")
 
     def route(self, rel: str) -> str:
-        """The page's path on the site for the file at ``rel`` (relative to the pages' folder)."""
-        stem = rel.rsplit(".", 1)[0]
+        """The page's path on the site for the file at ``rel`` (relative to the pages' folder), after its rewrite."""
+        stem = rewritten(rel, self.rewrites).rsplit(".", 1)[0]
         if posixpath.basename(stem) == "index":
             folder = posixpath.dirname(stem)
             return f"{folder}/" if folder else ""
@@ -89,7 +94,67 @@ def read_vitepress_config(path: str, text: str) -> VitePressSite | None:
         return None  # pages outside the repository: nothing here is one
     clean = _truth(opts.get("cleanUrls"))
     exclude = tuple(string_list(opts.get("srcExclude")) or ())
-    return VitePressSite(root, "" if folder == "." else folder + "/", clean, exclude, path)
+    rewrites = _rewrites(opts.get("rewrites"))
+    return VitePressSite(root, "" if folder == "." else folder + "/", clean, exclude, path, rewrites)
+
+
+def _rewrites(value: str | None) -> tuple[tuple[str, str], ...]:
+    """The literal ``pattern: replacement`` members of a ``rewrites`` object (none for a function or computed one)."""
+    obj = object_at(value or "", 0)
+    if obj is None:
+        return ()
+    out = []
+    for key, target in entries(obj).items():
+        replacement = string_literal(target)
+        if key and replacement is not None:
+            out.append((key, replacement))
+    return tuple(out)
+
+
+# A path-to-regexp parameter: `:name` with an optional modifier (* any segments, + one or more, ? optional), or an
+# anonymous group `(.*)`
+_PARAM = re.compile(r":(\w+)([*+?]?)|\(\.\*\)")
+
+
+def _pattern(key: str) -> tuple[re.Pattern[str], list[str]]:
+    """The regex a rewrite's key compiles to, and its parameters' names in order (anonymous groups numbered)."""
+    out, names, pos = [], [], 0
+    for m in _PARAM.finditer(key):
+        out.append(re.escape(key[pos : m.start()]))
+        name = m[1] if m[1] else str(len(names))
+        names.append(name)
+        modifier = m[2] if m[1] else "*"
+        if not m[1]:
+            out.append("(.*)")
+        elif modifier == "*":
+            out.append("(.*)")
+        elif modifier == "+":
+            out.append("(.+)")
+        elif modifier == "?":
+            out.append("([^/]*)")
+        else:
+            out.append("([^/]+)")
+        pos = m.end()
+    out.append(re.escape(key[pos:]))
+    return re.compile("".join(out)), names
+
+
+def rewritten(rel: str, rewrites: tuple[tuple[str, str], ...]) -> str:
+    """The path a page at ``rel`` is routed as: the first rewrite whose key matches it all, its parameters put back
+    into the value; ``rel`` itself when none does."""
+    for key, replacement in rewrites:
+        regex, names = _pattern(key)
+        m = regex.fullmatch(rel)
+        if m is None:
+            continue
+        values = dict(zip(names, m.groups(), strict=True))
+        out = replacement
+        for name, val in sorted(values.items(), key=lambda kv: -len(kv[0])):
+            out = re.sub(rf":{re.escape(name)}[*+?]?", lambda _m, v=val: v, out)
+        if "(.*)" in out and "0" in values:
+            out = out.replace("(.*)", values["0"], 1)
+        return posixpath.normpath(out).lstrip("/")
+    return rel
 
 
 def _truth(value: str | None) -> bool:

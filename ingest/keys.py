@@ -34,7 +34,8 @@ from trustindex.schemas.policy import Policy
 # 20: a Sphinx project's pages are routed (conf.py's folder, the builder .readthedocs.yaml names), sections at
 # docutils' ids;
 # 21: a reStructuredText page's `.. include::` files are cited at that page, as an MDX partial is; a link may omit
-# a page's own suffix (Django's :doc:`topics/http/urls` names topics/http/urls.txt))
+# a page's own suffix (Django's :doc:`topics/http/urls` names topics/http/urls.txt); a VitePress config's literal
+# rewrites route its pages)
 EXTRACTOR_VERSION = "21"
 
 

@@ -55,3 +55,37 @@ def test_a_vitepress_page_is_cited_at_its_published_url(tmp_path):
     assert docs["README.md"] == ("off_site", "")
     report = {r["path"]: (r["status"], r["rule"]) for r in run.tables["ingest_report"].to_pylist()}
     assert report[".vitepress/config.ts"] == ("skipped", "not_included")  # read as evidence only
+
+
+def test_rewrites_publish_a_page_at_another_path():
+    config = """export default defineConfig({
+  // the English pages at the root, the Chinese under zh/; numbered chapters without their numbers
+  rewrites: {
+    'en/:rest*': ':rest*',
+    'packages/:pkg/src/(.*)': ':pkg/index.md',
+    '01-preface/index.md': 'preface/index.md',
+  },
+  cleanUrls: true,
+})
+"""
+    site = read_vitepress_config(".vitepress/config.ts", config)
+    assert site is not None
+    routes = {
+        rel: site.route(rel)
+        for rel in (
+            "en/guide/intro.md",
+            "en/index.md",
+            "zh/guide/intro.md",
+            "packages/ui/src/ui.md",
+            "01-preface/index.md",
+        )
+    }
+    assert routes == {
+        "en/guide/intro.md": "guide/intro",
+        "en/index.md": "",
+        "zh/guide/intro.md": "zh/guide/intro",  # no rewrite matches: as written
+        "packages/ui/src/ui.md": "ui/",
+        "01-preface/index.md": "preface/",
+    }
+    computed = read_vitepress_config(".vitepress/config.ts", "export default { rewrites(id) { return id } }")
+    assert computed is not None and computed.rewrites == ()  # a function is code: not read
