@@ -1,5 +1,5 @@
 """Where a Docusaurus docs page is published: its route on the site, read from the config (never executed); an
-MkDocs or VitePress site's pages by its own config (extractors/static_sites.py).
+MkDocs, VitePress or Sphinx site's pages by its own config (extractors/static_sites.py).
 
 A person cites the page they can open, not the Markdown file.  Docusaurus routes a docs page as
 ``<routeBasePath>/<version path>/<doc path>``:
@@ -260,8 +260,8 @@ class DocsRoutes:
         return next((b.root for b in self.blogs if path.startswith(b.folder)), "")
 
     def generator(self, path: str) -> str:
-        """The generator whose slugs id the headings of the page at ``path`` (schemas/page_url.py): its MkDocs or
-        VitePress site's, else Docusaurus's (github-slugger)."""
+        """The generator whose slugs id the headings of the page at ``path`` (schemas/page_url.py): its MkDocs,
+        VitePress or Sphinx site's, else Docusaurus's (github-slugger)."""
         site = self._site_of(path)
         return site.generator if site is not None else DOCUSAURUS
 
