@@ -1,15 +1,17 @@
 """File-level retrieval quality over a judged corpus's full snapshot: trustindex against naive baselines (issue 16).
 
-    PYTHONPATH=. .venv/bin/python bench/bench_retrieval.py [--corpus midnight-docs|react] [--data DIR]
+    PYTHONPATH=. .venv/bin/python bench/bench_retrieval.py [--corpus NAME] [--data DIR]
         [--splits dev test] [--policy FILE] [--no-save]
 
-Corpora (``bench/retrieval_corpora.py``): ``midnight-docs`` (default), every Markdown/MDX file of
+Corpora (``bench/retrieval_corpora.py``, ``--corpus``): ``midnight-docs`` (default), every Markdown/MDX file of
 ``../shared/corpus/midnight-docs`` committed as one git commit, with the judged queries of ``bench/eval/``; ``react``,
 React's documentation (``src/content/**/*.md`` of reactjs/react.dev at a pinned commit, read from a complete bare
 copy under ``$TRUSTINDEX_REAL_MIRRORS``), with the queries of ``bench/eval/react/`` (issue 43: a corpus no weight was
-tuned on).  Each is indexed by a real ``trustindex refresh`` (the default policy).  ``--data`` reuses an existing
-data directory of the corpus; without it the snapshot is built once under the bench work directory
-(``retrieval/``, ``retrieval-react/``) and reused by later runs.  The bench skips (exit 0, one line) when the
+tuned on); and as that, ``midnight-repo``, ``flask``, ``flask-repo``, ``fastapi``, ``fastapi-repo``, ``vue`` and
+``pydantic`` (each a public repository at a pinned commit, the questions of ``bench/eval/<project>/``).  Each is
+indexed by a real ``trustindex refresh`` (the default policy).  ``--data`` reuses an existing data directory of the
+corpus; without it the snapshot is built once under the bench work directory (``retrieval/``, ``retrieval-<name>/``)
+and reused by later runs.  The bench skips (exit 0, one line) when the
 corpus is absent.
 
 Queries: the corpus's in-domain judged queries (``bench/eval_set.py``: every judged file, split into dev and test by
