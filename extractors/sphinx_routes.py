@@ -33,6 +33,7 @@ HTML, DIRHTML = "html", "dirhtml"
 _BUILDERS = (HTML, DIRHTML)
 _BUILDER_OPTION = re.compile(r"\bsphinx-build\b.*?\s-(?:b|M)\s+(\w+)")
 _MARKDOWN = (".md", ".markdown")
+MAX_COMMAND = 2000
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,9 @@ def readthedocs_builders(text: str) -> dict[str | None, str]:
     build = data.get("build") if isinstance(data.get("build"), dict) else {}
     commands = build.get("commands") if isinstance(build.get("commands"), list) else []
     for command in commands:
-        m = _BUILDER_OPTION.search(command) if isinstance(command, str) else None
+        # a command is one shell line; a longer one (untrusted input) is read in its first part only, so the
+        # pattern's search stays linear in what it reads
+        m = _BUILDER_OPTION.search(command[:MAX_COMMAND]) if isinstance(command, str) else None
         builder = m[1] if m else builder
     if builder not in _BUILDERS:
         return {}

@@ -13,7 +13,9 @@ The source's ``site_url`` is the site's root (``base`` is not read: the operator
 ``rewrites`` object publishes a page at another path (``'en/:rest*': ':rest*'`` serves a site's English pages at its
 root; ``'packages/:pkg/src/(.*)': ':pkg/index.md'``): each key is matched against the page's path below ``srcDir``
 as VitePress's path-to-regexp does (``:name`` one segment, ``:name*`` any number, ``:name+`` one or more, ``(.*)``
-anything), the first that matches wins, and its value, with the parameters put back, is the path routed; a
+anything), the first that matches wins, and its value, with the parameters put back, is the path routed.  Only
+keys whose parameters fill whole segments, at most one of them taking many, are read: they match segment by segment
+in linear time, where a regex of many greedy groups could backtrack for as long as a hostile config likes.  A
 ``rewrites`` function is code and is not read.  The config is TypeScript or JavaScript that
 VitePress runs; only literals of the object passed to ``defineConfig(...)`` (or ``defineConfigWithTheme``, or the
 default export) are read (extractors/js_config.py), and a value computed at build time keeps its default.
@@ -111,48 +113,72 @@ def _rewrites(value: str | None) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-# A path-to-regexp parameter: `:name` with an optional modifier (* any segments, + one or more, ? optional), or an
-# anonymous group `(.*)`
-_PARAM = re.compile(r":(\w+)([*+?]?)|\(\.\*\)")
+# A rewrite's key segment that is a parameter: `:name` (one segment), `:name*` / `:name+` (any number / one or more
+# segments), or the anonymous `(.*)` (any number)
+_SEGMENT_PARAM = re.compile(r":(\w+)([*+]?)|\(\.\*\)")
+_TOKEN = re.compile(r":(\w+)[*+?]?|\(\.\*\)")
+MAX_REWRITES = 256  # a config's rewrites read; the rest are not
 
 
-def _pattern(key: str) -> tuple[re.Pattern[str], list[str]]:
-    """The regex a rewrite's key compiles to, and its parameters' names in order (anonymous groups numbered)."""
-    out, names, pos = [], [], 0
-    for m in _PARAM.finditer(key):
-        out.append(re.escape(key[pos : m.start()]))
-        name = m[1] if m[1] else str(len(names))
-        names.append(name)
-        modifier = m[2] if m[1] else "*"
-        if not m[1]:
-            out.append("(.*)")
-        elif modifier == "*":
-            out.append("(.*)")
-        elif modifier == "+":
-            out.append("(.+)")
-        elif modifier == "?":
-            out.append("([^/]*)")
-        else:
-            out.append("([^/]+)")
-        pos = m.end()
-    out.append(re.escape(key[pos:]))
-    return re.compile("".join(out)), names
+@dataclass(frozen=True)
+class _Param:
+    name: str
+    many: bool  # any number of segments (else exactly one)
+    at_least_one: bool = False
+
+
+def _key_segments(key: str) -> list[str | _Param] | None:
+    """A rewrite key as segments: literal text, or a parameter that fills a whole segment; None for a key this does
+    not read (a parameter sharing a segment with text, an optional one, or two that take many segments: matched
+    only as whole segments, so a key cannot make matching backtrack, which a config of hostile keys otherwise would)."""
+    out: list[str | _Param] = []
+    many = 0
+    for part in key.strip("/").split("/"):
+        m = _SEGMENT_PARAM.fullmatch(part)
+        if m is None:
+            if ":" in part or "(" in part or "*" in part:
+                return None
+            out.append(part)
+            continue
+        param = _Param(m[1] or "(.*)", bool(not m[1] or m[2]), m[2] == "+")
+        many += param.many
+        out.append(param)
+    return out if many <= 1 else None
+
+
+def _match(key: list[str | _Param], parts: list[str]) -> dict[str, str] | None:
+    """The parameters' values where ``key`` matches all of ``parts`` (a path's segments), else None."""
+    split = next((i for i, k in enumerate(key) if isinstance(k, _Param) and k.many), None)
+    head, tail = (key, []) if split is None else (key[:split], key[split + 1 :])
+    if len(parts) < len(head) + len(tail) or (split is None and len(parts) != len(key)):
+        return None
+    values: dict[str, str] = {}
+    pairs = list(zip(head, parts, strict=False)) + list(zip(tail, parts[len(parts) - len(tail) :], strict=True))
+    for k, part in pairs:
+        if isinstance(k, _Param):
+            values[k.name] = part
+        elif k != part:
+            return None
+    if split is not None:
+        rest = key[split]
+        assert isinstance(rest, _Param)
+        middle = parts[len(head) : len(parts) - len(tail)]
+        if rest.at_least_one and not middle:
+            return None
+        values[rest.name] = "/".join(middle)
+    return values
 
 
 def rewritten(rel: str, rewrites: tuple[tuple[str, str], ...]) -> str:
     """The path a page at ``rel`` is routed as: the first rewrite whose key matches it all, its parameters put back
     into the value; ``rel`` itself when none does."""
-    for key, replacement in rewrites:
-        regex, names = _pattern(key)
-        m = regex.fullmatch(rel)
-        if m is None:
+    parts = rel.split("/")
+    for key, replacement in rewrites[:MAX_REWRITES]:
+        segments = _key_segments(key)
+        values = _match(segments, parts) if segments is not None else None
+        if values is None:
             continue
-        values = dict(zip(names, m.groups(), strict=True))
-        out = replacement
-        for name, val in sorted(values.items(), key=lambda kv: -len(kv[0])):
-            out = re.sub(rf":{re.escape(name)}[*+?]?", lambda _m, v=val: v, out)
-        if "(.*)" in out and "0" in values:
-            out = out.replace("(.*)", values["0"], 1)
+        out = _TOKEN.sub(lambda m, found=values: found.get(m[1] or "(.*)", m[0]), replacement)
         return posixpath.normpath(out).lstrip("/")
     return rel
 

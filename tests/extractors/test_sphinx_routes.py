@@ -68,6 +68,8 @@ def test_what_a_readthedocs_yaml_says_and_what_it_does_not():
     assert readthedocs_builders("build:\n  commands:\n    - sphinx-build -M dirhtml docs out\n") == {None: "dirhtml"}
     assert readthedocs_builders("sphinx:\n  builder: singlehtml\n") == {}  # one page: no route per file
     assert readthedocs_builders("[not: yaml") == {} and readthedocs_builders("- a list") == {}
+    padded = "build:\n  commands:\n    - sphinx-build " + "-W " * 2000 + "-b dirhtml docs out\n"
+    assert readthedocs_builders(padded) == {}  # a command is read in its first 2,000 characters only
     assert readthedocs_builders("!!python/object/apply:os.system ['true']") == {}  # a safe loader runs nothing
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from tests.kits.gitutil import ingest_files
 from trustindex.extractors.docs_routes import load_docs_routes
-from trustindex.extractors.vitepress_routes import read_vitepress_config
+from trustindex.extractors.vitepress_routes import read_vitepress_config, rewritten
 
 CONFIG = """import { defineConfigWithTheme } from 'vitepress'
 import baseConfig from '@vue/theme/config'
@@ -89,3 +89,14 @@ def test_rewrites_publish_a_page_at_another_path():
     }
     computed = read_vitepress_config(".vitepress/config.ts", "export default { rewrites(id) { return id } }")
     assert computed is not None and computed.rewrites == ()  # a function is code: not read
+
+
+def test_a_rewrite_key_is_matched_by_whole_segments_so_hostile_keys_cannot_stall_a_build():
+    # a regex of many greedy groups would backtrack for as long as the path has ways to split (a config is
+    # untrusted input): a parameter must fill a whole segment, and at most one may take many segments
+    hostile = (("".join(f":p{i}*-" for i in range(12)) + "x", ":p0"), (":a*/:b*/x", ":a"), (":a?/x.md", ":a"))
+    path = "a-" * 40 + "y.md"
+    assert rewritten(path, hostile) == path  # none of those keys is read
+    assert rewritten("/".join(["a"] * 500) + ".md", (("/".join(f":p{i}" for i in range(50)), "x"),)) != "x"
+    assert rewritten("docs/v2/api/index.md", ((":section/v2/:rest+", ":section/:rest+"),)) == "docs/api/index.md"
+    assert rewritten("docs/v2/index.md", ((":section/v2/:rest+/index.md", "x"),)) == "docs/v2/index.md"  # + wants one
