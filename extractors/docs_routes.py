@@ -201,9 +201,9 @@ class DocsRoutes:
         # the longest folder first, so that a plugin nested in another's folder wins
         self.plugins = sorted(plugins, key=lambda p: -len(p.root + p.path))
         self.blogs = sorted(blogs, key=lambda b: -len(b.folder))
-        # False: no Docusaurus, MkDocs or VitePress config was found, the plugin is Docusaurus's default
+        # False: no Docusaurus, MkDocs, VitePress or Sphinx config was found, the plugin is Docusaurus's default
         self.configured = configured
-        # MkDocs and VitePress sites (extractors/mkdocs_routes.py, vitepress_routes.py), the deepest pages first
+        # MkDocs, VitePress and Sphinx sites (extractors/static_sites.py), the deepest pages first
         self.sites = sorted(sites, key=lambda site: -len(site.folder))
 
     @property
