@@ -31,6 +31,7 @@ from trustindex.crawl.history import file_histories, read_log
 from trustindex.crawl.signature_cache import CheckCount, cache_file
 from trustindex.extractors.base import ExtractionError
 from trustindex.extractors.freshness import bulk_limit
+from trustindex.extractors.static_sites import is_site_config
 from trustindex.extractors.verification import merge_owners
 from trustindex.ingest.context import SourceContext
 from trustindex.ingest.dispatch import RESTRUCTUREDTEXT, extractor_for, kind_of
@@ -152,7 +153,8 @@ def _source_evidence(
     docs_configs = docs_config_evidence(repo, entries, source, blobs)
     return SourceEvidence(
         policy,
-        {p: d for p, d in blobs.items() if kind_of(p) == "config"} | docs_configs,
+        # a site's config the include reads itself (a conf.py under **/*.py) is evidence all the same
+        {p: d for p, d in blobs.items() if kind_of(p) == "config" or is_site_config(p)} | docs_configs,
         sorted(set(included) | set(docs_configs)),
         [e.path for e in entries],
     )

@@ -111,3 +111,11 @@ def test_the_files_a_page_includes():
     page = ".. include:: ../CHANGES.rst\n.. include:: /shared/note.rst\n.. include:: <isonum.txt>\n"
     page += "   .. include:: part.rst\n.. include:: ../../../outside.rst\n.. include:: ../CHANGES.rst\n"
     assert included_files(page, "docs/changes.rst") == ["CHANGES.rst", "@site/shared/note.rst", "docs/part.rst"]
+
+
+def test_a_config_the_include_reads_itself_still_routes_the_site(tmp_path):
+    files = {**FILES, ".readthedocs.yaml": DIRHTML}
+    include = 'include = ["**/*.rst", "**/*.py", ".readthedocs.yaml"]\nsite_url = "https://flask.example"\n'
+    run = ingest_files(tmp_path, files, "flask", include)
+    pages = {r["path"]: r["page_url"] for r in run.tables["documents"].to_pylist()}
+    assert pages["docs/patterns/celery.rst"] == "https://flask.example/patterns/celery/"
