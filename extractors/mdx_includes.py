@@ -38,13 +38,15 @@ def rendered_includes(text: str, path: str) -> list[str]:
     for name, spec in imports.items():
         if not re.search(rf"<{re.escape(name)}[\s/>]", rest):
             continue
-        target = _resolve(spec, path)
+        target = resolve_include(spec, path)
         if target is not None and target not in out:
             out.append(target)
     return out
 
 
-def _resolve(spec: str, path: str) -> str | None:
+def resolve_include(spec: str, path: str) -> str | None:
+    """The repository path a page at ``path`` names by ``spec`` (``./`` or ``../`` relative to its folder), or
+    ``@site/...`` kept as written; None for one that climbs out of the repository or names a package's file."""
     if spec.startswith(SITE_ALIAS):
         rest = posixpath.normpath(spec[len(SITE_ALIAS) :])
         return None if rest.startswith("..") else SITE_ALIAS + rest

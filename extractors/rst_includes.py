@@ -11,10 +11,9 @@ a directive is one line.
 
 from __future__ import annotations
 
-import posixpath
 import re
 
-from trustindex.extractors.mdx_includes import SITE_ALIAS
+from trustindex.extractors.mdx_includes import SITE_ALIAS, resolve_include
 
 _INCLUDE = re.compile(r"^\s*\.\.\s+include::\s+(\S+)\s*$")
 
@@ -27,13 +26,8 @@ def included_files(text: str, path: str) -> list[str]:
         m = _INCLUDE.match(line)
         if m is None or m[1].startswith("<"):
             continue
-        spec = m[1]
-        if spec.startswith("/"):
-            target = posixpath.normpath(spec.lstrip("/"))
-            target = "" if target.startswith("..") else SITE_ALIAS + target
-        else:
-            target = posixpath.normpath(posixpath.join(posixpath.dirname(path), spec))
-            target = "" if target.startswith(("..", "/")) else target
+        spec = m[1]  # docutils reads a relative path from the page's folder, an absolute one from the source folder
+        target = resolve_include(SITE_ALIAS + spec.lstrip("/") if spec.startswith("/") else "./" + spec, path)
         if target and target not in out:
             out.append(target)
     return out
