@@ -26,6 +26,7 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from trustindex.extractors.globs import first_match
 from trustindex.extractors.js_config import entries, literal, object_at, string_list, string_literal, strip_comments
@@ -127,7 +128,8 @@ class _Param:
     at_least_one: bool = False
 
 
-def _key_segments(key: str) -> list[str | _Param] | None:
+@lru_cache(maxsize=MAX_REWRITES)  # every page of a site is routed through the same few keys
+def _key_segments(key: str) -> tuple[str | _Param, ...] | None:
     """A rewrite key as segments: literal text, or a parameter that fills a whole segment; None for a key this does
     not read (a parameter sharing a segment with text, an optional one, or two that take many segments: matched
     only as whole segments, so a key cannot make matching backtrack, which a config of hostile keys otherwise would)."""
@@ -143,13 +145,13 @@ def _key_segments(key: str) -> list[str | _Param] | None:
         param = _Param(m[1] or "(.*)", bool(not m[1] or m[2]), m[2] == "+")
         many += param.many
         out.append(param)
-    return out if many <= 1 else None
+    return tuple(out) if many <= 1 else None
 
 
-def _match(key: list[str | _Param], parts: list[str]) -> dict[str, str] | None:
+def _match(key: tuple[str | _Param, ...], parts: list[str]) -> dict[str, str] | None:
     """The parameters' values where ``key`` matches all of ``parts`` (a path's segments), else None."""
     split = next((i for i, k in enumerate(key) if isinstance(k, _Param) and k.many), None)
-    head, tail = (key, []) if split is None else (key[:split], key[split + 1 :])
+    head, tail = (key, ()) if split is None else (key[:split], key[split + 1 :])
     if len(parts) < len(head) + len(tail) or (split is None and len(parts) != len(key)):
         return None
     values: dict[str, str] = {}
