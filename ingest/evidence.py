@@ -173,12 +173,13 @@ def docs_config_evidence(repo, entries, source, have: dict[str, bytes]) -> dict[
     return _evidence_blobs(repo, entries, source, wanted)
 
 
-def sphinx_sources(repo, entries, source) -> SphinxSources:
+def sphinx_sources(repo, entries, source) -> tuple[SphinxSources, dict[str, bytes]]:
     """The source's Sphinx source folders, each ``conf.py`` read as evidence (parsed, never run:
-    extractors/sphinx_conf.py) whether or not the include reads it."""
+    extractors/sphinx_conf.py) whether or not the include reads it, and the bytes read (the site's routes read them
+    again from there, not from git: ``docs_config_evidence``'s ``have``)."""
     found = _evidence_blobs(repo, entries, source, lambda e: posixpath.basename(e.path) == CONF_NAME and not e.missing)
     confs = (read_sphinx_conf(path, data.decode("utf-8", "replace")) for path, data in found.items())
-    return SphinxSources.of(c for c in confs if c is not None)
+    return SphinxSources.of(c for c in confs if c is not None), found
 
 
 def _evidence_blobs(repo, entries, source, wanted) -> dict[str, bytes]:

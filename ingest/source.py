@@ -94,7 +94,7 @@ def ingest_source(
     inc = plan(repo, run.previous, commit, commits)
     report: list[Row] = []
     # a Sphinx project's own suffixes (Django's .txt pages) are read where the include reads its .rst pages
-    sphinx = sphinx_sources(repo, entries, source)
+    sphinx, sphinx_configs = sphinx_sources(repo, entries, source)
     include, exclude = sphinx.widen(source.include, source.exclude)
     reading = replace(source, include=include, exclude=exclude)
     blobs, included = _read_tree(repo, reading, commit, entries, inc.carry, inc.ingested, policy, report)
@@ -109,7 +109,7 @@ def ingest_source(
         history=file_histories(commits),
         owners=merge_owners(commits),
         bulk=bulk_limit(len(entries), policy.freshness.bulk_min_files, policy.freshness.bulk_share),
-        evidence=_source_evidence(repo, entries, source, policy, (blobs, included)),
+        evidence=_source_evidence(repo, entries, source, policy, (blobs, included), sphinx_configs),
         plan=inc,
         sphinx=sphinx,
     )
@@ -145,12 +145,17 @@ def ingest_source(
 
 
 def _source_evidence(
-    repo: Mirror, entries: list[TreeEntry], source: Source, policy: Policy, read: tuple[dict[str, bytes], list[str]]
+    repo: Mirror,
+    entries: list[TreeEntry],
+    source: Source,
+    policy: Policy,
+    read: tuple[dict[str, bytes], list[str]],
+    sphinx_configs: dict[str, bytes],
 ) -> SourceEvidence:
     """What the whole tree says about each file: its configuration files read now (``read``: the bytes read and
-    the paths ingested) and the docs site's configuration."""
+    the paths ingested; ``sphinx_configs``: the ``conf.py`` files already read) and the docs site's configuration."""
     blobs, included = read
-    docs_configs = docs_config_evidence(repo, entries, source, blobs)
+    docs_configs = docs_config_evidence(repo, entries, source, blobs | sphinx_configs) | sphinx_configs
     return SourceEvidence(
         policy,
         # a site's config the include reads itself (a conf.py under **/*.py) is evidence all the same
