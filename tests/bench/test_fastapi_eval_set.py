@@ -29,7 +29,9 @@ def queries():
 
 
 def test_every_line_is_one_json_object_with_the_known_keys():
-    assert_jsonl_files(FASTAPI.eval_dir, ["judged_fastapi_s.jsonl", "off_topic_fastapi.jsonl"], "fastapi-")
+    assert_jsonl_files(
+        FASTAPI.eval_dir, ["judged_fastapi_s.jsonl", "judged_fastapi_t.jsonl", "off_topic_fastapi.jsonl"], "fastapi-"
+    )
 
 
 def test_unique_graded_and_apart_from_the_other_sets(queries):

@@ -28,7 +28,9 @@ def queries():
 
 def test_every_line_is_one_json_object_with_the_known_keys():
     assert_jsonl_files(
-        FLASK.eval_dir, ["judged_flask.jsonl", "judged_flask_s.jsonl", "off_topic_flask.jsonl"], "flask-"
+        FLASK.eval_dir,
+        ["judged_flask.jsonl", "judged_flask_s.jsonl", "judged_flask_t.jsonl", "off_topic_flask.jsonl"],
+        "flask-",
     )
 
 

@@ -33,7 +33,7 @@ def queries():
 
 
 def test_every_line_is_one_json_object_with_the_known_keys():
-    names = ["judged_react.jsonl", "judged_react_s.jsonl", "off_topic_react.jsonl"]
+    names = ["judged_react.jsonl", "judged_react_s.jsonl", "judged_react_t.jsonl", "off_topic_react.jsonl"]
     assert_jsonl_files(REACT.eval_dir, names, "react-")
 
 
