@@ -39,7 +39,7 @@ from tree_sitter import Language, Parser
 from trustindex.extractors.base import Extraction, ExtractionError, FileContext
 from trustindex.extractors.deprecation import markdown_deprecations
 from trustindex.extractors.frontmatter import split_front_matter
-from trustindex.extractors.markdown_lines import ATX_CLOSING, ATX_OPENING
+from trustindex.extractors.markdown_lines import ATX_CLOSING, ATX_OPENING, HEADING_ID
 
 # The sizing limits are re-exported so callers keep reading them from here.
 from trustindex.extractors.markdown_sizing import (  # noqa: F401
@@ -56,12 +56,8 @@ MAX_PARSE_BYTES = 1024 * 1024  # ~0.5 s of tree-sitter-markdown here
 _ESM_MAX_ROWS = 400
 
 _LANGUAGE = Language(tree_sitter_markdown.language())
-# A heading's explicit id: Docusaurus's `{#id}`, Python-Markdown's attribute list as MkDocs sites write it
-# (`{ #id }`, `{: #id .class }`: FastAPI gives every heading one, in English on its translated pages too), or an MDX
-# comment `{/*id*/}` as react.dev writes it (not words of the heading: left in, "usage" and "*/" were embedded and
-# indexed with every passage under it)
-_ANCHOR_RE = re.compile(r"\s*\{(?::?\s*[#.][^}]*|/\*[^}]*?\*/)\}\s*$")
-# The id inside it: the attribute list's `#id`, or the MDX comment's words (react.dev's `{/*usage*/}`)
+# The id inside a heading's explicit id (markdown_lines.HEADING_ID): the attribute list's `#id`, or the MDX
+# comment's words (react.dev's `{/*usage*/}`)
 _ANCHOR_ID_RE = re.compile(r"(?:^|\s|\{:?)#([^\s}#]+)|^\{/\*\s*([^*\s]+)\s*\*/\}")
 _IMPORT_RE = re.compile(r"^import(?:\s+(?:type\s+)?[\w$*{]|\s*['\"])")
 _IMPORT_OK_RE = re.compile(r"\bfrom\s*['\"][^'\"\n]+['\"]|^import\s*['\"][^'\"\n]+['\"]")
@@ -306,7 +302,7 @@ class HeadingChunker(ChunkSizer):
 def heading_id(title: str) -> str:
     """The id a heading sets itself (its trailing ``{#id}``, ``{ #id .class }`` or ``{/*id*/}``), "" when none: the
     site links the section by it, not by the slug of its text (schemas/page_url.py)."""
-    m = _ANCHOR_RE.search(title[:2000])
+    m = HEADING_ID.search(title[:2000])
     if not m:
         return ""
     inner = _ANCHOR_ID_RE.search(m.group(0).strip())
@@ -316,7 +312,7 @@ def heading_id(title: str) -> str:
 def _clean_title(title: str) -> str:
     """Heading text for a path: anchors, link targets, tags and code marks removed; a backslash-escaped character
     is the character itself, never markup (``Map\\<key_type, value_type>`` is a type, not a tag: it read "Map\\")."""
-    title = _ANCHOR_RE.sub("", title)
+    title = HEADING_ID.sub("", title)
     escaped: list[str] = []
     title = _ESCAPED.sub(lambda m: escaped.append(m[1]) or _HELD, title)  # held out of the markup rules below
     title = _LINK_RE.sub(r"\1", title)

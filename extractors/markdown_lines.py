@@ -22,6 +22,12 @@ FENCE_LINE = re.compile(r"^(?P<indent>\s*)(?P<mark>`{3,}|~{3,})(?P<info>.*)$")
 ATX_OPENING = re.compile(r"^\s{0,3}(?P<hashes>#{1,6})(?:[ \t]+|$)")
 ATX_CLOSING = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
 
+# A heading's explicit id: Docusaurus's `{#id}`, Python-Markdown's attribute list as MkDocs sites write it
+# (`{ #id }`, `{: #id .class }`: FastAPI gives every heading one, in English on its translated pages too), or an MDX
+# comment `{/*id*/}` as react.dev writes it (not words of the heading: left in, "usage" and "*/" were embedded and
+# indexed with every passage under it)
+HEADING_ID = re.compile(r"\s*\{(?::?\s*[#.][^}]*|/\*[^}]*?\*/)\}\s*$")
+
 
 def fence_line(line: str, max_indent: int | None = 3, spaces_only: bool = False) -> re.Match[str] | None:
     """``line`` as a fence's opening or closing line (groups ``indent``, ``mark``, ``info``), or None.
@@ -52,13 +58,15 @@ def outside_fences(lines: Sequence[str]) -> Iterator[tuple[int, str]]:
 
 
 def atx_heading(line: str) -> tuple[int, str] | None:
-    """An ATX heading line's level and text (opening and closing sequences and trailing blanks removed), or None.
+    """An ATX heading line's level and text (opening and closing sequences, its explicit id and trailing blanks
+    removed), or None.  The id is no word of the heading: a deprecated section's reason quoted FastAPI's
+    `Alternative Events (deprecated) { #alternative-events-deprecated }`, markup and all.
 
     A bare ``#`` line (an empty heading to CommonMark) is not read as a heading here, nor is ``#5``."""
     m = ATX_OPENING.match(line)
     if m is None or m[0].endswith("#"):
         return None
-    return len(m["hashes"]), ATX_CLOSING.sub("", line[m.end() :]).rstrip(" \t")
+    return len(m["hashes"]), HEADING_ID.sub("", ATX_CLOSING.sub("", line[m.end() :])).rstrip(" \t")
 
 
 # Release notes read headings loosely (extractors/release_notes.py): any whitespace after the hashes and before

@@ -35,8 +35,10 @@ from trustindex.schemas.policy import Policy
 # docutils' ids;
 # 21: a reStructuredText page's `.. include::` files are cited at that page, as an MDX partial is; a link may omit
 # a page's own suffix (Django's :doc:`topics/http/urls` names topics/http/urls.txt); a VitePress config's literal
-# rewrites route its pages)
-EXTRACTOR_VERSION = "21"
+# rewrites route its pages;
+# 22: a heading's explicit id is no word of it to the line readers either (a deprecated section's reason quoted
+# `{ #alternative-events-deprecated }`))
+EXTRACTOR_VERSION = "22"
 
 
 def source_key(source: Source, commit: str, ids: Identities, ledger: list[LedgerEntry], policy: Policy) -> str:

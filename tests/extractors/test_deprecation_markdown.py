@@ -198,6 +198,11 @@ CASES = [
         [("chunk", "section", "`.buildFromSeed` method is deprecated", "# Wallet 4.0.0")],
     ),
     ("graphql argument heading", GRAPHQL_ARG, []),
+    (
+        "a heading's own id is no part of the reason",  # FastAPI gives every heading one
+        "# Events\n\nIntro.\n\n## Alternative Events (deprecated) { #alternative-events-deprecated }\n\nOld.\n",
+        [("chunk", "section", "Alternative Events (deprecated)", "# Events")],
+    ),
     ("heading in a fence", "# T\n\n```md\n## Deprecated\n\nOld stuff.\n```\n", []),
     ("admonition in a fence", "# T\n\n```md\n:::warning Deprecated\nOld.\n:::\n```\n", []),
 ]

@@ -39,6 +39,10 @@ def test_an_atx_heading_gives_its_level_and_text():
     assert atx_heading("   ### C# notes") == (3, "C# notes")  # a hash inside the text is text
     assert atx_heading("# x#") == (1, "x#")  # no blank before it: not a closing sequence
     assert atx_heading("## ##") == (2, "")  # only a closing sequence: an empty heading
+    # the heading's own id is no word of it (Docusaurus, MkDocs' attribute list, react.dev's MDX comment)
+    assert atx_heading("## Old API { #old-api }") == (2, "Old API")
+    assert atx_heading("### Usage {/*usage*/}") == (3, "Usage")
+    assert atx_heading("## Setup {#setup} ##") == (2, "Setup")
     assert [atx_heading(x) for x in ("#", "#5", "####### seven", "    # code")] == [None] * 4
     # the chunker takes the text out of a heading line it was told is one, and leaves any other line whole
     assert ATX_CLOSING.sub("", ATX_OPENING.sub("", "#  Title {#id} #", count=1)) == "Title {#id}"
