@@ -60,7 +60,8 @@ def outside_fences(lines: Sequence[str]) -> Iterator[tuple[int, str]]:
 def atx_heading(line: str) -> tuple[int, str] | None:
     """An ATX heading line's level and text (opening and closing sequences, its explicit id and trailing blanks
     removed), or None.  The id is no word of the heading: a deprecated section's reason quoted FastAPI's
-    `Alternative Events (deprecated) { #alternative-events-deprecated }`, markup and all.
+    `Alternative Events (deprecated) { #alternative-events-deprecated }`, markup and all, and react.dev's
+    `## Deprecations {/*deprecations*/}` (the React 18 upgrade guide's list) was not read as a deprecations section.
 
     A bare ``#`` line (an empty heading to CommonMark) is not read as a heading here, nor is ``#5``."""
     m = ATX_OPENING.match(line)

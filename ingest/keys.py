@@ -37,7 +37,8 @@ from trustindex.schemas.policy import Policy
 # a page's own suffix (Django's :doc:`topics/http/urls` names topics/http/urls.txt); a VitePress config's literal
 # rewrites route its pages;
 # 22: a heading's explicit id is no word of it to the line readers either (a deprecated section's reason quoted
-# `{ #alternative-events-deprecated }`))
+# `{ #alternative-events-deprecated }`, and react.dev's `## Deprecations {/*deprecations*/}` was no deprecations
+# section))
 EXTRACTOR_VERSION = "22"
 
 

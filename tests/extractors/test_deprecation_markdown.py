@@ -203,6 +203,11 @@ CASES = [
         "# Events\n\nIntro.\n\n## Alternative Events (deprecated) { #alternative-events-deprecated }\n\nOld.\n",
         [("chunk", "section", "Alternative Events (deprecated)", "# Events")],
     ),
+    (
+        "a deprecations section with its own id",  # react.dev's MDX comment id
+        "# Upgrade\n\nIntro.\n\n## Deprecations {/*deprecations*/}\n\n* `render` has been deprecated.\n",
+        [("chunk", "section", "`render` has been deprecated.", "# Upgrade")],
+    ),
     ("heading in a fence", "# T\n\n```md\n## Deprecated\n\nOld stuff.\n```\n", []),
     ("admonition in a fence", "# T\n\n```md\n:::warning Deprecated\nOld.\n:::\n```\n", []),
 ]
