@@ -10,11 +10,11 @@ from bench.bench_symptom_questions import GATE_MEAN, GATE_OTHERS, SYMPTOM_SETS, 
 from bench.retrieval_corpora import CORPORA, CV_CORPORA
 
 
-def test_every_cross_validated_corpus_has_a_symptom_set_of_thirty_graded_questions():
+def test_every_cross_validated_corpus_has_a_symptom_set_of_sixty_graded_questions():
     assert set(SYMPTOM_SETS) == set(CV_CORPORA)
     for name, file in SYMPTOM_SETS.items():
         queries = eval_set.read_jsonl(CORPORA[name].eval_dir / file)
-        assert len(queries) == 30, name
+        assert len(queries) == 60, name  # two batches of 30
         assert all(2 in q.relevant.values() for q in queries), name  # each has a page that answers it
         # mostly problems in the user's words: at least half troubleshooting (error-message in Midnight's kinds)
         assert sum(q.kind in ("troubleshooting", "error-message") for q in queries) >= 15, name
