@@ -29,7 +29,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.bench_quality import ndcg_at_10, reciprocal_rank  # noqa: E402
 from bench.bench_retrieval import SEARCH_K, _file, response_files  # noqa: E402
-from bench.common import print_figures, save, setup_env  # noqa: E402
+from bench.common import report_section, setup_env  # noqa: E402
 from bench.retrieval_corpora import open_judged  # noqa: E402
 
 POLICIES = {"one hit per passage": "[fusion]\none_hit_per_page = false\n", "one hit per page": ""}
@@ -110,10 +110,7 @@ def main(argv=None) -> int:
         "method": "bench/bench_page_hits.py: the judged corpora's questions searched under the built-in policy with "
         "fusion.one_hit_per_page off and on, read as files of 50 hits and as the first 10 / 5 hits.",
     }
-    print_figures("page hits", [])
-    print("\n".join(result["section"]))
-    if not a.no_save:
-        save("page_hits", result)
+    report_section("page_hits", "page hits", result, saved=not a.no_save)
     return 0
 
 

@@ -22,7 +22,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.bench_quality import ndcg_at_10  # noqa: E402
 from bench.bench_retrieval import trustindex_files  # noqa: E402
-from bench.common import print_figures, save, setup_env  # noqa: E402
+from bench.common import report_section, setup_env  # noqa: E402
 from bench.retrieval_corpora import open_judged  # noqa: E402
 
 # (what changed, the policy overlay, kept).  The built-in policy is the row "as shipped".
@@ -118,10 +118,7 @@ def main(argv=None) -> int:
         "bench/eval/react), one snapshot and index per corpus, the policy swapped between rows; nDCG@10 as "
         "bench_retrieval reads a response.",
     }
-    print_figures("ranking changes", [])
-    print("\n".join(result["section"]))
-    if not a.no_save:
-        save("ranking_changes", result)
+    report_section("ranking_changes", "ranking changes", result, saved=not a.no_save)
     return 0
 
 

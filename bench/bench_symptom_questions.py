@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench import eval_set  # noqa: E402
 from bench.bench_quality import ndcg_at_10, reciprocal_rank  # noqa: E402
 from bench.bench_retrieval import trustindex_files  # noqa: E402
-from bench.common import print_figures, save, setup_env  # noqa: E402
+from bench.common import report_section, setup_env  # noqa: E402
 from bench.retrieval_corpora import CORPORA, open_judged  # noqa: E402
 
 # Each corpus's set of short symptom questions (its folder is the corpus's eval_dir).
@@ -176,10 +176,7 @@ def main(argv=None) -> int:
         "the policy swapped between rows; each corpus's questions split into its symptom set and the rest; nDCG@10 "
         "and MRR as bench_retrieval reads a response.",
     }
-    print_figures("symptom questions", [])
-    print("\n".join(result["section"]))
-    if not a.no_save:
-        save("symptom_questions", result)
+    report_section("symptom_questions", "symptom questions", result, saved=not a.no_save)
     return 0
 
 

@@ -201,6 +201,15 @@ def print_figures(title: str, figures: list[dict]) -> None:
         print(f"  {f['name']}: {f['value']} {f['unit']}{ref}{ratio}{goal}", flush=True)
 
 
+def report_section(key: str, title: str, result: dict, saved: bool = True) -> None:
+    """A bench that brings its own section (``result["section"]``): its figures and section printed, the result
+    saved under ``key`` unless ``saved`` is False (the bench's ``--no-save``)."""
+    print_figures(title, result["figures"])
+    print("\n".join(result["section"]))
+    if saved:
+        save(key, result)
+
+
 def save(key: str, result: dict, results: Path = RESULTS, docs: Path | None = DOCS) -> None:
     """Merge ``result`` under ``key`` in results.json (other keys kept) and re-render the docs table."""
     data = json.loads(results.read_text()) if results.is_file() else {}
