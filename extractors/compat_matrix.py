@@ -23,6 +23,7 @@ from trustindex.extractors.base import Chunk, VersionTarget
 from trustindex.extractors.docs_fences import fences
 from trustindex.schemas.components import NETWORK, family_stem
 from trustindex.schemas.docs_versions import label_json
+from trustindex.schemas.links import link_words
 from trustindex.schemas.version_map import COMPAT_MATRIX
 from trustindex.schemas.version_parsers import parse_npm
 from trustindex.schemas.versions import VersionSyntaxError
@@ -34,7 +35,6 @@ _SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
 _TAB_OPEN = re.compile(r"<TabItem\b(?P<attrs>[^>]*)>")
 _TAB_CLOSE = re.compile(r"</TabItem\s*>")
 _ATTR = re.compile(r"""(\w+)=(?:"([^"]*)"|'([^']*)')""")
-_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _TRAILING_PAREN = re.compile(r"\s*\([^()]*\)\s*$")
 _GLOB = re.compile(r"@?[\w.-]+(?:/[\w.-]+)?-\*")  # @scope/name-*, name-*
 
@@ -53,7 +53,7 @@ def component_name(cell: str) -> str:
     glob = _GLOB.search(cell)
     if glob:
         return family_stem(glob[0])
-    text = _LINK.sub(r"\1", cell)
+    text = link_words(cell)
     text = re.sub(r"[*_]{1,2}", "", text)
     text = _TRAILING_PAREN.sub("", text).replace("`", "").strip()
     return text

@@ -31,6 +31,7 @@ from collections.abc import Iterable
 from trustindex.extractors.base import Chunk, Deprecation
 from trustindex.extractors.globs import first_match
 from trustindex.extractors.markdown_lines import atx_heading, outside_fences
+from trustindex.schemas.links import INLINE_LINK
 
 MAX_REASON = 200
 _REASON_ROWS = 20  # a reason is read from the first lines of its marker only
@@ -205,7 +206,7 @@ _BLOCK_START_RE = re.compile(r"(?:#{1,6}\s|[-*+]\s|\d+[.)]\s)")
 _MARKUP = [
     (re.compile(r"^#{1,6}\s+"), ""),
     (re.compile(r"^(?:[-*+]|\d+[.)])\s+"), ""),  # list markers
-    (re.compile(r"!?\[([^\]]*)\]\([^)]*\)"), r"\1"),  # links keep their words
+    (INLINE_LINK, r"\1"),  # links keep their words
     (re.compile(r"</?[A-Za-z][^<>]*>"), ""),  # HTML/JSX tags
     (re.compile(r"(\*\*|__)(.+?)\1"), r"\2"),  # strong emphasis
     (re.compile(r"(?<!\w)([*_])(\S.*?)\1(?!\w)"), r"\2"),  # emphasis

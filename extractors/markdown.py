@@ -50,6 +50,7 @@ from trustindex.extractors.markdown_sizing import (  # noqa: F401
     Unit,
 )
 from trustindex.extractors.mdx_includes import rendered_includes
+from trustindex.schemas.links import link_words
 
 PARSE_LINE_CHARS = 1000
 MAX_PARSE_BYTES = 1024 * 1024  # ~0.5 s of tree-sitter-markdown here
@@ -64,7 +65,6 @@ _IMPORT_OK_RE = re.compile(r"\bfrom\s*['\"][^'\"\n]+['\"]|^import\s*['\"][^'\"\n
 _EXPORT_RE = re.compile(r"^export\s+(?:default\b|const\b|let\b|var\b|function\b|async\s+function\b|class\b|\{|\*)")
 _ADMON_OPEN_RE = re.compile(r"^\s{0,3}:{3,}\s*[\w\[]")
 _ADMON_CLOSE_RE = re.compile(r"^\s{0,3}:{3,}\s*$")
-_LINK_RE = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")  # CommonMark: any ASCII punctuation may be backslash-escaped
 _HELD = "\uf8ff"  # a private-use character standing for an escaped one while markup is removed
 _TAG_RE = re.compile(r"</?[A-Za-z][^<>]*>")
@@ -315,7 +315,7 @@ def _clean_title(title: str) -> str:
     title = HEADING_ID.sub("", title)
     escaped: list[str] = []
     title = _ESCAPED.sub(lambda m: escaped.append(m[1]) or _HELD, title)  # held out of the markup rules below
-    title = _LINK_RE.sub(r"\1", title)
+    title = link_words(title)
     title = _TAG_RE.sub("", title).replace("**", "").replace("`", "")
     kept = iter(escaped)
     title = re.sub(_HELD, lambda _m: next(kept), title)

@@ -10,7 +10,20 @@ turns them into the snapshot's ``page_links/`` index, which query/page_links.py 
 
 from __future__ import annotations
 
+import re
 from urllib.parse import unquote, urlsplit
+
+# An inline link or image as written, ``[words](target)`` or ``![alt](src)``, defined once: where the words of a
+# heading, a sentence or a table cell are wanted, a link keeps its words (group 1) and loses its target.  Read by
+# the slugger (schemas/page_url.py), the heading path (extractors/markdown.py), deprecation reasons and the cells of
+# compatibility tables; extractors/links.py reads links as evidence with a parser of its own (nested brackets, titles).
+INLINE_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+
+
+def link_words(text: str) -> str:
+    """``text`` with every inline link or image replaced by its words (an image by its alt text)."""
+    return INLINE_LINK.sub(r"\1", text)
+
 
 # Where a link was written (the links table's ``kind``)
 MARKDOWN = "markdown"  # [text](target)

@@ -14,8 +14,9 @@ import re
 import unicodedata
 from collections.abc import Callable
 
+from trustindex.schemas.links import link_words
+
 _CUSTOM_ID = re.compile(r"\s*\{#([^}\s]+)\}\s*$")
-_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _MARKUP = re.compile(r"[`*~]|<[^>]+>")
 # github-slugger keeps letters, numbers, marks, connector punctuation (_), hyphens and spaces
 _DROP = re.compile(r"[^\w\- ]", re.UNICODE)
@@ -38,7 +39,7 @@ DOCUSAURUS, VITEPRESS, MKDOCS, SPHINX = "docusaurus", "vitepress", "mkdocs", "sp
 
 def _plain(heading: str) -> str:
     """The heading's text as the page renders it: link targets, tags and code marks out."""
-    return _MARKUP.sub("", _LINK.sub(r"\1", heading)).strip()
+    return _MARKUP.sub("", link_words(heading)).strip()
 
 
 def github_slug(heading: str) -> str:
