@@ -44,15 +44,28 @@ UnitsOf = Callable[[bytes, object], list[Unit]]
 
 
 def extract_code(
-    data: bytes, ctx: FileContext, kind: str, language: Language, units_of: UnitsOf, gap_path: str | None = None
+    data: bytes,
+    ctx: FileContext,
+    kind: str,
+    language: Language,
+    units_of: UnitsOf,
+    gap_path: str | None = None,
+    parse_view: Callable[[bytes], bytes] | None = None,
 ) -> Extraction:
     """Chunks of one code file: decode, parse within the budget, walk the tree into units and
     assemble them.  ``kind`` names both the extraction and the grammar (``tree-sitter-<kind>``)
     in warnings.  A parse over its budget leaves no units, so the whole file becomes line windows
-    under ``gap_path``; a tree with errors still yields the units it recognised."""
+    under ``gap_path``; a tree with errors still yields the units it recognised.  ``parse_view``: what
+    the grammar reads instead of the source, byte for byte as long (syntax the grammar lacks blanked
+    out); the chunks' text is always the file's own lines."""
     lines = decode_lines(data, ctx.path)
     result = Extraction(kind=kind)
     src = strip_bom(data)
+    if parse_view is not None:
+        view = parse_view(src)
+        if len(view) != len(src):
+            raise ValueError(f"{ctx.path}: a parse view must keep every byte's place")
+        src = view
     tree = parse(Parser(language), src)
     units: list[Unit] = []
     if tree is None:

@@ -1,7 +1,7 @@
 """Chunk TypeScript / TSX source by top-level symbol, with JSDoc deprecations.
 
 Grammar: tree-sitter-typescript 0.23.2; ``.tsx`` files use ``language_tsx()``, every other path
-``language_typescript()``.
+``language_typescript()``; the grammar reads type parameters' variance modifiers as spaces (it lacks them).
 
 Symbols and their paths:
 * ``function`` / ``function*`` / ``declare function`` -> the name (``add``);
@@ -12,7 +12,8 @@ Symbols and their paths:
 * ``interface`` / ``enum`` -> the name; ``type`` aliases -> the name (groupable);
 * ``const`` / ``let`` / ``var`` -> the declared names joined with ``", "``; groupable unless a value
   is an arrow function, function expression or class (``export const f = () => ...`` is ``f``);
-* ``namespace N`` / ``module N`` / ``declare module "m"`` / ``declare global`` -> a container
+* ``namespace N`` / ``module N`` / ``declare module "m"`` / ``declare global`` (exported or not:
+  ``export declare namespace N``, Effect's companion namespaces) -> a container
   like a class, members ``N.member``;
 * imports, re-exports and ``export default <expr>`` are groupable and unnamed.
 Other top-level statements are gap code with symbol path ``None``.
@@ -62,6 +63,7 @@ _EXPORTABLE = (
     | _VARIABLES
     | _MODULES
     | {"type_alias_declaration", "function_expression", "generator_function"}
+    | {"ambient_declaration"}  # export declare namespace N / function f / const c (Effect's companion namespaces)
 )
 _DEPRECATED = re.compile(r"@deprecated\b(.*?)(?=\n\s*\*?\s*@\w|\*/|$)", re.S)
 
@@ -184,10 +186,29 @@ class _Walker:
         return units_from_siblings(nodes, classify, _is_leading, _is_decorator)
 
 
+# TypeScript 4.7's variance annotations on type parameters (``interface I<in out C, out R>``) are not in the grammar
+# (tree-sitter-typescript 0.23.2, its latest; tree-sitter/tree-sitter-typescript#370, pull requests #361 and #364
+# open): a declaration that uses one parses to ERROR and its symbols fell into line windows.  Effect-style code is
+# full of them (midnight-js's compact-js: CompiledContract, ContractExecutable).  The grammar reads the source with
+# each such modifier blanked to spaces, every byte in its place; the chunks' text keeps it.  The modifier is only
+# read where a type parameter can stand: after ``<`` or ``,``, before a name and then ``extends``, ``=``, ``,`` or
+# ``>``.  Elsewhere that shape is text of a comment, string or JSX, where spaces change no structure.
+_VARIANCE = re.compile(
+    rb"(?<=[<,])(\s*(?:const\s+)?)"  # where a type parameter starts, its own `const` kept
+    rb"((?:in\s+out|in|out)\s+)"  # the modifier, blanked
+    rb"(?=[A-Za-z_$][\w$]*\s*(?:extends\b|=|,|>))"  # the parameter's name, then its constraint, default or end
+)
+
+
+def without_variance(src: bytes) -> bytes:
+    """``src`` with every type parameter's ``in`` / ``out`` / ``in out`` modifier blanked (line breaks kept)."""
+    return _VARIANCE.sub(lambda m: m[1] + re.sub(rb"[^\n]", b" ", m[2]), src)
+
+
 def extract_typescript(data: bytes, ctx: FileContext) -> Extraction:
     """Chunks of a ``.ts`` / ``.tsx`` file, one per top-level symbol (see the module docstring)."""
     language = TSX if ctx.path.lower().endswith(".tsx") else TYPESCRIPT
-    return extract_code(data, ctx, "typescript", language, _top_level_units)
+    return extract_code(data, ctx, "typescript", language, _top_level_units, parse_view=without_variance)
 
 
 def _top_level_units(src: bytes, root) -> list[Unit]:

@@ -38,8 +38,11 @@ from trustindex.schemas.policy import Policy
 # rewrites route its pages;
 # 22: a heading's explicit id is no word of it to the line readers either (a deprecated section's reason quoted
 # `{ #alternative-events-deprecated }`, and react.dev's `## Deprecations {/*deprecations*/}` was no deprecations
-# section))
-EXTRACTOR_VERSION = "22"
+# section);
+# 23: TypeScript's variance annotations (`interface I<in out C, out R>`, which tree-sitter-typescript 0.23.2 lacks) no
+# longer break the parse, and `export declare namespace N` / `function` / `const` are named symbols (Effect-style
+# code: 41 of the organisation's 1,996 TypeScript files chunk differently, 63 more chunks named))
+EXTRACTOR_VERSION = "23"
 
 
 def source_key(source: Source, commit: str, ids: Identities, ledger: list[LedgerEntry], policy: Policy) -> str:

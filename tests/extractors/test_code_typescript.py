@@ -241,3 +241,61 @@ def test_many_functions_complete():
     src = "".join(f"function f{i}() {{}}\n" for i in range(20_000))
     result = run(src)
     assert len(result.chunks) == 20_000 and result.chunks[-1].symbol_path == "f19999"
+
+
+EFFECT_STYLE = """\
+/**
+ * A compiled contract (Effect style: variance annotations on its type parameters).
+ */
+export interface CompiledContract<in out C extends Contract<PS>, in out PS, out R = never>
+  extends Pipeable {
+  readonly tag: string;
+}
+
+export declare namespace CompiledContract {
+  export type Variance<in out C, out R> = {
+    readonly c: C;
+    readonly r: R;
+  };
+}
+
+// a comment that reads like one, out of place: a, out B, c
+export class Witnessed<const in T> {
+  run(x: T): void {}
+}
+"""
+
+
+def test_variance_annotations_parse_cleanly_and_keep_their_text():
+    # tree-sitter-typescript 0.23.2 lacks TS 4.7's `in` / `out` modifiers (tree-sitter-typescript#370): the parser
+    # reads them as spaces, the chunks keep the file's own text
+    result = run(EFFECT_STYLE)
+    assert result.warnings == []
+    assert [ch.symbol_path for ch in result.chunks] == ["CompiledContract", "CompiledContract", "Witnessed"]
+    assert "<in out C extends Contract<PS>, in out PS, out R = never>" in result.chunks[0].text
+    assert "Variance<in out C, out R>" in result.chunks[1].text
+    assert "a, out B, c" in result.chunks[2].text and "<const in T>" in result.chunks[2].text
+
+
+def test_a_parse_view_keeps_every_byte_in_its_place():
+    from trustindex.extractors.code_typescript import without_variance
+
+    src = EFFECT_STYLE.encode()
+    view = without_variance(src)
+    assert len(view) == len(src) and view.count(b"\n") == src.count(b"\n")
+    assert b"<       C extends Contract<PS>,        PS,     R = never>" in view
+    # a type parameter named like a modifier is a name, not a modifier
+    assert without_variance(b"interface Z<out extends X, in2 T> {}") == b"interface Z<out extends X, in2 T> {}"
+
+
+@pytest.mark.parametrize(
+    "src, names",
+    [
+        ("export declare namespace N {\n  export type V = { c: string };\n}\n", ["N"]),
+        ("export declare function f(x: number): void;\n", ["f"]),
+        ("export declare const version: string;\n", ["version"]),
+    ],
+)
+def test_an_exported_ambient_declaration_is_named(src, names):
+    # a compiler's .d.ts and Effect's companion namespaces export `declare` forms: they were nameless gap code
+    assert [ch.symbol_path for ch in run(src).chunks] == names
