@@ -200,15 +200,22 @@ _VARIANCE = re.compile(
 )
 
 
-def without_variance(src: bytes) -> bytes:
-    """``src`` with every type parameter's ``in`` / ``out`` / ``in out`` modifier blanked (line breaks kept)."""
-    return _VARIANCE.sub(lambda m: m[1] + re.sub(rb"[^\n]", b" ", m[2]), src)
+# A type query of a module, ``typeof import("m")``, as a call's type argument is not in the grammar either (vitest's
+# ``importOriginal<typeof import("m")>()``, in every mocked test): the parser reads the import as one name as long.
+_TYPEOF_IMPORT = re.compile(rb"(?<=\btypeof)(\s+)(import\s*\(\s*(['\"])[^'\"\n]*\3\s*\))")
+
+
+def grammar_view(src: bytes) -> bytes:
+    """``src`` as the grammar can read it: every type parameter's ``in`` / ``out`` / ``in out`` modifier blanked
+    (line breaks kept), and every ``typeof import("m")``'s import read as a name of its length."""
+    src = _VARIANCE.sub(lambda m: m[1] + re.sub(rb"[^\n]", b" ", m[2]), src)
+    return _TYPEOF_IMPORT.sub(lambda m: m[1] + re.sub(rb"[^\n]", b"_", m[2]), src)
 
 
 def extract_typescript(data: bytes, ctx: FileContext) -> Extraction:
     """Chunks of a ``.ts`` / ``.tsx`` file, one per top-level symbol (see the module docstring)."""
     language = TSX if ctx.path.lower().endswith(".tsx") else TYPESCRIPT
-    return extract_code(data, ctx, "typescript", language, _top_level_units, parse_view=without_variance)
+    return extract_code(data, ctx, "typescript", language, _top_level_units, parse_view=grammar_view)
 
 
 def _top_level_units(src: bytes, root) -> list[Unit]:

@@ -278,14 +278,14 @@ def test_variance_annotations_parse_cleanly_and_keep_their_text():
 
 
 def test_a_parse_view_keeps_every_byte_in_its_place():
-    from trustindex.extractors.code_typescript import without_variance
+    from trustindex.extractors.code_typescript import grammar_view
 
     src = EFFECT_STYLE.encode()
-    view = without_variance(src)
+    view = grammar_view(src)
     assert len(view) == len(src) and view.count(b"\n") == src.count(b"\n")
     assert b"<       C extends Contract<PS>,        PS,     R = never>" in view
     # a type parameter named like a modifier is a name, not a modifier
-    assert without_variance(b"interface Z<out extends X, in2 T> {}") == b"interface Z<out extends X, in2 T> {}"
+    assert grammar_view(b"interface Z<out extends X, in2 T> {}") == b"interface Z<out extends X, in2 T> {}"
 
 
 @pytest.mark.parametrize(
@@ -299,3 +299,19 @@ def test_a_parse_view_keeps_every_byte_in_its_place():
 def test_an_exported_ambient_declaration_is_named(src, names):
     # a compiler's .d.ts and Effect's companion namespaces export `declare` forms: they were nameless gap code
     assert [ch.symbol_path for ch in run(src).chunks] == names
+
+
+def test_a_type_query_of_a_module_as_a_type_argument_parses_cleanly():
+    # vitest's idiom in every mocked test; tree-sitter-typescript 0.23.2 cannot read `g<typeof import("m")>()`
+    src = """\
+vi.mock("@/config/runtime-config", async (importOriginal) => {
+  const actual = await importOriginal<typeof import("@/config/runtime-config")>();
+  return { ...actual };
+});
+
+export function load(): void {}
+"""
+    result = run(src)
+    assert result.warnings == []
+    assert [ch.symbol_path for ch in result.chunks][-1] == "load"
+    assert 'importOriginal<typeof import("@/config/runtime-config")>()' in result.chunks[0].text
