@@ -1,7 +1,8 @@
 """Chunk TypeScript / TSX source by top-level symbol, with JSDoc deprecations.
 
 Grammar: tree-sitter-typescript 0.23.2; ``.tsx`` files use ``language_tsx()``, every other path
-``language_typescript()``; the grammar reads type parameters' variance modifiers as spaces (it lacks them).
+``language_typescript()``.  What the grammar lacks it reads through ``grammar_view``: type parameters' variance
+modifiers as spaces, ``typeof import("m")`` as a name; the chunks keep the file's own text.
 
 Symbols and their paths:
 * ``function`` / ``function*`` / ``declare function`` -> the name (``add``);
