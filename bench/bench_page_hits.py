@@ -18,9 +18,7 @@ The choice was made on the Midnight dev half (docs/architecture.md); the test ha
 
 from __future__ import annotations
 
-import argparse
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -29,8 +27,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.bench_quality import ndcg_at_10, reciprocal_rank  # noqa: E402
 from bench.bench_retrieval import SEARCH_K, _file, response_files  # noqa: E402
-from bench.common import report_section, setup_env  # noqa: E402
-from bench.retrieval_corpora import open_judged  # noqa: E402
+from bench.common import policy_overlay, report_section  # noqa: E402
+from bench.retrieval_corpora import judged_bench_args, open_judged  # noqa: E402
 
 POLICIES = {"one hit per passage": "[fusion]\none_hit_per_page = false\n", "one hit per page": ""}
 READINGS = ("files@50", "hits@10", "hits@5", "mrr@5", "pages@10", "pages@5")
@@ -81,26 +79,19 @@ def section(table: dict) -> list[str]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", nargs="*", default=[], metavar="CORPUS=DIR", help="existing data directories")
-    ap.add_argument("--no-save", action="store_true")
-    a = ap.parse_args(argv)
-    setup_env()
+    a = judged_bench_args(__doc__.splitlines()[0], argv)
     t0 = time.perf_counter()
     table: dict = {}
     snapshots = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for name, (corpus, index, qs) in open_judged(a.data, "page hits").items():
-            snapshots[name] = index.snapshot_id
-            for split in ("dev", "test"):
-                for policy_name, overlay in POLICIES.items():
-                    policy = Path(tmp) / "policy.toml"
-                    policy.write_text(overlay)
-                    index.reload_policy(str(policy))
-                    rows = [readings(index, q, corpus.source) for q in qs if q.split == split]
-                    cells = {r: round(float(np.mean([x[r] for x in rows])), 4) for r in READINGS} | {"n": len(rows)}
-                    table.setdefault(name, {}).setdefault(split, {})[policy_name] = cells
-                    print(f"  {name} {split} {policy_name}: {cells}", flush=True)
+    for name, (corpus, index, qs) in open_judged(a.data, "page hits").items():
+        snapshots[name] = index.snapshot_id
+        for split in ("dev", "test"):
+            for policy_name, overlay in POLICIES.items():
+                index.reload_policy(policy_overlay(overlay, policy_name))
+                rows = [readings(index, q, corpus.source) for q in qs if q.split == split]
+                cells = {r: round(float(np.mean([x[r] for x in rows])), 4) for r in READINGS} | {"n": len(rows)}
+                table.setdefault(name, {}).setdefault(split, {})[policy_name] = cells
+                print(f"  {name} {split} {policy_name}: {cells}", flush=True)
     result = {
         "table": table,
         "snapshots": snapshots,

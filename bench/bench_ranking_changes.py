@@ -11,9 +11,7 @@ corpus and costs the other more than 0.01 is not kept.
 
 from __future__ import annotations
 
-import argparse
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -22,8 +20,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.bench_quality import ndcg_at_10  # noqa: E402
 from bench.bench_retrieval import trustindex_files  # noqa: E402
-from bench.common import report_section, setup_env  # noqa: E402
-from bench.retrieval_corpora import open_judged  # noqa: E402
+from bench.common import policy_overlay, report_section  # noqa: E402
+from bench.retrieval_corpora import judged_bench_args, open_judged  # noqa: E402
 
 # (what changed, the policy overlay, kept).  The built-in policy is the row "as shipped".
 ROWS: list[tuple[str, str, bool]] = [
@@ -87,26 +85,20 @@ def section(table: list[dict], names: list[str]) -> list[str]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", nargs="*", default=[], metavar="CORPUS=DIR", help="existing data directories")
-    ap.add_argument("--no-save", action="store_true")
-    a = ap.parse_args(argv)
-    setup_env()
+    a = judged_bench_args(__doc__.splitlines()[0], argv)
     opened = open_judged(a.data, "ranking changes")
     t0 = time.perf_counter()
     table = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for i, (change, overlay, kept) in enumerate(ROWS):
-            policy = Path(tmp) / f"row{i}.toml"
-            policy.write_text(overlay)
-            row: dict = {"change": change, "kept": kept}
-            for name, (corpus, index, qs) in opened.items():
-                index.reload_policy(str(policy))
-                row[name] = {"dev": ndcg(index, [q for q in qs if q.split == "dev"], corpus.source)}
-                if kept:
-                    row[name]["test"] = ndcg(index, [q for q in qs if q.split == "test"], corpus.source)
-            print(f"  {change}: " + ", ".join(f"{n} {v}" for n, v in row.items() if n in opened), flush=True)
-            table.append(row)
+    for i, (change, overlay, kept) in enumerate(ROWS):
+        policy = policy_overlay(overlay, f"row {i}: {change}")
+        row: dict = {"change": change, "kept": kept}
+        for name, (corpus, index, qs) in opened.items():
+            index.reload_policy(policy)
+            row[name] = {"dev": ndcg(index, [q for q in qs if q.split == "dev"], corpus.source)}
+            if kept:
+                row[name]["test"] = ndcg(index, [q for q in qs if q.split == "test"], corpus.source)
+        print(f"  {change}: " + ", ".join(f"{n} {v}" for n, v in row.items() if n in opened), flush=True)
+        table.append(row)
     names = list(opened)
     result = {
         "table": table,

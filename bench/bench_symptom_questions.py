@@ -14,9 +14,7 @@ dev falls by more than 0.01, and the mean change of the symptom sets' dev nDCG@1
 
 from __future__ import annotations
 
-import argparse
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -26,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench import eval_set  # noqa: E402
 from bench.bench_quality import ndcg_at_10, reciprocal_rank  # noqa: E402
 from bench.bench_retrieval import trustindex_files  # noqa: E402
-from bench.common import report_section, setup_env  # noqa: E402
-from bench.retrieval_corpora import CORPORA, open_judged  # noqa: E402
+from bench.common import policy_overlay, report_section  # noqa: E402
+from bench.retrieval_corpora import CORPORA, judged_bench_args, open_judged  # noqa: E402
 
 # Each corpus's set of short symptom questions (its folder is the corpus's eval_dir).
 SYMPTOM_SETS = {
@@ -133,38 +131,32 @@ def section(table: list[dict], names: list[str]) -> list[str]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", nargs="*", default=[], metavar="CORPUS=DIR", help="existing data directories")
-    ap.add_argument("--no-save", action="store_true")
-    a = ap.parse_args(argv)
-    setup_env()
+    a = judged_bench_args(__doc__.splitlines()[0], argv)
     opened = open_judged(a.data, "symptom questions")
     names = [n for n in SYMPTOM_SETS if n in opened]
     ids = {n: symptom_ids(n) for n in names}
     t0 = time.perf_counter()
     table = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for i, (change, overlay) in enumerate(ROWS):
-            policy = Path(tmp) / f"row{i}.toml"
-            policy.write_text(overlay)
-            row: dict = {"change": change}
-            for n in names:
-                corpus, index, qs = opened[n]
-                index.reload_policy(str(policy))
-                splits = ("dev", "test") if i == 0 else ("dev",)
-                row[n] = {
-                    group: {
-                        s: readings(
-                            index,
-                            [q for q in qs if q.split == s and (q.id in ids[n]) == (group == "symptom")],
-                            corpus.source,
-                        )
-                        for s in splits
-                    }
-                    for group in ("symptom", "others")
+    for i, (change, overlay) in enumerate(ROWS):
+        policy = policy_overlay(overlay, f"row {i}: {change}")
+        row: dict = {"change": change}
+        for n in names:
+            corpus, index, qs = opened[n]
+            index.reload_policy(policy)
+            splits = ("dev", "test") if i == 0 else ("dev",)
+            row[n] = {
+                group: {
+                    s: readings(
+                        index,
+                        [q for q in qs if q.split == s and (q.id in ids[n]) == (group == "symptom")],
+                        corpus.source,
+                    )
+                    for s in splits
                 }
-            print(f"  {change}: " + ", ".join(f"{n} {row[n]['symptom']['dev']['ndcg']:.4f}" for n in names), flush=True)
-            table.append(row)
+                for group in ("symptom", "others")
+            }
+        print(f"  {change}: " + ", ".join(f"{n} {row[n]['symptom']['dev']['ndcg']:.4f}" for n in names), flush=True)
+        table.append(row)
     decide(table, names)
     result = {
         "table": table,

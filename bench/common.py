@@ -17,11 +17,13 @@ import resource
 import subprocess
 import sys
 import time
+import tomllib
 from pathlib import Path
 
 import numpy as np
 
 from trustindex.schemas.embedding_model import ENCODER_CACHE_ENV, Backend, encoder_cache_dir
+from trustindex.schemas.policy import Policy
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results.json"
@@ -79,6 +81,12 @@ def setup_env() -> None:
     os.environ.update(bench_env())
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
+
+
+def policy_overlay(toml_text: str, label: str) -> Policy:
+    """A bench row's policy overlay, written as TOML, read as ``Policy.load`` reads a file (``label`` names it in
+    an error): the benches that swap policies on one index (``Index.reload_policy``) need no file for it."""
+    return Policy.from_dict(tomllib.loads(toml_text), label)
 
 
 def machine() -> dict:

@@ -21,6 +21,7 @@ and index format and from the same source configuration (``built_with``); one bu
 
 from __future__ import annotations
 
+import argparse
 import io
 import shutil
 import subprocess
@@ -28,7 +29,7 @@ import tarfile
 from pathlib import Path
 from typing import Any
 
-from bench.common import CORPUS, WORK
+from bench.common import CORPUS, WORK, setup_env
 from bench.corpus_build import (  # noqa: F401  (re-exported: the benches and tests read them from here)
     EVAL_DIR,
     MIRRORS,
@@ -290,6 +291,17 @@ CORPORA = {
 # The corpora cross-validation tunes over: one copy of each judged question (midnight-repo, flask-repo and
 # fastapi-repo ask bench/eval's, bench/eval/flask's and bench/eval/fastapi's again).
 CV_CORPORA = (MIDNIGHT.name, REACT.name, FLASK.name, FASTAPI.name, VUE.name)
+
+
+def judged_bench_args(description: str, argv=None) -> argparse.Namespace:
+    """The command line of a bench over the judged corpora (``--data CORPUS=DIR ...`` for ``open_judged``,
+    ``--no-save``), parsed, with the bench environment set up."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--data", nargs="*", default=[], metavar="CORPUS=DIR", help="existing data directories")
+    ap.add_argument("--no-save", action="store_true")
+    a = ap.parse_args(argv)
+    setup_env()
+    return a
 
 
 def open_judged(data: list[str], label: str) -> dict[str, tuple[Corpus, Any, list]]:
