@@ -30,7 +30,7 @@ from collections.abc import Iterable
 
 from trustindex.extractors.base import Chunk, Deprecation
 from trustindex.extractors.globs import first_match
-from trustindex.extractors.markdown_lines import atx_heading, outside_fences
+from trustindex.extractors.markdown_lines import HTML_TAG, atx_heading, outside_fences
 from trustindex.schemas.links import INLINE_LINK
 
 MAX_REASON = 200
@@ -207,7 +207,7 @@ _MARKUP = [
     (re.compile(r"^#{1,6}\s+"), ""),
     (re.compile(r"^(?:[-*+]|\d+[.)])\s+"), ""),  # list markers
     (INLINE_LINK, r"\1"),  # links keep their words
-    (re.compile(r"</?[A-Za-z][^<>]*>"), ""),  # HTML/JSX tags
+    (HTML_TAG, ""),  # HTML/JSX tags
     (re.compile(r"(\*\*|__)(.+?)\1"), r"\2"),  # strong emphasis
     (re.compile(r"(?<!\w)([*_])(\S.*?)\1(?!\w)"), r"\2"),  # emphasis
 ]

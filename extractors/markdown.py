@@ -39,7 +39,7 @@ from tree_sitter import Language, Parser
 from trustindex.extractors.base import Extraction, ExtractionError, FileContext
 from trustindex.extractors.deprecation import markdown_deprecations
 from trustindex.extractors.frontmatter import split_front_matter
-from trustindex.extractors.markdown_lines import ATX_CLOSING, ATX_OPENING, HEADING_ID
+from trustindex.extractors.markdown_lines import ATX_CLOSING, ATX_OPENING, HEADING_ID, HTML_TAG
 
 # The sizing limits are re-exported so callers keep reading them from here.
 from trustindex.extractors.markdown_sizing import (  # noqa: F401
@@ -67,7 +67,6 @@ _ADMON_OPEN_RE = re.compile(r"^\s{0,3}:{3,}\s*[\w\[]")
 _ADMON_CLOSE_RE = re.compile(r"^\s{0,3}:{3,}\s*$")
 _ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")  # CommonMark: any ASCII punctuation may be backslash-escaped
 _HELD = "\uf8ff"  # a private-use character standing for an escaped one while markup is removed
-_TAG_RE = re.compile(r"</?[A-Za-z][^<>]*>")
 _CODE_TYPES = {"fenced_code_block", "indented_code_block"}
 
 
@@ -316,7 +315,7 @@ def _clean_title(title: str) -> str:
     escaped: list[str] = []
     title = _ESCAPED.sub(lambda m: escaped.append(m[1]) or _HELD, title)  # held out of the markup rules below
     title = link_words(title)
-    title = _TAG_RE.sub("", title).replace("**", "").replace("`", "")
+    title = HTML_TAG.sub("", title).replace("**", "").replace("`", "")
     kept = iter(escaped)
     title = re.sub(_HELD, lambda _m: next(kept), title)
     return " ".join(title.split())[:200]

@@ -27,6 +27,8 @@ ATX_CLOSING = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
 # comment `{/*id*/}` as react.dev writes it (not words of the heading: left in, "usage" and "*/" were embedded and
 # indexed with every passage under it)
 HEADING_ID = re.compile(r"\s*\{(?::?\s*[#.][^}]*|/\*[^}]*?\*/)\}\s*$")
+# An HTML or JSX tag, opening or closing: markup that carries no words (heading paths, deprecation reasons)
+HTML_TAG = re.compile(r"</?[A-Za-z][^<>]*>")
 
 
 def fence_line(line: str, max_indent: int | None = 3, spaces_only: bool = False) -> re.Match[str] | None:
